@@ -1,0 +1,297 @@
+"""Hand-off records between stages: one slotted dataclass and one explicit pyarrow schema per table.
+
+Every writer passes ``schema=`` from here; nothing is ever inferred from the first batch. Each table carries a
+``schema_version`` column so readers can refuse what they do not understand.
+
+Coordinates in every record are **original-image pixels** (after EXIF orientation), ``(x0, y0, x1, y1)`` floats,
+plus the native system the producer used (see :mod:`schemas.coords`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import hashlib
+import json
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+
+_TS = pa.timestamp("us", tz="UTC")
+
+
+def _f(name: str, typ: pa.DataType, nullable: bool = True) -> pa.Field:
+    return pa.field(name, typ, nullable=nullable)
+
+
+def stable_id(*parts: Any) -> str:
+    """A stable hex id (sha256, 32 hex chars) of the JSON form of ``parts``; same inputs, same id, any machine."""
+    blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
+
+
+class _Record:
+    """Row conversion shared by the records; subclasses set ``SCHEMA``."""
+
+    __slots__ = ()
+    SCHEMA: ClassVar[pa.Schema]
+
+    def to_row(self) -> dict[str, Any]:
+        row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        for key, value in row.items():
+            if isinstance(value, _Record):
+                row[key] = value.to_row()
+        row["schema_version"] = SCHEMA_VERSION
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]):
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        version = row.get("schema_version", SCHEMA_VERSION)
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"{cls.__name__}: schema_version {version} is not {SCHEMA_VERSION}")
+        return cls(**{k: v for k, v in row.items() if k in names})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TilePlan(_Record):
+    """How the engine's processor cuts one image: ``cols`` × ``rows`` tiles of ``tile_size`` px (+ a thumbnail).
+
+    ``num_tiles`` counts the thumbnail; ``image_tokens`` = ``num_tiles`` × tokens per tile; ``resized_width`` /
+    ``resized_height`` is the size the image is resized to before cutting (``cols*tile_size`` × ``rows*tile_size``).
+    """
+
+    cols: int
+    rows: int
+    tile_size: int
+    thumbnail: bool
+    num_tiles: int
+    image_tokens: int
+    resized_width: int
+    resized_height: int
+    rule: str
+
+    SCHEMA: ClassVar[pa.Schema] = pa.schema(
+        [
+            _f("cols", pa.int16(), False),
+            _f("rows", pa.int16(), False),
+            _f("tile_size", pa.int32(), False),
+            _f("thumbnail", pa.bool_(), False),
+            _f("num_tiles", pa.int16(), False),
+            _f("image_tokens", pa.int32(), False),
+            _f("resized_width", pa.int32(), False),
+            _f("resized_height", pa.int32(), False),
+            _f("rule", pa.string(), False),
+        ]
+    )
+
+    def to_row(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+_TILE_STRUCT = pa.struct(list(TilePlan.SCHEMA))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Screenshot(_Record):
+    """One accepted input image (an occurrence: the same bytes may be several steps of one episode).
+
+    ``screenshot_id`` is the sha256 of the file's bytes. ``width``/``height`` are after EXIF orientation, i.e. the
+    frame every coordinate refers to. ``source_mode`` is the Pillow mode before conversion to RGB.
+    """
+
+    screenshot_id: str
+    source_uri: str
+    width: int
+    height: int
+    format: str
+    source_mode: str
+    exif_orientation: int
+    byte_size: int
+    ingest_time: _dt.datetime
+    run_id: str
+    episode_id: str | None = None
+    step_index: int | None = None
+    tile_plan: TilePlan | None = None
+
+    SCHEMA: ClassVar[pa.Schema] = pa.schema(
+        [
+            _f("screenshot_id", pa.string(), False),
+            _f("source_uri", pa.string(), False),
+            _f("width", pa.int32(), False),
+            _f("height", pa.int32(), False),
+            _f("format", pa.string(), False),
+            _f("source_mode", pa.string(), False),
+            _f("exif_orientation", pa.int8(), False),
+            _f("byte_size", pa.int64(), False),
+            _f("ingest_time", _TS, False),
+            _f("run_id", pa.string(), False),
+            _f("episode_id", pa.string()),
+            _f("step_index", pa.int32()),
+            _f("tile_plan", _TILE_STRUCT),
+            _f("schema_version", pa.int16(), False),
+        ],
+        metadata={"table": "screenshots"},
+    )
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Screenshot:
+        row = dict(row)
+        if row.get("tile_plan") is not None:
+            row["tile_plan"] = TilePlan(**row["tile_plan"])
+        return super(Screenshot, cls).from_row(row)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GroundingLabel(_Record):
+    """An instruction → element box + click point, in original-image pixels, with full provenance.
+
+    ``coord_system`` names the producer's native system (``pixel``, ``pixel_resized``, ``norm_1000``, ``norm_1``,
+    ``xywh_pixel``, ``ls_percent``); ``native_box`` / ``native_point`` keep the producer's raw numbers and
+    ``ref_width``/``ref_height`` the frame they refer to (the resized image for ``pixel_resized``).
+    """
+
+    label_id: str
+    screenshot_id: str
+    image_width: int
+    image_height: int
+    instruction: str
+    element_text: str | None
+    role: str | None
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    click_x: float
+    click_y: float
+    coord_system: str
+    native_box: list[float] | None
+    native_point: list[float] | None
+    ref_width: int
+    ref_height: int
+    confidence: float
+    annotator: str
+    annotator_version: str
+    recipe: str
+    recipe_version: str
+    config_hash: str
+    run_id: str
+
+    SCHEMA: ClassVar[pa.Schema] = pa.schema(
+        [
+            _f("label_id", pa.string(), False),
+            _f("screenshot_id", pa.string(), False),
+            _f("image_width", pa.int32(), False),
+            _f("image_height", pa.int32(), False),
+            _f("instruction", pa.string(), False),
+            _f("element_text", pa.string()),
+            _f("role", pa.string()),
+            _f("x0", pa.float64(), False),
+            _f("y0", pa.float64(), False),
+            _f("x1", pa.float64(), False),
+            _f("y1", pa.float64(), False),
+            _f("click_x", pa.float64(), False),
+            _f("click_y", pa.float64(), False),
+            _f("coord_system", pa.string(), False),
+            _f("native_box", pa.list_(pa.float64())),
+            _f("native_point", pa.list_(pa.float64())),
+            _f("ref_width", pa.int32(), False),
+            _f("ref_height", pa.int32(), False),
+            _f("confidence", pa.float32(), False),
+            _f("annotator", pa.string(), False),
+            _f("annotator_version", pa.string(), False),
+            _f("recipe", pa.string(), False),
+            _f("recipe_version", pa.string(), False),
+            _f("config_hash", pa.string(), False),
+            _f("run_id", pa.string(), False),
+            _f("schema_version", pa.int16(), False),
+        ],
+        metadata={"table": "grounding"},
+    )
+
+    @staticmethod
+    def make_id(screenshot_id: str, annotator: str, recipe_version: str, instruction: str, occurrence: int = 0) -> str:
+        """``label_id`` = hash(screenshot, annotator, recipe version, instruction[, n-th same instruction])."""
+        return stable_id(screenshot_id, annotator, recipe_version, instruction, occurrence)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ActionStep(_Record):
+    """One step of an action trace: ``action_type`` + JSON ``action_args`` (coordinates in original pixels)."""
+
+    episode_id: str
+    step: int
+    label_id: str
+    screenshot_id: str | None
+    action_type: str
+    action_args: str
+    thought: str | None
+    source: str
+    annotator: str
+    annotator_version: str
+    recipe_version: str
+    run_id: str
+
+    SCHEMA: ClassVar[pa.Schema] = pa.schema(
+        [
+            _f("episode_id", pa.string(), False),
+            _f("step", pa.int32(), False),
+            _f("label_id", pa.string(), False),
+            _f("screenshot_id", pa.string()),
+            _f("action_type", pa.string(), False),
+            _f("action_args", pa.string(), False),
+            _f("thought", pa.string()),
+            _f("source", pa.string(), False),
+            _f("annotator", pa.string(), False),
+            _f("annotator_version", pa.string(), False),
+            _f("recipe_version", pa.string(), False),
+            _f("run_id", pa.string(), False),
+            _f("schema_version", pa.int16(), False),
+        ],
+        metadata={"table": "actions"},
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DeadLetter(_Record):
+    """A rejected input: which input, which stage, a stable ``reason`` code, the error text, where the payload is.
+
+    ``payload_ref`` points at the input (its URI) or, for model output, holds the raw text that failed.
+    """
+
+    input_id: str
+    stage: str
+    reason: str
+    error: str
+    payload_ref: str
+    run_id: str
+    time: _dt.datetime
+
+    SCHEMA: ClassVar[pa.Schema] = pa.schema(
+        [
+            _f("input_id", pa.string(), False),
+            _f("stage", pa.string(), False),
+            _f("reason", pa.string(), False),
+            _f("error", pa.string(), False),
+            _f("payload_ref", pa.string(), False),
+            _f("run_id", pa.string(), False),
+            _f("time", _TS, False),
+            _f("schema_version", pa.int16(), False),
+        ],
+        metadata={"table": "_dead_letter"},
+    )
+
+
+def utcnow() -> _dt.datetime:
+    """Timezone-aware UTC now, microsecond precision (what the timestamp columns store)."""
+    return _dt.datetime.now(_dt.UTC)
+
+
+TABLES: dict[str, type[_Record]] = {
+    "screenshots": Screenshot,
+    "grounding": GroundingLabel,
+    "actions": ActionStep,
+    "_dead_letter": DeadLetter,
+}
