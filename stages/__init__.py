@@ -1,0 +1,1 @@
+"""Beam PTransforms, one verb-noun transform per module; each returns good output plus a dead-letter output."""

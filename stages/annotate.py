@@ -1,0 +1,216 @@
+"""``AnnotateScreenshots``: distinct screenshots → grounding labels from a CPU annotator (OCR), + dead letters.
+
+Each distinct image (by content id) is annotated once, however many times it occurs (repeated episode frames).
+The annotator is created once per worker process (``apache_beam.utils.shared``) in ``setup()`` and fed batches
+(``BatchElements``). Pixels are re-read from the source URI and checked against the content hash, so images never
+travel through the pipeline.
+
+Reason codes: ``unreadable``, ``changed_during_run`` (the bytes no longer match the hash), any
+:mod:`schemas.images` reason (pixels that do not decode), ``annotator_failure``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import time
+from typing import Any
+
+import apache_beam as beam
+import numpy as np
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.utils import shared
+
+from schemas.images import ImageLimits, ImageRejected, load_rgb
+from schemas.records import GroundingLabel, Screenshot
+from stages.common import DEAD_LETTER, StageCounters, StageOutputs, dead_letter
+
+STAGE = "annotate"
+ANNOTATORS = ("ocr",)
+_LOG = logging.getLogger("screenmill.annotate")
+
+
+@dataclasses.dataclass(frozen=True)
+class AnnotateConfig:
+    """Which annotator runs and how its answers become labels.
+
+    Attributes:
+        run_id: the run's id.
+        config_hash: hash of everything that determines the output (stamped on every label).
+        annotator: ``ocr`` (the CPU default).
+        annotator_options: keyword arguments for the annotator's config (e.g. OCR thresholds).
+        instruction_template: how an element's text becomes the instruction.
+        recipe: recipe name recorded on each label; ``recipe_version`` its version.
+        limits: image limits used when the pixels are decoded.
+        max_batch_size: upper bound of a batch handed to the annotator.
+        min_element_chars: elements with less visible text than this are skipped (counted, not labelled).
+    """
+
+    run_id: str
+    config_hash: str
+    annotator: str = "ocr"
+    annotator_options: tuple[tuple[str, Any], ...] = ()
+    instruction_template: str = 'click "{text}"'
+    recipe: str = "ocr-text-click"
+    recipe_version: str = "1"
+    limits: ImageLimits = ImageLimits()
+    max_batch_size: int = 8
+    min_element_chars: int = 1
+
+    def __post_init__(self):
+        if not self.run_id or not self.config_hash:
+            raise ValueError("AnnotateConfig: run_id and config_hash must be set")
+        if self.annotator not in ANNOTATORS:
+            raise ValueError(f"AnnotateConfig.annotator {self.annotator!r} is not one of {ANNOTATORS}")
+        if "{text}" not in self.instruction_template:
+            raise ValueError("AnnotateConfig.instruction_template must contain '{text}'")
+        if self.max_batch_size <= 0 or self.min_element_chars <= 0:
+            raise ValueError("AnnotateConfig: max_batch_size and min_element_chars must be > 0")
+
+    def build_annotator(self):
+        """A fresh, unloaded annotator for this config (its heavy imports happen in ``load()``)."""
+        from annotators.ocr import OcrAnnotator, OcrConfig
+
+        return OcrAnnotator(OcrConfig(**dict(self.annotator_options)))
+
+
+def elements_to_labels(shot: Screenshot, elements, annotator, config: AnnotateConfig) -> list[GroundingLabel]:
+    """Turn OCR text elements into grounding labels in original pixels, boxes clamped to the image.
+
+    Label ids are stable: identical instructions on one image are told apart by their reading order.
+    """
+    w, h = shot.width, shot.height
+    ordered = sorted(elements, key=lambda e: (round(e.box[1]), round(e.box[0]), e.text))
+    seen: dict[str, int] = {}
+    labels = []
+    for el in ordered:
+        text = " ".join(el.text.split())
+        if len(text) < config.min_element_chars:
+            continue
+        x0, y0, x1, y1 = (min(max(v, 0.0), lim) for v, lim in zip(el.box, (w, h, w, h), strict=True))
+        if x1 <= x0 or y1 <= y0:
+            continue
+        px = min(max(el.point[0], x0), x1)
+        py = min(max(el.point[1], y0), y1)
+        instruction = config.instruction_template.format(text=text)
+        occurrence = seen.get(instruction, 0)
+        seen[instruction] = occurrence + 1
+        labels.append(
+            GroundingLabel(
+                label_id=GroundingLabel.make_id(
+                    shot.screenshot_id, annotator.NAME, config.recipe_version, instruction, occurrence
+                ),
+                screenshot_id=shot.screenshot_id,
+                image_width=w,
+                image_height=h,
+                instruction=instruction,
+                element_text=text,
+                role="text",
+                x0=float(x0),
+                y0=float(y0),
+                x1=float(x1),
+                y1=float(y1),
+                click_x=float(px),
+                click_y=float(py),
+                coord_system="pixel",
+                native_box=[float(v) for v in el.box],
+                native_point=[float(v) for v in el.point],
+                ref_width=w,
+                ref_height=h,
+                confidence=float(el.confidence),
+                annotator=annotator.NAME,
+                annotator_version=annotator.VERSION,
+                recipe=config.recipe,
+                recipe_version=config.recipe_version,
+                config_hash=config.config_hash,
+                run_id=config.run_id,
+            )
+        )
+    return labels
+
+
+class _Holder:
+    """A weak-referenceable box for the shared per-process annotator."""
+
+    def __init__(self, annotator):
+        self.annotator = annotator
+
+
+class _Annotate(beam.DoFn):
+    def __init__(self, config: AnnotateConfig, shared_handle: shared.Shared):
+        self._config = config
+        self._shared = shared_handle
+
+    def setup(self):
+        self._counters = StageCounters(STAGE)
+
+        def load():
+            annotator = self._config.build_annotator()
+            annotator.load()
+            return _Holder(annotator)
+
+        self._holder = self._shared.acquire(load, tag=repr(self._config.annotator_options) + self._config.annotator)
+        self._done = 0
+        self._start = self._last_log = time.monotonic()
+
+    def _read_rgb(self, shot: Screenshot) -> np.ndarray:
+        with FileSystems.open(shot.source_uri, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            data = f.read()
+        if hashlib.sha256(data).hexdigest() != shot.screenshot_id:
+            raise ImageRejected("changed_during_run", "the file's bytes no longer match its content id")
+        return np.asarray(load_rgb(data, self._config.limits))
+
+    def process(self, batch: list[Screenshot]):
+        c = self._counters
+        annotator = self._holder.annotator
+        run_id = self._config.run_id
+        for shot in batch:
+            c.total.inc()
+            uri = shot.source_uri
+            try:
+                image = self._read_rgb(shot)
+            except ImageRejected as e:
+                yield dead_letter(c, uri, e.reason, e.message, uri, run_id)
+                continue
+            except Exception as e:  # noqa: BLE001 - unreadable input is this item's failure only
+                yield dead_letter(c, uri, "unreadable", f"{type(e).__name__}: {e}", uri, run_id)
+                continue
+            try:
+                elements = annotator.annotate(image)
+            except Exception as e:  # noqa: BLE001 - the annotator failing on one image must not end the run
+                yield dead_letter(c, uri, "annotator_failure", f"{type(e).__name__}: {e}", uri, run_id)
+                continue
+            c.forwarded.inc()
+            yield from elements_to_labels(shot, elements, annotator, self._config)
+            self._done += 1
+        now = time.monotonic()
+        if now - self._last_log > 10:
+            self._last_log = now
+            rate = self._done / max(now - self._start, 1e-9)
+            _LOG.info("annotate: %d screenshots in this worker (%.2f/s)", self._done, rate)
+
+
+def _first_occurrence(shots):
+    return min(shots, key=lambda s: (s.source_uri, s.episode_id or "", s.step_index or -1))
+
+
+class AnnotateScreenshots(beam.PTransform):
+    """Screenshots (with repeats) → :class:`GroundingLabel` records + dead letters (stage ``annotate``)."""
+
+    def __init__(self, config: AnnotateConfig):
+        super().__init__()
+        self._config = config
+
+    def expand(self, shots):
+        out = (
+            shots
+            | "ByContent" >> beam.Map(lambda s: (s.screenshot_id, s))
+            | "OnePerImage" >> beam.CombinePerKey(_first_occurrence)
+            | "Values" >> beam.Values()
+            | "Spread" >> beam.Reshuffle()
+            | "Batch" >> beam.BatchElements(min_batch_size=1, max_batch_size=self._config.max_batch_size)
+            | "Annotate" >> beam.ParDo(_Annotate(self._config, shared.Shared())).with_outputs(DEAD_LETTER, main="good")
+        )
+        return StageOutputs(out.good, out.dead_letter)

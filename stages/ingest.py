@@ -1,0 +1,300 @@
+"""``IngestScreenshots``: files and episode folders → validated :class:`Screenshot` records + dead letters.
+
+Input is a Beam FileSystems pattern (local paths; ``gs://`` / ``s3://`` through Beam's own filesystems when their
+extras are installed) or a directory (read recursively). Two kinds of input are recognised:
+
+* image files (``.png``, ``.jpg``/``.jpeg``, ``.webp``; other image extensions are dead-lettered as
+  ``unsupported_format``), validated by :func:`schemas.images.inspect_image`;
+* episode folders: ``<episode>/episode.json`` + ``steps.jsonl`` (or a ``steps`` list inside ``episode.json``) + the
+  images the steps name. Step images become screenshots with ``episode_id`` + ``step_index``; images in the folder
+  that no step names are ingested as plain screenshots, so nothing is lost.
+
+Other files (READMEs, licences, sidecar JSON) are not inputs: they are counted as ``ignored`` and listed in the run
+summary, never silently dropped. Exact duplicates (same sha256, same episode step or both loose) collapse to the
+copy with the smallest URI; the others go to the dead-letter output as ``duplicate``.
+
+Images are not carried through the pipeline: records hold the URI and the content hash, and the stages that need
+pixels re-read the file and check the hash (memory stays flat however many screenshots a run has).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import posixpath
+from collections.abc import Iterable, Iterator
+
+import apache_beam as beam
+from apache_beam.io import fileio
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
+
+from schemas.images import ImageLimits, ImageRejected, inspect_image
+from schemas.records import Screenshot, utcnow
+from stages.common import DEAD_LETTER, StageCounters, StageOutputs, dead_letter
+
+STAGE = "ingest"
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp")
+OTHER_IMAGE_EXTENSIONS = (".gif", ".bmp", ".tif", ".tiff", ".ico", ".heic", ".heif", ".avif", ".jxl", ".jp2")
+EPISODE_MANIFEST = "episode.json"
+STEPS_FILE = "steps.jsonl"
+
+
+@dataclasses.dataclass(frozen=True)
+class IngestConfig:
+    """What to read and what to accept.
+
+    Attributes:
+        pattern: a FileSystems glob (``**`` recurses) or a directory (read recursively).
+        run_id: the run's id, stamped on every record.
+        limits: image size/format limits (decompression-bomb pixel limit among them).
+        max_file_bytes: files larger than this are ``too_large`` without being read.
+        reshuffle: redistribute matched files so parallel workers share the work.
+    """
+
+    pattern: str
+    run_id: str
+    limits: ImageLimits = ImageLimits()
+    max_file_bytes: int = 256 * 1024 * 1024
+    reshuffle: bool = True
+
+    def __post_init__(self):
+        if not self.pattern or not isinstance(self.pattern, str):
+            raise ValueError("IngestConfig.pattern must be a non-empty path or glob")
+        if not self.run_id:
+            raise ValueError("IngestConfig.run_id must be set")
+        if self.max_file_bytes <= 0:
+            raise ValueError(f"IngestConfig.max_file_bytes must be > 0, got {self.max_file_bytes}")
+
+
+def expand_pattern(pattern: str) -> str:
+    """A directory (local or object-store prefix without glob characters) becomes ``<dir>/**``."""
+    if any(c in pattern for c in "*?["):
+        return pattern
+    scheme = FileSystems.get_scheme(pattern)
+    if scheme in (None, "file"):
+        local = pattern[len("file://") :] if pattern.startswith("file://") else pattern
+        if os.path.isdir(local):
+            return os.path.join(os.path.abspath(local), "**")
+        return os.path.abspath(local)
+    if pattern.endswith("/") or not FileSystems.exists(pattern):
+        return pattern.rstrip("/") + "/**"
+    return pattern
+
+
+def _dirname(path: str) -> str:
+    return posixpath.dirname(path) if "://" in path else os.path.dirname(path)
+
+
+def _basename(path: str) -> str:
+    return posixpath.basename(path) if "://" in path else os.path.basename(path)
+
+
+def _join(directory: str, name: str) -> str:
+    return FileSystems.join(directory, name)
+
+
+def _read(path: str) -> bytes:
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        return f.read()
+
+
+def _ext(path: str) -> str:
+    return os.path.splitext(path)[1].lower()
+
+
+class _IngestFile(beam.DoFn):
+    """One matched file → Screenshot records (an episode manifest gives one per step) + dead letters."""
+
+    def __init__(self, config: IngestConfig):
+        self._config = config
+
+    def setup(self):
+        self._counters = StageCounters(STAGE)
+        self._ignored = Metrics.counter("screenmill." + STAGE, "ignored")
+
+    def process(self, meta: fileio.FileMetadata, episode_dirs: Iterable[str]) -> Iterator:
+        path = meta.path
+        name = _basename(path)
+        directory = _dirname(path)
+        ext = _ext(path)
+        if name == EPISODE_MANIFEST:
+            yield from self._episode(path, directory)
+        elif name == STEPS_FILE and directory in set(episode_dirs):
+            pass  # read together with its episode.json
+        elif ext in IMAGE_EXTENSIONS or ext in OTHER_IMAGE_EXTENSIONS:
+            if directory not in set(episode_dirs):  # else the episode manifest ingests every image of its folder
+                yield from self._image(path, meta.size_in_bytes)
+        else:
+            self._ignored.inc()
+
+    def _image(self, path: str, size: int | None, episode_id: str | None = None, step: int | None = None):
+        c = self._counters
+        c.total.inc()
+        run_id = self._config.run_id
+        if _ext(path) in OTHER_IMAGE_EXTENSIONS:
+            yield dead_letter(c, path, "unsupported_format", f"{_ext(path)} files are not accepted", path, run_id)
+            return
+        if size is not None and size > self._config.max_file_bytes:
+            msg = f"{size} bytes is over the {self._config.max_file_bytes} byte limit"
+            yield dead_letter(c, path, "too_large", msg, path, run_id)
+            return
+        try:
+            data = _read(path)
+        except Exception as e:  # noqa: BLE001 - any read failure is this input's fault, not the run's
+            yield dead_letter(c, path, "unreadable", f"{type(e).__name__}: {e}", path, run_id)
+            return
+        try:
+            info = inspect_image(data, self._config.limits)
+        except ImageRejected as e:
+            yield dead_letter(c, path, e.reason, e.message, path, run_id)
+            return
+        except Exception as e:  # noqa: BLE001 - a decoder bug on hostile bytes is still a bad input
+            yield dead_letter(c, path, "corrupt_image", f"{type(e).__name__}: {e}", path, run_id)
+            return
+        c.forwarded.inc()
+        yield Screenshot(
+            screenshot_id=hashlib.sha256(data).hexdigest(),
+            source_uri=path,
+            width=info.width,
+            height=info.height,
+            format=info.format,
+            source_mode=info.mode,
+            exif_orientation=info.orientation,
+            byte_size=len(data),
+            ingest_time=utcnow(),
+            run_id=run_id,
+            episode_id=episode_id,
+            step_index=step,
+        )
+
+    def _folder_images(self, directory: str) -> list[tuple[str, int]]:
+        found = FileSystems.match([_join(directory, "*")])[0].metadata_list
+        return sorted(
+            (m.path, m.size_in_bytes)
+            for m in found
+            if _dirname(m.path) == directory and _ext(m.path) in IMAGE_EXTENSIONS + OTHER_IMAGE_EXTENSIONS
+        )
+
+    def _episode(self, manifest_path: str, directory: str):
+        c = self._counters
+        run_id = self._config.run_id
+        referenced: set[str] = set()
+        try:
+            episode = json.loads(_read(manifest_path).decode("utf-8"))
+            if not isinstance(episode, dict):
+                raise ValueError("episode.json must hold a JSON object")
+            episode_id = str(episode.get("episode_id") or _basename(directory))
+            steps_path = _join(directory, STEPS_FILE)
+            if FileSystems.exists(steps_path):
+                lines = _read(steps_path).decode("utf-8").splitlines()
+                steps_src = [(f"{steps_path}:{i + 1}", line) for i, line in enumerate(lines) if line.strip()]
+            elif isinstance(episode.get("steps"), list):
+                steps_src = [(f"{manifest_path}#steps[{i}]", s) for i, s in enumerate(episode["steps"])]
+            else:
+                raise ValueError(f"no {STEPS_FILE} and no 'steps' list in {EPISODE_MANIFEST}")
+        except Exception as e:  # noqa: BLE001 - a bad manifest is bad input; its images still get ingested below
+            c.total.inc()
+            yield dead_letter(
+                c, manifest_path, "bad_episode_manifest", f"{type(e).__name__}: {e}", manifest_path, run_id
+            )
+            for path, size in self._folder_images(directory):
+                yield from self._image(path, size)
+            return
+
+        root = directory.rstrip("/") + "/"
+        sizes = dict(self._folder_images(directory))
+        for where, raw in steps_src:
+            try:
+                step = json.loads(raw) if isinstance(raw, str) else raw
+                if not isinstance(step, dict):
+                    raise ValueError("a step must be a JSON object")
+                index = int(step["step"])
+                rel = step["screenshot"]
+                if not isinstance(rel, str) or not rel:
+                    raise ValueError("'screenshot' must be a non-empty relative path")
+            except Exception as e:  # noqa: BLE001
+                c.total.inc()
+                yield dead_letter(c, where, "bad_episode_manifest", f"{type(e).__name__}: {e}", where, run_id)
+                continue
+            target = (
+                posixpath.normpath(posixpath.join(root, rel))
+                if "://" in root
+                else os.path.normpath(os.path.join(root, rel))
+            )
+            if rel.startswith(("/", "\\")) or "://" in rel or not target.startswith(root):
+                c.total.inc()
+                msg = f"step {index} names {rel!r}, which is outside the episode folder"
+                yield dead_letter(c, where, "path_outside_root", msg, where, run_id)
+                continue
+            referenced.add(target)
+            if target not in sizes and not FileSystems.exists(target):
+                c.total.inc()
+                yield dead_letter(c, where, "missing_file", f"step {index}: {rel} does not exist", target, run_id)
+                continue
+            yield from self._image(target, sizes.get(target), episode_id=episode_id, step=index)
+        for path, size in sizes.items():
+            if path not in referenced:
+                yield from self._image(path, size)
+
+
+class _CollapseDuplicates(beam.DoFn):
+    """(dedup key, occurrences) → the occurrence with the smallest URI; the others are dead-lettered."""
+
+    def __init__(self, run_id: str):
+        self._run_id = run_id
+
+    def setup(self):
+        self._counters = StageCounters(STAGE)
+
+    def process(self, item):
+        _, shots = item
+        shots = sorted(shots, key=lambda s: s.source_uri)
+        yield shots[0]
+        for dup in shots[1:]:
+            self._counters.forwarded.dec()
+            msg = f"same bytes (sha256 {dup.screenshot_id[:16]}…) as {shots[0].source_uri}"
+            yield dead_letter(self._counters, dup.source_uri, "duplicate", msg, shots[0].source_uri, self._run_id)
+
+
+def _dedup_key(shot: Screenshot):
+    return (shot.screenshot_id, shot.episode_id or "", -1 if shot.step_index is None else shot.step_index)
+
+
+class IngestScreenshots(beam.PTransform):
+    """Read, validate, hash and de-duplicate screenshots.
+
+    Output: a ``DoOutputsTuple`` with the main output (:class:`Screenshot` records, ``tile_plan`` unset) and
+    ``dead_letter`` (:class:`DeadLetter` records; reasons: ``empty_file``, ``not_an_image``, ``truncated``,
+    ``corrupt_image``, ``decompression_bomb``, ``too_small``, ``too_large``, ``extreme_aspect_ratio``,
+    ``unsupported_format``, ``unreadable``, ``bad_episode_manifest``, ``path_outside_root``, ``missing_file``,
+    ``duplicate``). Use as ``good, dead = p | IngestScreenshots(config)``.
+    """
+
+    def __init__(self, config: IngestConfig):
+        super().__init__()
+        self._config = config
+
+    def expand(self, pbegin):
+        matched = pbegin | "Match" >> fileio.MatchFiles(expand_pattern(self._config.pattern))
+        episode_dirs = (
+            matched
+            | "EpisodeManifests" >> beam.Filter(lambda m: _basename(m.path) == EPISODE_MANIFEST)
+            | "EpisodeDirs" >> beam.Map(lambda m: _dirname(m.path))
+        )
+        if self._config.reshuffle:
+            matched = matched | "Spread" >> beam.Reshuffle()
+        read = matched | "Validate" >> beam.ParDo(
+            _IngestFile(self._config), episode_dirs=beam.pvalue.AsList(episode_dirs)
+        ).with_outputs(DEAD_LETTER, main="good")
+        deduped = (
+            read.good
+            | "KeyByContent" >> beam.Map(lambda s: (_dedup_key(s), s))
+            | "GroupDuplicates" >> beam.GroupByKey()
+            | "Collapse" >> beam.ParDo(_CollapseDuplicates(self._config.run_id)).with_outputs(DEAD_LETTER, main="good")
+        )
+        dead = (read.dead_letter, deduped.dead_letter) | "DeadLetters" >> beam.Flatten()
+        return StageOutputs(deduped.good, dead)

