@@ -1,0 +1,415 @@
+"""Score text-element predictions (text + click point) against a ScreenSpot-style ground truth. Pure functions.
+
+Ground truth is JSON Lines, one element per line::
+
+    {"img_filename": "login.png", "instruction": "Forgot password?", "bbox": [x, y, w, h], ...}
+
+``bbox`` is ``[x, y, w, h]`` in screenshot pixels (ScreenSpot's convention) unless ``load_truth(...,
+bbox_format="xyxy")`` says otherwise; a record may instead carry ``bbox_xyxy: [x0, y0, x1, y1]``.
+
+Matching, per image: a truth element is *found* when a prediction's text matches it — both normalised (Unicode
+NFKC, casefold, whitespace collapsed, non-alphanumerics stripped at both ends) and compared with
+``difflib.SequenceMatcher.ratio() >= min_ratio`` (0.8: small OCR slips pass, "Home" does not match "Home Products").
+Pairs are taken greedily, best similarity first, then the prediction whose click point is nearest the truth box;
+each truth element and each prediction is used at most once.
+
+Metrics: ``recall = found / truth elements``; ``point_accuracy = matched predictions whose click point lies in the
+truth box (edges included) / matched``; ``unmatched`` predictions are those no truth element took (extra text,
+merged lines, or text the truth does not list).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+import math
+import os
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TruthRecord:
+    """One ground-truth element.
+
+    Attributes:
+        image: the screenshot's file name (``img_filename``).
+        text: the visible text (``instruction``).
+        box: ``(x0, y0, x1, y1)`` in screenshot pixels.
+        element: the DOM tag / role the record came from, if given.
+        data_type: ScreenSpot ``data_type`` ("text", "icon"), if given.
+        sha256: hex SHA-256 of the image file, when it was next to the JSONL file at load time.
+    """
+
+    image: str
+    text: str
+    box: tuple[float, float, float, float]
+    element: str = ""
+    data_type: str = "text"
+    sha256: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Prediction:
+    """One predicted element.
+
+    Attributes:
+        image: key of the screenshot: its file name (a path is reduced to its base name) or its hex SHA-256.
+        text: the predicted text.
+        point: the click point ``(x, y)`` in screenshot pixels.
+        box: ``(x0, y0, x1, y1)``, optional (not used for scoring).
+    """
+
+    image: str
+    text: str
+    point: tuple[float, float]
+    box: tuple[float, float, float, float] | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Match:
+    """A truth element paired with a prediction."""
+
+    truth: TruthRecord
+    prediction: Prediction
+    similarity: float
+    point_in_box: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ImageScore:
+    """Counts for one image (see :class:`EvalReport` for their meaning)."""
+
+    image: str
+    truth: int
+    found: int
+    point_in_box: int
+    predictions: int
+    unmatched: int
+
+    @property
+    def recall(self) -> float | None:
+        return self.found / self.truth if self.truth else None
+
+    @property
+    def point_accuracy(self) -> float | None:
+        return self.point_in_box / self.found if self.found else None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EvalReport:
+    """Result of :func:`evaluate`.
+
+    Attributes:
+        images: per-image scores, in truth order.
+        matches: every (truth, prediction) pair that matched.
+        missed: truth elements no prediction matched.
+        unmatched: predictions on truth images that matched no truth element.
+        ignored_predictions: predictions whose image key is not in the truth set.
+        min_ratio: the text similarity threshold used.
+    """
+
+    images: tuple[ImageScore, ...]
+    matches: tuple[Match, ...]
+    missed: tuple[TruthRecord, ...]
+    unmatched: tuple[Prediction, ...]
+    ignored_predictions: int
+    min_ratio: float
+
+    @property
+    def truth(self) -> int:
+        return sum(s.truth for s in self.images)
+
+    @property
+    def found(self) -> int:
+        return len(self.matches)
+
+    @property
+    def point_in_box(self) -> int:
+        return sum(m.point_in_box for m in self.matches)
+
+    @property
+    def predictions(self) -> int:
+        return sum(s.predictions for s in self.images)
+
+    @property
+    def recall(self) -> float | None:
+        """found / truth elements; None when the truth set is empty."""
+        return self.found / self.truth if self.truth else None
+
+    @property
+    def point_accuracy(self) -> float | None:
+        """matched predictions with the point inside the truth box / matched; None when nothing matched."""
+        return self.point_in_box / self.found if self.found else None
+
+    def to_dict(self, details: bool = False) -> dict:
+        """JSON-ready summary; ``details=True`` adds the missed truth texts and unmatched prediction texts."""
+        d = {
+            "truth": self.truth,
+            "found": self.found,
+            "recall": self.recall,
+            "point_in_box": self.point_in_box,
+            "point_accuracy": self.point_accuracy,
+            "predictions": self.predictions,
+            "unmatched_predictions": len(self.unmatched),
+            "ignored_predictions": self.ignored_predictions,
+            "min_ratio": self.min_ratio,
+            "images": [
+                {
+                    "image": s.image,
+                    "truth": s.truth,
+                    "found": s.found,
+                    "recall": s.recall,
+                    "point_in_box": s.point_in_box,
+                    "point_accuracy": s.point_accuracy,
+                    "predictions": s.predictions,
+                    "unmatched_predictions": s.unmatched,
+                }
+                for s in self.images
+            ],
+        }
+        if details:
+            d["missed"] = [{"image": t.image, "text": t.text, "box": list(t.box)} for t in self.missed]
+            d["unmatched"] = [{"image": p.image, "text": p.text, "point": list(p.point)} for p in self.unmatched]
+            d["point_misses"] = [
+                {
+                    "image": m.truth.image,
+                    "text": m.truth.text,
+                    "box": list(m.truth.box),
+                    "point": list(m.prediction.point),
+                }
+                for m in self.matches
+                if not m.point_in_box
+            ]
+        return d
+
+    def format_table(self) -> str:
+        """A plain-text table: one row per image and a total row."""
+
+        def pct(v: float | None) -> str:
+            return "-" if v is None else f"{100 * v:.1f}%"
+
+        rows = [("image", "truth", "found", "recall", "in box", "point acc", "preds", "unmatched")]
+        for s in self.images:
+            rows.append(
+                (s.image, str(s.truth), str(s.found), pct(s.recall), str(s.point_in_box), pct(s.point_accuracy),
+                 str(s.predictions), str(s.unmatched))
+            )  # fmt: skip
+        rows.append(
+            ("TOTAL", str(self.truth), str(self.found), pct(self.recall), str(self.point_in_box),
+             pct(self.point_accuracy), str(self.predictions), str(len(self.unmatched)))
+        )  # fmt: skip
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines = []
+        for k, r in enumerate(rows):
+            cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
+            lines.append("  ".join(cells))
+            if k == 0 or k == len(rows) - 2:
+                lines.append("  ".join("-" * w for w in widths))
+        if self.ignored_predictions:
+            lines.append(f"({self.ignored_predictions} predictions on images not in the truth set were ignored)")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- loading
+def load_truth(path: str | os.PathLike, bbox_format: str = "xywh", hash_images: bool = True) -> list[TruthRecord]:
+    """Read a ScreenSpot-style JSONL ground-truth file.
+
+    Args:
+        path: the ``.jsonl`` file; blank lines are skipped.
+        bbox_format: how to read a ``bbox`` key: ``"xywh"`` (ScreenSpot, default) or ``"xyxy"``. A ``bbox_xyxy``
+            key is always read as ``[x0, y0, x1, y1]``.
+        hash_images: when the image named by ``img_filename`` exists next to the file, record its SHA-256 so
+            predictions keyed by content hash match too.
+
+    Returns:
+        The records in file order.
+
+    Raises:
+        ValueError: an unknown ``bbox_format``, or a line that is not a JSON object with a non-empty string
+            ``img_filename``, a non-empty string ``instruction`` and a box of 4 finite numbers with non-negative
+            size; the message names the file and line number.
+        OSError: the file cannot be read.
+    """
+    if bbox_format not in ("xywh", "xyxy"):
+        raise ValueError(f"bbox_format must be 'xywh' or 'xyxy', got {bbox_format!r}")
+    path = Path(path)
+    hashes: dict[str, str | None] = {}
+    out: list[TruthRecord] = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{where}: not valid JSON ({e.msg})") from None
+            if not isinstance(rec, dict):
+                raise ValueError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+            image, text = rec.get("img_filename"), rec.get("instruction")
+            if not isinstance(image, str) or not image:
+                raise ValueError(f"{where}: 'img_filename' must be a non-empty string")
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"{where}: 'instruction' must be a non-empty string")
+            if "bbox_xyxy" in rec:
+                box, fmt = rec["bbox_xyxy"], "xyxy"
+            elif "bbox" in rec:
+                box, fmt = rec["bbox"], bbox_format
+            else:
+                raise ValueError(f"{where}: needs 'bbox' ([x, y, w, h]) or 'bbox_xyxy' ([x0, y0, x1, y1])")
+            if (
+                not isinstance(box, list | tuple)
+                or len(box) != 4
+                or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in box)
+            ):
+                raise ValueError(f"{where}: box must be 4 finite numbers, got {box!r}")
+            x0, y0, a, b = (float(v) for v in box)
+            x1, y1 = (x0 + a, y0 + b) if fmt == "xywh" else (a, b)
+            if x1 < x0 or y1 < y0:
+                raise ValueError(f"{where}: box {box!r} ({fmt}) has a negative width or height")
+            if hash_images and image not in hashes:
+                img_path = path.parent / image
+                hashes[image] = hashlib.sha256(img_path.read_bytes()).hexdigest() if img_path.is_file() else None
+            out.append(
+                TruthRecord(
+                    image=image,
+                    text=text,
+                    box=(x0, y0, x1, y1),
+                    element=str(rec.get("element", "")),
+                    data_type=str(rec.get("data_type", "text")),
+                    sha256=hashes.get(image),
+                )
+            )
+    return out
+
+
+# ---------------------------------------------------------------------- scoring
+def normalize_text(text: str) -> str:
+    """NFKC, casefold, collapse whitespace, strip non-alphanumeric characters at both ends."""
+    t = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    i, j = 0, len(t)
+    while i < j and not t[i].isalnum():
+        i += 1
+    while j > i and not t[j - 1].isalnum():
+        j -= 1
+    return t[i:j]
+
+
+def text_similarity(a: str, b: str) -> float:
+    """difflib ratio of the normalised texts (1.0 = equal after normalisation; 0.0 when either is empty)."""
+    na, nb = normalize_text(a), normalize_text(b)
+    if not na or not nb:
+        return 0.0
+    if na == nb:
+        return 1.0
+    return difflib.SequenceMatcher(None, na, nb, autojunk=False).ratio()
+
+
+def point_in_box(point: tuple[float, float], box: tuple[float, float, float, float]) -> bool:
+    """True when ``point`` lies inside ``box`` (x0, y0, x1, y1), edges included."""
+    x, y = point
+    return box[0] <= x <= box[2] and box[1] <= y <= box[3]
+
+
+def _box_distance(point: tuple[float, float], box: tuple[float, float, float, float]) -> tuple[float, float]:
+    x, y = point
+    dx = max(box[0] - x, 0.0, x - box[2])
+    dy = max(box[1] - y, 0.0, y - box[3])
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return math.hypot(dx, dy), math.hypot(x - cx, y - cy)
+
+
+def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], min_ratio: float = 0.8) -> EvalReport:
+    """Match predictions to truth elements per image and compute recall and point accuracy.
+
+    Args:
+        truth: the ground truth (e.g. from :func:`load_truth`).
+        predictions: predicted elements; ``image`` is a file name (a path is reduced to its base name) or the hex
+            SHA-256 of the image. Predictions for images absent from the truth are counted in
+            ``ignored_predictions`` and otherwise ignored.
+        min_ratio: smallest normalised text similarity (0..1] that counts as a text match.
+
+    Returns:
+        The :class:`EvalReport`.
+
+    Raises:
+        ValueError: ``min_ratio`` is not in (0, 1].
+    """
+    if not 0.0 < min_ratio <= 1.0:
+        raise ValueError(f"min_ratio must be in (0, 1], got {min_ratio!r}")
+    truth = list(truth)
+    by_image: dict[str, list[TruthRecord]] = {}
+    alias: dict[str, str] = {}
+    for t in truth:
+        by_image.setdefault(t.image, []).append(t)
+        alias[t.image] = t.image
+        alias.setdefault(os.path.basename(t.image), t.image)
+        if t.sha256:
+            alias[t.sha256.lower()] = t.image
+    preds_by_image: dict[str, list[Prediction]] = {k: [] for k in by_image}
+    ignored = 0
+    for p in predictions:
+        key = alias.get(p.image) or alias.get(p.image.lower()) or alias.get(os.path.basename(p.image))
+        if key is None:
+            ignored += 1
+        else:
+            preds_by_image[key].append(p)
+
+    scores, matches, missed, unmatched = [], [], [], []
+    for image, recs in by_image.items():
+        preds = preds_by_image[image]
+        norm_t = [normalize_text(t.text) for t in recs]
+        norm_p = [normalize_text(p.text) for p in preds]
+        pairs = []
+        for i, nt in enumerate(norm_t):
+            if not nt:
+                continue
+            for j, np_ in enumerate(norm_p):
+                if not np_:
+                    continue
+                if nt == np_:
+                    sim = 1.0
+                else:
+                    sm = difflib.SequenceMatcher(None, nt, np_, autojunk=False)
+                    if sm.real_quick_ratio() < min_ratio or sm.quick_ratio() < min_ratio:
+                        continue
+                    sim = sm.ratio()
+                if sim >= min_ratio:
+                    d_box, d_centre = _box_distance(preds[j].point, recs[i].box)
+                    pairs.append((-sim, d_box, d_centre, i, j))
+        pairs.sort()
+        used_t, used_p = set(), set()
+        found_here = inside_here = 0
+        for neg_sim, _db, _dc, i, j in pairs:
+            if i in used_t or j in used_p:
+                continue
+            used_t.add(i)
+            used_p.add(j)
+            inside = point_in_box(preds[j].point, recs[i].box)
+            matches.append(Match(truth=recs[i], prediction=preds[j], similarity=-neg_sim, point_in_box=inside))
+            found_here += 1
+            inside_here += inside
+        missed.extend(t for i, t in enumerate(recs) if i not in used_t)
+        unmatched.extend(p for j, p in enumerate(preds) if j not in used_p)
+        scores.append(
+            ImageScore(
+                image=image,
+                truth=len(recs),
+                found=found_here,
+                point_in_box=inside_here,
+                predictions=len(preds),
+                unmatched=len(preds) - len(used_p),
+            )
+        )
+    return EvalReport(
+        images=tuple(scores),
+        matches=tuple(matches),
+        missed=tuple(missed),
+        unmatched=tuple(unmatched),
+        ignored_predictions=ignored,
+        min_ratio=min_ratio,
+    )

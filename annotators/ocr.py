@@ -1,0 +1,497 @@
+"""CPU OCR annotator: element-level text boxes and click points from a UI screenshot (RapidOCR / PP-OCRv4 ONNX).
+
+The detector of PP-OCRv4 finds text *lines*; on a web page one line often holds several clickable things (a nav bar
+"Home  World  Politics", a toolbar, a table row's action links, "Don't have an account? Create one"). Grounding data
+needs one element per clickable thing, so each detected line is split into elements:
+
+1. **Gap split.** The line's box is scanned column by column over its central band; a column with no glyph stroke is
+   empty (it is uniform, whatever the background colour is, so a button edge or a coloured pill does not count as
+   ink). A run of empty columns at least ``split_gap_advances`` times the line's average glyph advance *and*
+   ``split_gap_height`` times the line height wide separates two elements; so does one at least
+   ``relative_gap`` times the median of the line's other word spaces (the n widest gaps, n = spaces in the
+   recognised text) and ``relative_gap_advances`` advances wide. Measured on ``samples/truth``: word spaces are
+   0.3-1.0 advances (up to 1.3 in monospace code), gaps between nav links, menu items, table cells and buttons
+   1.7 and more.
+2. **Colour split.** Between two words (runs of ink separated by at least a word space) whose glyph colours differ
+   by more than ``color_split`` (RGB distance), e.g. grey body text followed by a blue link, or a bold price followed
+   by a struck-through grey one.
+3. **Separator split.** Pieces that are only separators (``/ | · • > »``) are dropped and a recognised
+   ``" / "``, ``" | "``, ``" · "`` inside a piece splits it (breadcrumbs, footers).
+
+Each piece of a split line is recognised again on its own crop (exact text and confidence instead of positions
+guessed from CTC columns; RapidOCR's ``return_word_box`` gives only approximate per-character boxes). A piece's box
+is tight to its ink horizontally and spans the detected line vertically; its click point is the box centre.
+
+Large images: an image wider than ``max_side`` is scaled down to that width; one still taller than ``max_side`` is
+processed in horizontal strips of ``max_side`` pixels that overlap by ``strip_overlap`` pixels (a line belongs to
+the strip whose core holds its centre), so tall phone screenshots and full-page captures keep full resolution.
+Boxes and points are always returned in pixels of the image passed in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import threading
+import unicodedata
+from typing import Any
+
+import numpy as np
+
+_SEPARATOR_CHARS = "/|·•>»›–—"
+# Check boxes, radio buttons and square icons that the (Chinese + English) recogniser reads as a character.
+_BOX_GLYPHS = frozenset("口囗回日目〇○◯□■▢")
+_SEPARATOR_RE = re.compile(r"\s+[/|·•»›]\s+")
+_INSTALL_HINT = (
+    "the OCR annotator needs rapidocr-onnxruntime: run `bash infra/setup.sh`, or "
+    "`pip install onnxruntime opencv-python-headless pyclipper shapely six PyYAML` and then "
+    "`pip install --no-deps rapidocr-onnxruntime==1.4.4`"
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OcrConfig:
+    """Settings of :class:`OcrAnnotator`; frozen and validated on construction.
+
+    Attributes:
+        min_confidence: drop elements whose recognition confidence (0..1) is below this.
+        max_side: largest image side processed at full scale, in pixels. Wider images are scaled down to this
+            width; taller ones are processed in horizontal strips of this height (see the module docstring).
+        strip_overlap: overlap of consecutive strips, in (scaled) pixels; must exceed the tallest text line.
+        split_elements: split detected text lines into element-level pieces (gap, colour and separator splits).
+        split_gap_advances: a gap splits a line when it is at least this many average glyph advances wide ...
+        split_gap_height: ... and at least this fraction of the line height.
+        relative_gap: a gap also splits when it is this many times the median word space of its own line ...
+        relative_gap_advances: ... and at least this many glyph advances (tight rows of links or tabs).
+        color_split: RGB distance between the glyph colours of two adjacent words that splits them; 0 disables.
+        ink_contrast: smallest per-column intensity range (0..255) that counts as a glyph stroke.
+        line_min_confidence: detected lines recognised below this are dropped before splitting (a piece of a
+            split line is recognised again and filtered by ``min_confidence``).
+        det_box_thresh: detector box score threshold (RapidOCR ``box_thresh``).
+        det_unclip_ratio: detector box expansion (RapidOCR ``unclip_ratio``).
+        intra_op_threads: onnxruntime intra-op threads per session; 0 means ``min(4, os.cpu_count())``.
+        inter_op_threads: onnxruntime inter-op threads per session.
+    """
+
+    min_confidence: float = 0.5
+    max_side: int = 2560
+    strip_overlap: int = 160
+    split_elements: bool = True
+    split_gap_advances: float = 1.35
+    split_gap_height: float = 0.4
+    relative_gap: float = 1.8
+    relative_gap_advances: float = 0.9
+    color_split: float = 90.0
+    ink_contrast: int = 32
+    line_min_confidence: float = 0.3
+    det_box_thresh: float = 0.5
+    det_unclip_ratio: float = 1.6
+    intra_op_threads: int = 2
+    inter_op_threads: int = 1
+
+    def __post_init__(self) -> None:
+        def check(ok: bool, msg: str) -> None:
+            if not ok:
+                raise ValueError(f"OcrConfig: {msg}")
+
+        for name in ("min_confidence", "line_min_confidence", "det_box_thresh"):
+            v = getattr(self, name)
+            check(isinstance(v, int | float) and 0.0 <= v <= 1.0, f"{name} must be in [0, 1], got {v!r}")
+        check(
+            isinstance(self.max_side, int) and self.max_side >= 64,
+            f"max_side must be an int >= 64, got {self.max_side!r}",
+        )
+        check(
+            isinstance(self.strip_overlap, int) and 0 <= self.strip_overlap <= self.max_side // 2,
+            f"strip_overlap must be an int in [0, max_side // 2], got {self.strip_overlap!r}",
+        )
+        check(isinstance(self.split_elements, bool), f"split_elements must be a bool, got {self.split_elements!r}")
+        for name in (
+            "split_gap_advances",
+            "split_gap_height",
+            "relative_gap",
+            "relative_gap_advances",
+            "det_unclip_ratio",
+        ):
+            v = getattr(self, name)
+            check(isinstance(v, int | float) and v > 0, f"{name} must be > 0, got {v!r}")
+        check(
+            isinstance(self.color_split, int | float) and self.color_split >= 0,
+            f"color_split must be >= 0, got {self.color_split!r}",
+        )
+        check(
+            isinstance(self.ink_contrast, int) and 1 <= self.ink_contrast <= 255,
+            f"ink_contrast must be an int in [1, 255], got {self.ink_contrast!r}",
+        )
+        for name in ("intra_op_threads", "inter_op_threads"):
+            v = getattr(self, name)
+            check(isinstance(v, int) and v >= 0, f"{name} must be an int >= 0, got {v!r}")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TextElement:
+    """One text element found in a screenshot.
+
+    Attributes:
+        text: the recognised text, whitespace-collapsed and stripped.
+        box: ``(x0, y0, x1, y1)`` in pixels of the image passed to :meth:`OcrAnnotator.annotate`.
+        point: the click point ``(x, y)``, the centre of ``box``.
+        confidence: recognition confidence in ``[0, 1]``.
+    """
+
+    text: str
+    box: tuple[float, float, float, float]
+    point: tuple[float, float]
+    confidence: float
+
+
+@dataclasses.dataclass(slots=True)
+class _Piece:
+    """A horizontal span of a detected line, in processed-image pixels (x1 exclusive)."""
+
+    x0: int
+    x1: int
+    text: str | None = None
+    confidence: float = 0.0
+
+
+class OcrAnnotator:
+    """Text elements with click points from UI screenshots, on CPU.
+
+    Construction is cheap; the ONNX sessions are built on the first :meth:`load` (or :meth:`annotate`) call, once
+    per instance (thread-safe). An instance is meant to be reused for many images (e.g. one per Beam worker).
+
+    Args:
+        config: the settings; see :class:`OcrConfig`.
+    """
+
+    NAME = "ocr-rapidocr"
+    VERSION = "2025.1-split3"
+
+    def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
+        if not isinstance(config, OcrConfig):
+            raise TypeError(f"config must be an OcrConfig, got {type(config).__name__}")
+        self.config = config
+        self._engine: Any = None
+        self._cv2: Any = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ engine
+    def load(self) -> None:
+        """Import RapidOCR and build the engine (detector and recogniser sessions) once.
+
+        Raises:
+            RuntimeError: rapidocr-onnxruntime (or one of its dependencies) is not installed; the message says how
+                to install it.
+        """
+        if self._engine is not None:
+            return
+        with self._lock:
+            if self._engine is not None:
+                return
+            try:
+                import cv2
+                from rapidocr_onnxruntime import RapidOCR
+            except ImportError as e:
+                raise RuntimeError(f"{_INSTALL_HINT} ({e})") from e
+            cfg = self.config
+            intra = cfg.intra_op_threads or min(4, os.cpu_count() or 1)
+            self._cv2 = cv2
+            self._engine = RapidOCR(
+                use_cls=False,  # UI text is upright; the angle classifier only costs time
+                intra_op_num_threads=intra,
+                inter_op_num_threads=cfg.inter_op_threads or 1,
+                max_side_len=max(cfg.max_side, 64) + 1,  # we scale ourselves; keep RapidOCR from doing it again
+                print_verbose=False,
+            )
+
+    # ------------------------------------------------------------------ public API
+    def annotate(self, image: np.ndarray) -> list[TextElement]:
+        """Find the text elements of one screenshot.
+
+        Args:
+            image: RGB ``uint8`` array of shape ``(H, W, 3)``.
+
+        Returns:
+            The elements in reading order (top to bottom, then left to right); empty when no text is found.
+
+        Raises:
+            ValueError: ``image`` is not an ``(H, W, 3)`` uint8 array or has a zero side.
+            RuntimeError: rapidocr-onnxruntime is not installed (from :meth:`load`).
+        """
+        if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
+            desc = f"{image.dtype} {image.shape}" if isinstance(image, np.ndarray) else type(image).__name__
+            raise ValueError(f"annotate() needs an RGB uint8 array of shape (H, W, 3), got {desc}")
+        h, w = image.shape[:2]
+        if h == 0 or w == 0:
+            raise ValueError(f"annotate() got an empty image of shape {image.shape}")
+        self.load()
+        cfg = self.config
+        scale = min(1.0, cfg.max_side / w)
+        rgb = image
+        if scale < 1.0:
+            rgb = self._cv2.resize(image, (cfg.max_side, max(1, round(h * scale))), interpolation=self._cv2.INTER_AREA)
+        rgb = np.ascontiguousarray(rgb)
+        elements: list[TextElement] = []
+        for top, core0, core1 in _strips(rgb.shape[0], cfg.max_side, cfg.strip_overlap):
+            strip = rgb[top : top + cfg.max_side]
+            for x0, y0, x1, y1, text, conf in self._annotate_strip(strip):
+                cy = (y0 + y1) / 2 + top
+                if not core0 <= cy < core1:
+                    continue
+                bx = (x0 / scale, (y0 + top) / scale, x1 / scale, (y1 + top) / scale)
+                bx = (
+                    max(0.0, float(bx[0])),
+                    max(0.0, float(bx[1])),
+                    min(float(w), float(bx[2])),
+                    min(float(h), float(bx[3])),
+                )
+                point = ((bx[0] + bx[2]) / 2, (bx[1] + bx[3]) / 2)
+                elements.append(TextElement(text=text, box=bx, point=point, confidence=float(conf)))
+        elements = _drop_contained(elements)
+        elements.sort(key=lambda e: (round(e.point[1] / 8), e.point[0]))
+        return elements
+
+    # ------------------------------------------------------------------ internals
+    def _annotate_strip(self, rgb: np.ndarray) -> list[tuple[int, int, int, int, str, float]]:
+        """Detect, recognise and split the lines of one strip; returns (x0, y0, x1, y1, text, conf) in strip px."""
+        cfg = self.config
+        bgr = np.ascontiguousarray(rgb[:, :, ::-1])
+        result, _ = self._engine(
+            bgr,
+            use_det=True,
+            use_cls=False,
+            use_rec=True,
+            box_thresh=cfg.det_box_thresh,
+            unclip_ratio=cfg.det_unclip_ratio,
+            text_score=cfg.line_min_confidence,
+        )
+        if not result:
+            return []
+        H, W = rgb.shape[:2]
+        out: list[tuple[int, int, int, int, str, float]] = []
+        pending: list[tuple[int, int, int, _Piece]] = []  # (line y0, y1, pad, piece) needing recognition
+        for quad, text, conf in result:
+            q = np.asarray(quad, dtype=np.float32)
+            x0, y0 = np.floor(q.min(axis=0)).astype(int)
+            x1, y1 = np.ceil(q.max(axis=0)).astype(int)
+            x0, y0, x1, y1 = max(0, x0), max(0, y0), min(W, x1), min(H, y1)
+            if x1 - x0 < 2 or y1 - y0 < 2:
+                continue
+            line_text = _clean(text)
+            pieces = None
+            if cfg.split_elements and _is_axis_aligned(q):
+                pieces = self._split_line(rgb[y0:y1, x0:x1], line_text)
+            if pieces is None:  # not analysable (rotated, no ink found): keep the line as detected
+                if _keep(line_text, float(conf), cfg.min_confidence):
+                    out.append((x0, y0, x1, y1, line_text, float(conf)))
+                continue
+            if len(pieces) == 1:
+                p = pieces[0]
+                p.x0, p.x1 = p.x0 + x0, p.x1 + x0
+                for sub in self._separator_split(rgb[y0:y1], p, line_text, float(conf)):
+                    if _keep(sub.text, sub.confidence, cfg.min_confidence):
+                        out.append((sub.x0, y0, sub.x1, y1, sub.text, sub.confidence))
+                continue
+            pad = max(2, (y1 - y0) // 4)
+            for p in pieces:
+                p.x0 += x0
+                p.x1 += x0
+                pending.append((y0, y1, pad, p))
+        if pending:
+            crops = []
+            for y0, y1, pad, p in pending:
+                crops.append(bgr[y0:y1, max(0, p.x0 - pad) : min(W, p.x1 + pad)])
+            rec, _ = self._engine.text_rec(crops, False)
+            for (y0, y1, _pad, p), (text, conf) in zip(pending, rec, strict=True):
+                for sub in self._separator_split(rgb[y0:y1], p, _clean(text), float(conf)):
+                    if _keep(sub.text, sub.confidence, cfg.min_confidence):
+                        out.append((sub.x0, y0, sub.x1, y1, sub.text, sub.confidence))
+        return out
+
+    def _ink_columns(self, crop: np.ndarray) -> np.ndarray:
+        """Boolean per column: does a glyph stroke cross the central band of the line crop?"""
+        h = crop.shape[0]
+        m = max(1, int(round(0.15 * h)))
+        band = crop[m : h - m] if h - 2 * m >= 2 else crop
+        band = band.astype(np.int16)
+        rng = (band.max(axis=0) - band.min(axis=0)).max(axis=-1)
+        return rng >= self.config.ink_contrast
+
+    def _split_line(self, crop: np.ndarray, text: str) -> list[_Piece] | None:
+        """Split one line crop into element pieces (crop-relative columns); None when it cannot be analysed."""
+        cfg = self.config
+        ink = self._ink_columns(crop)
+        cols = np.flatnonzero(ink)
+        if cols.size == 0:
+            return None
+        a, b = int(cols[0]), int(cols[-1]) + 1
+        runs = _runs(ink[a:b], a)  # ink runs [s, e)
+        h = crop.shape[0]
+        gaps = [runs[i + 1][0] - runs[i][1] for i in range(len(runs) - 1)]
+        nchars = max(1, len(text.replace(" ", "")))
+        wide = sum(g for g in gaps if g > 0.4 * h)
+        advance = max(1.0, ((b - a) - wide) / nchars)
+        split_at = max(cfg.split_gap_advances * advance, cfg.split_gap_height * h)
+        word_at = max(2.0, 0.5 * advance)
+        # A gap much wider than the other word spaces of its own line splits too (tight rows of links or tabs,
+        # "4 Branches  27 Tags"). The word spaces are the n widest gaps, n = the spaces in the recognised text
+        # (letter gaps of monospace or bold text can be as wide as a word space, so width alone cannot tell).
+        n_spaces = text.count(" ")
+        spaces = sorted(enumerate(gaps), key=lambda ig: -ig[1])[:n_spaces]
+        splits = set()
+        for i, g in enumerate(gaps):
+            if g >= split_at:
+                splits.add(i)
+            elif g >= cfg.relative_gap_advances * advance:
+                others = [o for k, o in spaces if k != i]
+                if others and g >= cfg.relative_gap * float(np.median(others)):
+                    splits.add(i)
+        pieces: list[_Piece] = []
+        start = runs[0][0]
+        words: list[tuple[int, int]] = []  # words of the current piece
+        wstart = runs[0][0]
+        for i, g in enumerate(gaps):
+            end = runs[i][1]
+            if g >= word_at:
+                words.append((wstart, end))
+                wstart = runs[i + 1][0]
+            if i in splits:
+                pieces.extend(self._color_split(crop, words, start, end))
+                start = runs[i + 1][0]
+                words = []
+        words.append((wstart, runs[-1][1]))
+        pieces.extend(self._color_split(crop, words, start, runs[-1][1]))
+        # slivers at a line's ends are fragments of neighbouring glyphs the detector box cut through
+        return [p for p in pieces if p.x1 - p.x0 >= max(2.0, 0.15 * h)] or None
+
+    def _color_split(self, crop: np.ndarray, words: list[tuple[int, int]], start: int, end: int) -> list[_Piece]:
+        """Split a piece between adjacent words whose glyph colours differ by more than ``color_split``."""
+        if self.config.color_split <= 0 or len(words) < 2:
+            return [_Piece(start, end)]
+        colors = [_glyph_color(crop[:, s:e]) for s, e in words]
+        pieces: list[_Piece] = []
+        s0 = start
+        for i in range(len(words) - 1):
+            ca, cb = colors[i], colors[i + 1]
+            if ca is not None and cb is not None and float(np.linalg.norm(ca - cb)) > self.config.color_split:
+                pieces.append(_Piece(s0, words[i][1]))
+                s0 = words[i + 1][0]
+        pieces.append(_Piece(s0, end))
+        return pieces
+
+    def _separator_split(self, line: np.ndarray, p: _Piece, text: str, conf: float) -> list[_Piece]:
+        """Split a recognised piece at " / ", " | ", " · " (mapping the parts onto its ink words)."""
+        if not _SEPARATOR_RE.search(text):
+            return [_Piece(p.x0, p.x1, text, conf)]
+        parts = [t for t in _SEPARATOR_RE.split(text)]
+        tokens = text.split()
+        crop = line[:, p.x0 : p.x1]
+        ink = self._ink_columns(crop)
+        cols = np.flatnonzero(ink)
+        if cols.size == 0:
+            return [_Piece(p.x0, p.x1, text, conf)]
+        runs = _runs(ink[cols[0] : cols[-1] + 1], int(cols[0]))
+        # merge ink runs into as many words as there are tokens, cutting at the widest gaps
+        if len(runs) < len(tokens):
+            return [_Piece(p.x0 + q.x0, p.x0 + q.x1, q.text, conf) for q in _proportional(parts, crop.shape[1])]
+        gaps = sorted(range(len(runs) - 1), key=lambda i: runs[i + 1][0] - runs[i][1], reverse=True)
+        cuts = sorted(gaps[: len(tokens) - 1])
+        words, s = [], runs[0][0]
+        for i in cuts:
+            words.append((s, runs[i][1]))
+            s = runs[i + 1][0]
+        words.append((s, runs[-1][1]))
+        out: list[_Piece] = []
+        k = 0
+        for part in parts:
+            n = len(part.split())
+            if n:
+                out.append(_Piece(p.x0 + words[k][0], p.x0 + words[k + n - 1][1], part.strip(), conf))
+            k += n + 1  # skip the separator token
+        return out
+
+
+# ---------------------------------------------------------------------- helpers
+def _strips(height: int, size: int, overlap: int) -> list[tuple[int, int, int]]:
+    """(top, core start, core end) of each horizontal strip; the cores tile [0, height) exactly."""
+    if height <= size:
+        return [(0, 0, height)]
+    tops = list(range(0, height - size, size - overlap)) + [height - size]
+    out = []
+    for i, top in enumerate(tops):
+        core0 = 0 if i == 0 else out[-1][2]
+        core1 = height if i == len(tops) - 1 else (top + size + tops[i + 1]) // 2
+        out.append((top, core0, core1))
+    return out
+
+
+def _drop_contained(elements: list[TextElement]) -> list[TextElement]:
+    """Drop an element lying mostly (>= 80 % of its area) inside a longer-text element (duplicate detections)."""
+    keep = []
+    for i, e in enumerate(elements):
+        area = max(1e-6, (e.box[2] - e.box[0]) * (e.box[3] - e.box[1]))
+        dup = False
+        for j, o in enumerate(elements):
+            if i == j or len(o.text) < len(e.text) or (len(o.text) == len(e.text) and j > i):
+                continue
+            iw = min(e.box[2], o.box[2]) - max(e.box[0], o.box[0])
+            ih = min(e.box[3], o.box[3]) - max(e.box[1], o.box[1])
+            if iw > 0 and ih > 0 and iw * ih >= 0.8 * area:
+                dup = True
+                break
+        if not dup:
+            keep.append(e)
+    return keep
+
+
+def _runs(mask: np.ndarray, offset: int) -> list[tuple[int, int]]:
+    """[start, end) runs of True in a 1-D boolean array, shifted by ``offset``."""
+    m = np.concatenate([[False], mask, [False]]).astype(np.int8)
+    d = np.diff(m)
+    starts = np.flatnonzero(d == 1)
+    ends = np.flatnonzero(d == -1)
+    return [(int(s) + offset, int(e) + offset) for s, e in zip(starts, ends, strict=True)]
+
+
+def _glyph_color(crop: np.ndarray) -> np.ndarray | None:
+    """Median colour of the glyph cores in a word crop (pixels far from the crop's background colour)."""
+    px = crop.reshape(-1, 3).astype(np.float32)
+    if px.shape[0] < 4:
+        return None
+    bg = np.median(px, axis=0)
+    d = np.linalg.norm(px - bg, axis=1)
+    far = d >= 0.6 * d.max()
+    if d.max() < 40 or far.sum() < 3:
+        return None
+    return np.median(px[far], axis=0)
+
+
+def _is_axis_aligned(q: np.ndarray) -> bool:
+    """True when the detected quad is (nearly) an upright rectangle."""
+    dx, dy = q[1] - q[0]
+    return abs(dy) <= max(2.0, 0.06 * abs(dx))
+
+
+def _clean(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFC", str(text)).split())
+
+
+def _keep(text: str, conf: float, min_conf: float) -> bool:
+    """A piece is kept when confident enough, not only punctuation / separators, and not a box glyph."""
+    if conf < min_conf or not text or text.strip() in _BOX_GLYPHS:
+        return False
+    return any(ch.isalnum() for ch in text.strip(_SEPARATOR_CHARS + " "))
+
+
+def _proportional(parts: list[str], width: int) -> list[_Piece]:
+    """Fallback: place text parts proportionally to their character counts across ``width``."""
+    total = sum(len(p) for p in parts) + 3 * (len(parts) - 1)
+    out, x = [], 0.0
+    for p in parts:
+        w = width * len(p) / max(1, total)
+        if p.strip():
+            out.append(_Piece(int(x), int(round(x + w)), p.strip()))
+        x += w + width * 3 / max(1, total)
+    return out

@@ -1,0 +1,170 @@
+"""annotators.evaluate: loading ScreenSpot-style truth, text matching, greedy assignment and the metrics."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from annotators.evaluate import (
+    Prediction,
+    TruthRecord,
+    evaluate,
+    load_truth,
+    normalize_text,
+    point_in_box,
+    text_similarity,
+)
+
+
+def T(text, box, image="a.png"):  # noqa: N802 - short helper
+    return TruthRecord(image=image, text=text, box=box)
+
+
+def P(text, point, image="a.png"):  # noqa: N802
+    return Prediction(image=image, text=text, point=point)
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------------- load_truth
+def test_load_truth_xywh_default_and_bbox_xyxy_key(tmp_path):
+    (tmp_path / "a.png").write_bytes(b"fake image bytes")
+    f = write_jsonl(
+        tmp_path / "t.jsonl",
+        [
+            {"img_filename": "a.png", "instruction": "Sign in", "bbox": [10, 20, 30, 40], "element": "button"},
+            "",
+            {"img_filename": "b.png", "instruction": "Help", "bbox_xyxy": [1, 2, 3, 4]},
+        ],
+    )
+    recs = load_truth(f)
+    assert [r.box for r in recs] == [(10, 20, 40, 60), (1, 2, 3, 4)]
+    assert recs[0].element == "button" and recs[0].data_type == "text"
+    assert recs[0].sha256 == hashlib.sha256(b"fake image bytes").hexdigest()
+    assert recs[1].sha256 is None  # no b.png next to the file
+    assert load_truth(f, bbox_format="xyxy")[0].box == (10, 20, 30, 40)
+
+
+@pytest.mark.parametrize(
+    "line, msg",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ({"instruction": "x", "bbox": [0, 0, 1, 1]}, "img_filename"),
+        ({"img_filename": "a.png", "instruction": "  ", "bbox": [0, 0, 1, 1]}, "instruction"),
+        ({"img_filename": "a.png", "instruction": "x"}, "bbox"),
+        ({"img_filename": "a.png", "instruction": "x", "bbox": [0, 0, 1]}, "4 finite numbers"),
+        ({"img_filename": "a.png", "instruction": "x", "bbox": [0, 0, "1", 1]}, "4 finite numbers"),
+        ({"img_filename": "a.png", "instruction": "x", "bbox": [0, 0, True, 1]}, "4 finite numbers"),
+        ({"img_filename": "a.png", "instruction": "x", "bbox": [0, 0, -5, 1]}, "negative"),
+        ({"img_filename": "a.png", "instruction": "x", "bbox_xyxy": [5, 0, 1, 1]}, "negative"),
+    ],
+)
+def test_load_truth_bad_lines_name_the_line(tmp_path, line, msg):
+    good = {"img_filename": "a.png", "instruction": "ok", "bbox": [0, 0, 1, 1]}
+    f = write_jsonl(tmp_path / "t.jsonl", [good, good, line])
+    with pytest.raises(ValueError, match=rf"t\.jsonl:3: .*{msg}"):
+        load_truth(f)
+
+
+def test_load_truth_rejects_unknown_format(tmp_path):
+    with pytest.raises(ValueError, match="bbox_format"):
+        load_truth(write_jsonl(tmp_path / "t.jsonl", []), bbox_format="cxcywh")
+
+
+# ---------------------------------------------------------------------- text helpers
+def test_normalize_and_similarity():
+    assert normalize_text("  Forgot   PASSWORD? ") == "forgot password"
+    assert normalize_text("« Back") == "back"
+    assert normalize_text("$1,240.00") == "1,240.00"
+    assert normalize_text("...") == ""
+    assert text_similarity("Sign in", "SIGN IN") == 1.0
+    assert text_similarity("Settings", "Settinqs") >= 0.8  # one OCR slip
+    assert text_similarity("Home", "Home Products") < 0.8  # a merged line does not count
+    assert text_similarity("", "x") == 0.0
+    assert point_in_box((10, 10), (10, 10, 20, 20)) and point_in_box((20, 20), (10, 10, 20, 20))
+    assert not point_in_box((20.01, 15), (10, 10, 20, 20))
+
+
+# ---------------------------------------------------------------------- evaluate
+def test_perfect_predictions():
+    truth = [T("Sign in", (0, 0, 100, 40)), T("Help", (200, 0, 260, 40))]
+    rep = evaluate(truth, [P("Sign in", (50, 20)), P("help", (230, 20))])
+    assert (rep.recall, rep.point_accuracy, len(rep.unmatched), len(rep.missed)) == (1.0, 1.0, 0, 0)
+
+
+def test_recall_and_point_accuracy_are_separate():
+    truth = [T("Sign in", (0, 0, 100, 40)), T("Help", (200, 0, 260, 40)), T("Cancel", (300, 0, 360, 40))]
+    preds = [P("Sign in", (50, 20)), P("Help", (500, 500)), P("Something else", (330, 20))]
+    rep = evaluate(truth, preds)
+    assert rep.found == 2 and rep.truth == 3 and rep.recall == pytest.approx(2 / 3)
+    assert rep.point_in_box == 1 and rep.point_accuracy == 0.5
+    assert [p.text for p in rep.unmatched] == ["Something else"]
+    assert [t.text for t in rep.missed] == ["Cancel"]
+    d = rep.to_dict(details=True)
+    assert d["point_misses"][0]["text"] == "Help" and d["unmatched_predictions"] == 1
+    json.dumps(d)  # JSON-ready
+
+
+def test_one_prediction_matches_one_truth_and_duplicates_pair_by_distance():
+    truth = [T("Edit", (0, 0, 40, 20)), T("Edit", (0, 100, 40, 120)), T("Edit", (0, 200, 40, 220))]
+    preds = [P("Edit", (20, 210)), P("Edit", (20, 10))]  # two predictions for three identical labels
+    rep = evaluate(truth, preds)
+    assert rep.found == 2 and rep.point_accuracy == 1.0  # each went to the row it points at
+    assert [t.box for t in rep.missed] == [(0, 100, 40, 120)]
+
+
+def test_greedy_prefers_similarity_over_distance():
+    truth = [T("Settings", (0, 0, 100, 20)), T("Setting", (0, 100, 100, 120))]
+    # "Settings" lies in the second box, but it is an exact match for the first truth element
+    rep = evaluate(truth, [P("Settings", (50, 110)), P("Setting", (50, 10))])
+    pairs = {(m.truth.text, m.prediction.text) for m in rep.matches}
+    assert pairs == {("Settings", "Settings"), ("Setting", "Setting")}
+    assert rep.point_accuracy == 0.0
+
+
+def test_below_threshold_is_not_a_match():
+    truth = [T("All", (0, 0, 30, 20))]
+    assert evaluate(truth, [P("AlI", (10, 10))]).found == 0  # ratio 0.67
+    assert evaluate(truth, [P("AlI", (10, 10))], min_ratio=0.6).found == 1
+    with pytest.raises(ValueError, match="min_ratio"):
+        evaluate(truth, [], min_ratio=0)
+
+
+def test_images_are_kept_apart_and_keyed_by_name_path_or_sha256():
+    sha = "ab" * 32
+    truth = [
+        TruthRecord(image="a.png", text="Save", box=(0, 0, 50, 20), sha256=sha),
+        TruthRecord(image="b.png", text="Save", box=(0, 0, 50, 20)),
+    ]
+    preds = [
+        P("Save", (10, 10), image=sha.upper()),  # content hash, any case
+        P("Save", (10, 10), image="/some/dir/b.png"),  # a path: base name
+        P("Save", (10, 10), image="c.png"),  # not in the truth
+    ]
+    rep = evaluate(truth, preds)
+    assert rep.found == 2 and rep.ignored_predictions == 1
+    assert [(s.image, s.found, s.predictions) for s in rep.images] == [("a.png", 1, 1), ("b.png", 1, 1)]
+
+
+def test_empty_inputs():
+    rep = evaluate([], [P("x", (0, 0))])
+    assert rep.recall is None and rep.point_accuracy is None and rep.ignored_predictions == 1
+    rep = evaluate([T("Save", (0, 0, 1, 1))], [])
+    assert rep.recall == 0.0 and rep.point_accuracy is None and rep.images[0].recall == 0.0
+    table = rep.format_table()
+    assert "TOTAL" in table and "a.png" in table and "-" in table
+
+
+def test_format_table_rows():
+    truth = [T("Save", (0, 0, 50, 20)), T("Open", (0, 0, 50, 20), image="b.png")]
+    table = evaluate(truth, [P("Save", (5, 5))]).format_table()
+    lines = table.splitlines()
+    assert lines[0].split()[:4] == ["image", "truth", "found", "recall"]
+    assert any(line.startswith("a.png") and "100.0%" in line for line in lines)
+    assert any(line.startswith("TOTAL") and "50.0%" in line for line in lines)

@@ -1,0 +1,199 @@
+"""OcrAnnotator: config validation, input checks, element splitting on a drawn image, and the truth-set accuracy."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from annotators.ocr import OcrAnnotator, OcrConfig, TextElement
+
+ROOT = Path(__file__).resolve().parents[2]
+TRUTH = ROOT / "samples" / "truth" / "truth.jsonl"
+
+
+def _font(size: int) -> ImageFont.FreeTypeFont:
+    try:
+        return ImageFont.load_default(size=size)  # Pillow >= 10.1 with FreeType: a scalable built-in font
+    except (TypeError, OSError):  # pragma: no cover - old Pillow
+        pytest.skip("needs Pillow >= 10.1 with FreeType for a scalable default font")
+
+
+def _draw_ui(width: int = 900, height: int = 340, size: int = 20) -> tuple[Image.Image, dict[str, tuple]]:
+    """A login-ish UI: nav links on one row, a button, a label and a link far apart, grey text + a blue link."""
+    im = Image.new("RGB", (width, height), (250, 250, 252))
+    d = ImageDraw.Draw(im)
+    font = _font(size)
+    boxes: dict[str, tuple] = {}
+    x = 30
+    for word in ("Home", "Products", "Pricing", "Blog"):  # nav links 0.7 em apart: one detector line
+        x0, t, r, b = d.textbbox((x, 30), word, font=font)
+        d.text((x, 30), word, font=font, fill=(30, 30, 30))
+        boxes[word] = (x0, t, r, b)
+        x = r + int(0.7 * size)
+    # a filled button with centred text
+    d.rounded_rectangle((30, 120, 200, 170), radius=6, fill=(43, 74, 203))
+    x0, t, r, b = d.textbbox((0, 0), "Sign in", font=font)
+    tx, ty = 30 + (170 - (r - x0)) // 2 - x0, 120 + (50 - (b - t)) // 2 - t
+    d.text((tx, ty), "Sign in", font=font, fill=(255, 255, 255))
+    boxes["Sign in"] = (30, 120, 200, 170)
+    # label and a blue link on one line, far apart
+    x0, t, r, b = d.textbbox((30, 230), "Remember me", font=font)
+    d.text((30, 230), "Remember me", font=font, fill=(60, 60, 60))
+    boxes["Remember me"] = (x0, t, r, b)
+    x0, t, r, b = d.textbbox((420, 230), "Forgot password?", font=font)
+    d.text((420, 230), "Forgot password?", font=font, fill=(20, 80, 220))
+    boxes["Forgot password?"] = (x0, t, r, b)
+    # grey text then a blue link after an ordinary word space: only the colour tells them apart
+    x0, t, r, b = d.textbbox((30, 280), "No account?", font=font)
+    d.text((30, 280), "No account?", font=font, fill=(110, 115, 130))
+    boxes["No account?"] = (x0, t, r, b)
+    x = r + d.textlength(" ", font=font)
+    x0, t, r, b = d.textbbox((x, 280), "Create one", font=font)
+    d.text((x, 280), "Create one", font=font, fill=(20, 80, 220))
+    boxes["Create one"] = (x0, t, r, b)
+    return im, boxes
+
+
+def _inside(point, box, slack: float = 2.0) -> bool:
+    return box[0] - slack <= point[0] <= box[2] + slack and box[1] - slack <= point[1] <= box[3] + slack
+
+
+def _find(elements: list[TextElement], text: str) -> TextElement:
+    def key(s: str) -> str:  # the recogniser sometimes drops a space ("Rememberme"); that is not under test here
+        return s.casefold().replace(" ", "").strip("?")
+
+    hits = [e for e in elements if key(e.text) == key(text)]
+    assert len(hits) == 1, f"{text!r}: expected one element, got {[e.text for e in elements]}"
+    return hits[0]
+
+
+# ---------------------------------------------------------------------- no engine needed
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"min_confidence": 1.5},
+        {"min_confidence": -0.1},
+        {"max_side": 10},
+        {"max_side": 1000, "strip_overlap": 600},
+        {"split_gap_advances": 0},
+        {"color_split": -1},
+        {"ink_contrast": 0},
+        {"intra_op_threads": -1},
+        {"split_elements": "yes"},
+    ],
+)
+def test_config_rejects_bad_values(kwargs):
+    with pytest.raises(ValueError, match="OcrConfig"):
+        OcrConfig(**kwargs)
+
+
+def test_config_is_frozen_and_annotator_is_cheap():
+    cfg = OcrConfig()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.min_confidence = 0.1  # type: ignore[misc]
+    t = time.perf_counter()
+    ann = OcrAnnotator(cfg)
+    assert time.perf_counter() - t < 0.05 and ann._engine is None  # no model loaded at construction
+    assert OcrAnnotator.NAME == "ocr-rapidocr" and OcrAnnotator.VERSION
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        np.zeros((10, 10), np.uint8),
+        np.zeros((10, 10, 4), np.uint8),
+        np.zeros((10, 10, 3), np.float32),
+        np.zeros((0, 10, 3), np.uint8),
+        "not an array",
+    ],
+)
+def test_annotate_rejects_bad_images(image):
+    with pytest.raises(ValueError):
+        OcrAnnotator().annotate(image)
+
+
+def test_missing_rapidocr_gives_install_hint(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name.startswith("rapidocr_onnxruntime"):
+            raise ImportError("No module named 'rapidocr_onnxruntime'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    with pytest.raises(RuntimeError, match="infra/setup.sh"):
+        OcrAnnotator().load()
+
+
+# ---------------------------------------------------------------------- with the engine
+@pytest.fixture(scope="module")
+def annotator() -> OcrAnnotator:
+    pytest.importorskip("rapidocr_onnxruntime")
+    ann = OcrAnnotator()
+    ann.load()
+    return ann
+
+
+def test_splits_a_drawn_ui_into_elements(annotator):
+    im, boxes = _draw_ui()
+    elements = annotator.annotate(np.asarray(im))
+    for text, box in boxes.items():
+        e = _find(elements, text)
+        assert _inside(e.point, box), f"{text!r}: point {e.point} not in {box}"
+        assert e.box[0] <= e.point[0] <= e.box[2] and e.box[1] <= e.point[1] <= e.box[3]
+        assert 0.5 <= e.confidence <= 1.0
+    assert all(isinstance(v, float) for e in elements for v in (*e.box, *e.point, e.confidence))
+
+
+def test_unsplit_mode_keeps_lines(annotator):
+    im, _ = _draw_ui()
+    lines = OcrAnnotator(dataclasses.replace(annotator.config, split_elements=False)).annotate(np.asarray(im))
+    assert len(lines) < len(annotator.annotate(np.asarray(im)))
+
+
+def test_blank_image_has_no_elements(annotator):
+    assert annotator.annotate(np.full((200, 300, 3), 255, np.uint8)) == []
+
+
+def test_tall_image_strips_and_wide_image_scaling_map_back(annotator):
+    im, boxes = _draw_ui(size=24)
+    small = OcrAnnotator(dataclasses.replace(annotator.config, max_side=400, strip_overlap=120))
+    # tall: a 390-wide canvas (no scaling at max_side=400) with the nav row at three heights -> 5 strips
+    nav = im.crop((0, 0, 390, 90))
+    tall = Image.new("RGB", (390, 1400), (250, 250, 252))
+    for top in (0, 600, 1300):
+        tall.paste(nav, (0, top))
+    found = [e for e in small.annotate(np.asarray(tall)) if e.text == "Home"]
+    assert sorted(round(e.point[1]) // 100 for e in found) == [0, 6, 13]
+    # wide: a 2x upscaled UI processed at max_side=1000 (scaled down by 2) comes back in input pixels
+    big = im.resize((im.width * 2, im.height * 2), Image.Resampling.LANCZOS)
+    scaled = OcrAnnotator(dataclasses.replace(annotator.config, max_side=1000)).annotate(np.asarray(big))
+    e = _find(scaled, "Forgot password?")
+    x0, y0, x1, y1 = (2 * v for v in boxes["Forgot password?"])
+    assert _inside(e.point, (x0, y0, x1, y1), slack=4)
+
+
+@pytest.mark.slow
+def test_truth_set_accuracy(annotator):
+    """The hand-written pages of infra/truthset: element recall >= 90 %, click points in the right box >= 98 %."""
+    from annotators.evaluate import Prediction, evaluate, load_truth
+
+    if not TRUTH.is_file():
+        pytest.skip("samples/truth/truth.jsonl is missing (run infra/truthset/build.py)")
+    truth = load_truth(TRUTH)
+    preds = []
+    for name in sorted({t.image for t in truth}):
+        arr = np.asarray(Image.open(TRUTH.parent / name).convert("RGB"))
+        preds += [Prediction(name, e.text, e.point, e.box) for e in annotator.annotate(arr)]
+    report = evaluate(truth, preds)
+    print("\n" + report.format_table())
+    assert report.truth >= 300
+    assert report.recall >= 0.90, report.format_table()
+    assert report.point_accuracy >= 0.98, report.format_table()
