@@ -1,0 +1,1 @@
+"""Pipeline wiring and the ``screenmill`` command line."""

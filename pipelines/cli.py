@@ -1,0 +1,38 @@
+"""The ``screenmill`` command: ``run``, ``inspect``, ``eval``, ``bench``."""
+
+from __future__ import annotations
+
+import sys
+
+_COMMANDS = {
+    "run": ("pipelines.run", "run", "run the main job: screenshots -> labels -> Parquet"),
+    "inspect": ("pipelines.inspect", "main", "draw labels over their screenshots (PNG + HTML gallery)"),
+    "eval": ("pipelines.evaluate", "main", "score labels against ground truth (point accuracy, recall)"),
+    "bench": ("pipelines.bench", "main", "benchmarks: `bench cpu` (ingest+tile+write throughput, memory)"),
+}
+
+
+def _usage() -> str:
+    lines = ["usage: screenmill COMMAND [options]", "", "commands:"]
+    lines += [f"  {name:<8} {help_}" for name, (_, _, help_) in _COMMANDS.items()]
+    lines += ["", "`screenmill COMMAND --help` for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_usage())
+        return 0
+    if argv[0] not in _COMMANDS:
+        print(f"screenmill: unknown command {argv[0]!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module_name, func_name, _ = _COMMANDS[argv[0]]
+    import importlib
+
+    result = getattr(importlib.import_module(module_name), func_name)(argv[1:])
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

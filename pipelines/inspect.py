@@ -1,0 +1,92 @@
+"""``screenmill inspect PATH``: draw grounding labels over their screenshots so a person can look at them.
+
+PATH is an output root, a table partition or a single grounding shard. Writes one PNG per screenshot (boxes in red,
+click points as blue dots, instruction text above each box) and an ``index.html`` gallery into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import os
+import sys
+
+import pyarrow.parquet as pq
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from PIL import ImageDraw
+
+from schemas.images import load_rgb
+from stages.write import read_shards
+
+
+def _output_root(path: str) -> str:
+    probe = os.path.abspath(path)
+    while probe != os.path.dirname(probe):
+        if os.path.isdir(os.path.join(probe, "screenshots")):
+            return probe
+        probe = os.path.dirname(probe)
+    raise SystemExit(f"screenmill inspect: no output root (a folder with screenshots/) above {path}")
+
+
+def render(labels: list[dict], image_bytes: bytes, max_width: int = 1600):
+    """Draw ``labels`` (grounding rows) on the image; returns a Pillow image at most ``max_width`` wide."""
+    im = load_rgb(image_bytes)
+    scale = min(1.0, max_width / im.width)
+    if scale < 1.0:
+        im = im.resize((round(im.width * scale), round(im.height * scale)))
+    draw = ImageDraw.Draw(im)
+    for row in labels:
+        box = [row["x0"] * scale, row["y0"] * scale, row["x1"] * scale, row["y1"] * scale]
+        draw.rectangle(box, outline=(230, 30, 30), width=2)
+        cx, cy = row["click_x"] * scale, row["click_y"] * scale
+        draw.ellipse([cx - 4, cy - 4, cx + 4, cy + 4], fill=(30, 90, 230))
+        draw.text((box[0], max(0, box[1] - 11)), (row["element_text"] or row["instruction"])[:40], fill=(200, 0, 0))
+    return im
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="screenmill inspect", description=__doc__.splitlines()[0])
+    p.add_argument("path", help="output root, partition folder or grounding shard")
+    p.add_argument("--out", default=None, help="gallery folder (default: <output root>/_inspect)")
+    p.add_argument("--limit", type=int, default=50, help="at most this many screenshots")
+    args = p.parse_args(argv)
+
+    root = _output_root(args.path)
+    if args.path.endswith(".parquet"):
+        with FileSystems.open(args.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            grounding = pq.read_table(f).to_pylist()
+    else:
+        grounding = read_shards(root, "grounding").to_pylist()
+    shots = {}
+    for row in read_shards(root, "screenshots").to_pylist():
+        shots.setdefault(row["screenshot_id"], row)
+    by_image: dict[str, list[dict]] = {}
+    for row in grounding:
+        by_image.setdefault(row["screenshot_id"], []).append(row)
+    out = args.out or os.path.join(root, "_inspect")
+    os.makedirs(out, exist_ok=True)
+    cards = []
+    for sid in sorted(by_image, key=lambda s: shots.get(s, {}).get("source_uri", s))[: args.limit]:
+        shot = shots.get(sid)
+        if shot is None:
+            print(f"screenmill inspect: screenshot {sid[:12]} has labels but no screenshots row", file=sys.stderr)
+            continue
+        with FileSystems.open(shot["source_uri"], compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            image = render(by_image[sid], f.read())
+        name = f"{sid[:16]}.png"
+        image.save(os.path.join(out, name))
+        rows = "".join(
+            f"<tr><td>{html.escape(r['instruction'])}</td><td>{r['confidence']:.2f}</td>"
+            f"<td>{r['x0']:.0f},{r['y0']:.0f},{r['x1']:.0f},{r['y1']:.0f}</td></tr>"
+            for r in by_image[sid]
+        )
+        cards.append(
+            f"<section><h2>{html.escape(shot['source_uri'])}</h2><p>{len(by_image[sid])} labels, "
+            f"{shot['width']}×{shot['height']}</p><img src='{name}' style='max-width:100%'>"
+            f"<details><summary>labels</summary><table>{rows}</table></details></section>"
+        )
+    with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as f:
+        f.write("<!doctype html><meta charset=utf-8><title>screenmill inspect</title>" + "".join(cards))
+    print(f"{len(cards)} screenshots drawn -> {os.path.join(out, 'index.html')}")
+    return 0

@@ -1,0 +1,136 @@
+"""``screenmill run``: screenshots → tiles → grounding labels → Parquet shards + dead letters + a run manifest.
+
+Usage: ``screenmill run --input PATTERN --output DIR [--annotator ocr|none] [any Beam pipeline option]``.
+Unknown options go to Beam untouched (``--runner``, ``--direct_num_workers``, ``--temp_location`` …). Without
+``--runner`` the job runs on Beam's in-process FnApiRunner (the DirectRunner's engine), which works offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import logging
+import time
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from schemas.images import ImageLimits
+from schemas.records import DeadLetter, GroundingLabel, Screenshot
+from stages.annotate import AnnotateConfig, AnnotateScreenshots
+from stages.ingest import IngestConfig, IngestScreenshots
+from stages.report import (
+    config_dict,
+    config_hash,
+    format_summary,
+    new_run_id,
+    package_versions,
+    stage_counts,
+    table_rows,
+    write_manifest,
+)
+from stages.tile import TileConfig, TileScreenshots
+from stages.write import WriteConfig, WriteShards
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="screenmill run", description=__doc__.splitlines()[0])
+    p.add_argument("--input", required=True, help="FileSystems pattern or directory of screenshots / episodes")
+    p.add_argument("--output", required=True, help="output root (local path or gs://, s3://)")
+    p.add_argument("--annotator", choices=("ocr", "none"), default="ocr", help="label producer (default: ocr)")
+    p.add_argument("--dt", default=None, help="date partition YYYY-MM-DD (default: today, UTC)")
+    p.add_argument("--max-pixels", type=int, default=ImageLimits.max_pixels, help="decompression-bomb limit")
+    p.add_argument("--min-side", type=int, default=ImageLimits.min_side)
+    p.add_argument("--max-side", type=int, default=ImageLimits.max_side)
+    p.add_argument("--tile-size", type=int, default=TileConfig.tile_size)
+    p.add_argument("--max-tiles", type=int, default=TileConfig.max_tiles)
+    p.add_argument("--tile-rule", choices=("closest_aspect", "area_weighted"), default=TileConfig.rule)
+    p.add_argument("--num-shards", type=int, default=None, help="fixed shards per table (default: by row count)")
+    p.add_argument("--rows-per-shard", type=int, default=WriteConfig.rows_per_shard)
+    p.add_argument("--codec", choices=("zstd", "snappy", "gzip", "none"), default="zstd")
+    p.add_argument("--ocr-threads", type=int, default=None, help="onnxruntime threads per OCR model")
+    p.add_argument("--quiet", action="store_true", help="print only the manifest path")
+    return p
+
+
+def run(argv: list[str] | None = None) -> dict:
+    """Run the main job; return the run manifest (also written to ``OUT/_runs/<run_id>.json``)."""
+    args, beam_args = build_parser().parse_known_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
+    run_id = new_run_id()
+    dt = args.dt or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
+    limits = ImageLimits(max_pixels=args.max_pixels, min_side=args.min_side, max_side=args.max_side)
+    ingest_cfg = IngestConfig(pattern=args.input, run_id=run_id, limits=limits)
+    tile_cfg = TileConfig(run_id=run_id, tile_size=args.tile_size, max_tiles=args.max_tiles, rule=args.tile_rule)
+    ocr_options = (("intra_op_threads", args.ocr_threads),) if args.ocr_threads else ()
+    ann_cfg = AnnotateConfig(run_id=run_id, config_hash="pending", annotator_options=ocr_options, limits=limits)
+    ann_cfg = AnnotateConfig(
+        **{
+            **{f: getattr(ann_cfg, f) for f in ann_cfg.__dataclass_fields__},
+            "config_hash": config_hash(ann_cfg, tile_cfg),
+        }
+    )
+
+    def table(name, schema, keys):
+        return WriteConfig(
+            output=args.output,
+            table=name,
+            schema=schema,
+            key_columns=keys,
+            dt=dt,
+            num_shards=args.num_shards,
+            rows_per_shard=args.rows_per_shard,
+            codec=args.codec,
+        )
+
+    options = PipelineOptions(beam_args)
+    runner = None if any(a.startswith("--runner") for a in beam_args) else _default_runner()
+    started = time.monotonic()
+    pipeline = beam.Pipeline(runner=runner, options=options)
+    shots = pipeline | "Ingest" >> IngestScreenshots(ingest_cfg)
+    tiled = shots.good | "Tile" >> TileScreenshots(tile_cfg)
+    tiled.good | "WriteScreenshots" >> WriteShards(
+        table("screenshots", Screenshot.SCHEMA, ("screenshot_id", "episode_id", "step_index"))
+    )
+    dead = {"ingest": shots.dead_letter, "tile": tiled.dead_letter}
+    if args.annotator != "none":
+        labels = tiled.good | "Annotate" >> AnnotateScreenshots(ann_cfg)
+        labels.good | "WriteGrounding" >> WriteShards(table("grounding", GroundingLabel.SCHEMA, ("label_id",)))
+        dead["annotate"] = labels.dead_letter
+    for stage, records in dead.items():
+        records | f"WriteDeadLetter_{stage}" >> WriteShards(
+            table(f"_dead_letter/{stage}", DeadLetter.SCHEMA, ("input_id", "reason"))
+        )
+    result = pipeline.run()
+    result.wait_until_finish()
+    wall = time.monotonic() - started
+
+    counts = stage_counts(result)
+    tables = table_rows(args.output, dt)
+    manifest = {
+        "run_id": run_id,
+        "dt": dt,
+        "input": args.input,
+        "output": args.output,
+        "annotator": args.annotator,
+        "beam_args": beam_args,
+        "config": {"ingest": config_dict(ingest_cfg), "tile": config_dict(tile_cfg), "annotate": config_dict(ann_cfg)},
+        "config_hash": ann_cfg.config_hash,
+        "counts": counts,
+        "tables": tables,
+        "wall_seconds": wall,
+        "throughput": {
+            "screenshots_per_s": counts.get("ingest", {}).get("total", 0) / wall if wall else 0.0,
+            "labels_per_s": tables.get("grounding", {}).get("rows", 0) / wall if wall else 0.0,
+        },
+        "versions": package_versions(),
+    }
+    manifest["manifest_path"] = write_manifest(args.output, manifest)
+    print(manifest["manifest_path"] if args.quiet else format_summary(manifest))
+    return manifest
+
+
+def _default_runner():
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    return FnApiRunner()

@@ -1,0 +1,145 @@
+"""End-to-end runs of `screenmill run` on real Beam runners, asserting on the Parquet written to disk."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.run import run
+from schemas.records import DeadLetter, GroundingLabel, Screenshot
+from stages.write import read_shards
+
+
+def _episode(folder, steps: list[str], manifest: dict | None = None):
+    folder.mkdir(parents=True)
+    (folder / "episode.json").write_text(json.dumps(manifest or {"episode_id": folder.name, "task_en": "t"}))
+    (folder / "steps.jsonl").write_text("\n".join(steps) + "\n")
+
+
+def test_bad_inputs_land_where_they_should(bad_inputs, tmp_path):
+    folder, expected = bad_inputs
+    good = (folder / "good.webp").read_bytes()
+    ep = folder / "ep1"
+    _episode(
+        ep,
+        [
+            json.dumps({"step": 0, "screenshot": "s0.webp"}),
+            json.dumps({"step": 1, "screenshot": "../good.webp"}),
+            json.dumps({"step": 2, "screenshot": "missing.png"}),
+            "{not json",
+            json.dumps({"step": 4, "screenshot": "s0.webp"}),
+        ],
+    )
+    (ep / "s0.webp").write_bytes(good)
+    (ep / "extra.png").write_bytes((folder / "cmyk.jpg").read_bytes())  # in the folder, named by no step
+    broken = folder / "ep_broken"
+    broken.mkdir()
+    (broken / "episode.json").write_text("{broken")
+    (broken / "only.png").write_bytes((folder / "palette_alpha.png").read_bytes())
+
+    out = tmp_path / "out"
+    manifest = run(["--input", str(folder), "--output", str(out), "--annotator", "none", "--dt", "2026-11-23"])
+
+    dead = read_shards(str(out), "_dead_letter/ingest").to_pylist()
+    reasons = {}
+    for row in dead:
+        reasons.setdefault(row["reason"], []).append(row["input_id"])
+    for name, reason in expected.items():
+        if reason is None:
+            continue
+        assert any(i.endswith("/" + name) for i in reasons.get(reason, [])), (name, reason, reasons)
+    assert any(i.endswith("steps.jsonl:2") for i in reasons["path_outside_root"])
+    assert any(i.endswith("steps.jsonl:3") for i in reasons["missing_file"])
+    assert any(i.endswith("steps.jsonl:4") for i in reasons["bad_episode_manifest"])
+    assert any(i.endswith("ep_broken/episode.json") for i in reasons["bad_episode_manifest"])
+    assert all(row["error"] and row["stage"] == "ingest" for row in dead)
+
+    shots = read_shards(str(out), "screenshots").to_pylist()
+    by_name = {(r["source_uri"].rsplit("/", 1)[-1], r["episode_id"], r["step_index"]): r for r in shots}
+    accepted = {n for n, r in expected.items() if r is None}
+    assert {n for n, _, _ in by_name} == accepted | {"s0.webp", "extra.png", "only.png"}
+    # the same bytes at two steps of an episode stay two rows; the loose copy is a third occurrence
+    assert ("s0.webp", "ep1", 0) in by_name and ("s0.webp", "ep1", 4) in by_name
+    assert ("extra.png", None, None) in by_name and ("only.png", None, None) in by_name
+    rotated = by_name[("exif_rotated.jpg", None, None)]
+    assert (rotated["width"], rotated["height"], rotated["exif_orientation"]) == (200, 400, 6)
+    assert by_name[("sixteen_bit.png", None, None)]["source_mode"].startswith("I;16")
+    assert by_name[("cmyk.jpg", None, None)]["source_mode"] == "CMYK"
+    assert all(r["tile_plan"]["image_tokens"] > 0 for r in shots)
+
+    c = manifest["counts"]["ingest"]
+    assert c["total"] == c["forwarded"] + sum(v for k, v in c.items() if k.startswith("dropped_"))
+    assert c["ignored"] >= 1  # notes.txt
+    assert c["forwarded"] == len(shots)
+    assert sum(v for k, v in c.items() if k.startswith("dropped_")) == len(dead)
+
+
+def test_tables_use_the_explicit_schemas_and_commit_markers(bad_inputs, tmp_path):
+    folder, _ = bad_inputs
+    out = tmp_path / "out"
+    run(["--input", str(folder / "*.png"), "--output", str(out), "--annotator", "none", "--dt", "2026-11-23"])
+    for table, record in (("screenshots", Screenshot), ("_dead_letter/ingest", DeadLetter)):
+        part = out / table / "dt=2026-11-23"
+        files = sorted(part.glob("part-*.parquet"))
+        assert files and (part / "_SUCCESS").exists()
+        assert all(f.name.endswith(f"-of-{len(files):05d}.parquet") for f in files)
+        assert pq.read_schema(files[0]).remove_metadata().equals(record.SCHEMA.remove_metadata())
+        assert not list(part.glob(".*"))  # no temp files left behind
+
+
+def test_rerun_replaces_stale_shards(bad_inputs, tmp_path):
+    folder, _ = bad_inputs
+    out = tmp_path / "out"
+    base = ["--input", str(folder), "--output", str(out), "--annotator", "none", "--dt", "2026-11-23"]
+    run(base + ["--num-shards", "3"])
+    run(base + ["--num-shards", "2"])
+    files = sorted(p.name for p in (out / "screenshots" / "dt=2026-11-23").glob("part-*"))
+    assert files == ["part-00000-of-00002.parquet", "part-00001-of-00002.parquet"]
+    assert len(list((out / "_runs").glob("*.json"))) == 2
+
+
+@pytest.mark.slow
+def test_samples_end_to_end_with_ocr(samples_dir, tmp_path):
+    pytest.importorskip("rapidocr_onnxruntime")
+    inp = tmp_path / "samples"
+    shutil.copytree(samples_dir / "screens", inp / "screens")
+    shutil.copytree(samples_dir / "episodes", inp / "episodes")
+    runs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        manifest = run(["--input", str(inp), "--output", str(out), "--dt", "2026-11-23", "--quiet"])
+        runs.append((out, manifest))
+    (out_a, man_a), (out_b, _) = runs
+
+    shots = read_shards(str(out_a), "screenshots").to_pylist()
+    n_screens = len(list((inp / "screens").iterdir()))
+    n_steps = len((inp / "episodes" / "screenagent_task002" / "steps.jsonl").read_text().splitlines())
+    dead = read_shards(str(out_a), "_dead_letter/ingest").to_pylist()
+    assert [d["reason"] for d in dead] == ["duplicate"]  # showui chrome.png == 0730d….png
+    assert len(shots) == n_screens - 1 + n_steps
+    assert sum(1 for s in shots if s["episode_id"] == "task002") == n_steps
+
+    labels = read_shards(str(out_a), "grounding")
+    assert labels.schema.remove_metadata().equals(GroundingLabel.SCHEMA.remove_metadata())
+    rows = labels.to_pylist()
+    size = {s["screenshot_id"]: (s["width"], s["height"]) for s in shots}
+    assert len(rows) > 20 * len(size)  # real UIs carry plenty of visible text
+    labelled = {r["screenshot_id"] for r in rows}
+    assert len(labelled) >= len(size) - 2
+    for r in rows:
+        w, h = size[r["screenshot_id"]]
+        assert 0 <= r["x0"] < r["x1"] <= w and 0 <= r["y0"] < r["y1"] <= h
+        assert r["x0"] <= r["click_x"] <= r["x1"] and r["y0"] <= r["click_y"] <= r["y1"]
+        assert r["instruction"] and 0 <= r["confidence"] <= 1
+    assert len({r["label_id"] for r in rows}) == len(rows)
+
+    rows_b = read_shards(str(out_b), "grounding").to_pylist()
+    assert sorted(r["label_id"] for r in rows) == sorted(r["label_id"] for r in rows_b)
+    assert {s["screenshot_id"] for s in shots} == {
+        s["screenshot_id"] for s in read_shards(str(out_b), "screenshots").to_pylist()
+    }
+    assert man_a["counts"]["annotate"]["total"] == len(size)
+    assert (out_a / "_runs" / f"{man_a['run_id']}.json").exists()
