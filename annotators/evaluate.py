@@ -413,3 +413,34 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
         ignored_predictions=ignored,
         min_ratio=min_ratio,
     )
+
+
+def predictions_from_labels(rows: Iterable[dict]) -> list[Prediction]:
+    """Turn grounding-label rows (``GroundingLabel`` dicts, e.g. ``read_shards(...).to_pylist()``) into predictions.
+
+    Each label is keyed by its ``screenshot_id`` (the SHA-256 of the image bytes), so it meets the truth records
+    whose image file was hashed by :func:`load_truth`, wherever the screenshot was ingested from. The label's
+    ``element_text`` is the predicted text (its ``instruction`` when there is none).
+
+    Args:
+        rows: mappings with ``screenshot_id``, ``element_text``/``instruction``, ``click_x``, ``click_y`` and the
+            box ``x0, y0, x1, y1`` (original-image pixels).
+
+    Returns:
+        One :class:`Prediction` per row, in row order.
+
+    Raises:
+        KeyError: a row lacks one of those keys.
+    """
+    out = []
+    for r in rows:
+        text = r.get("element_text") or r["instruction"]
+        out.append(
+            Prediction(
+                image=r["screenshot_id"],
+                text=text,
+                point=(float(r["click_x"]), float(r["click_y"])),
+                box=(float(r["x0"]), float(r["y0"]), float(r["x1"]), float(r["y1"])),
+            )
+        )
+    return out

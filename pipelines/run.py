@@ -8,6 +8,7 @@ Unknown options go to Beam untouched (``--runner``, ``--direct_num_workers``, ``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import logging
 import time
@@ -19,29 +20,21 @@ from schemas.images import ImageLimits
 from schemas.records import DeadLetter, GroundingLabel, Screenshot
 from stages.annotate import AnnotateConfig, AnnotateScreenshots
 from stages.ingest import IngestConfig, IngestScreenshots
-from stages.report import (
-    config_dict,
-    config_hash,
-    format_summary,
-    new_run_id,
-    package_versions,
-    stage_counts,
-    table_rows,
-    write_manifest,
-)
+from stages.report import build_manifest, config_hash, format_summary, new_run_id, write_manifest
 from stages.tile import TileConfig, TileScreenshots
 from stages.write import WriteConfig, WriteShards
 
 
 def build_parser() -> argparse.ArgumentParser:
+    limits = ImageLimits()  # slotted dataclass: read defaults from an instance, not the class
     p = argparse.ArgumentParser(prog="screenmill run", description=__doc__.splitlines()[0])
     p.add_argument("--input", required=True, help="FileSystems pattern or directory of screenshots / episodes")
     p.add_argument("--output", required=True, help="output root (local path or gs://, s3://)")
     p.add_argument("--annotator", choices=("ocr", "none"), default="ocr", help="label producer (default: ocr)")
     p.add_argument("--dt", default=None, help="date partition YYYY-MM-DD (default: today, UTC)")
-    p.add_argument("--max-pixels", type=int, default=ImageLimits.max_pixels, help="decompression-bomb limit")
-    p.add_argument("--min-side", type=int, default=ImageLimits.min_side)
-    p.add_argument("--max-side", type=int, default=ImageLimits.max_side)
+    p.add_argument("--max-pixels", type=int, default=limits.max_pixels, help="decompression-bomb limit")
+    p.add_argument("--min-side", type=int, default=limits.min_side)
+    p.add_argument("--max-side", type=int, default=limits.max_side)
     p.add_argument("--tile-size", type=int, default=TileConfig.tile_size)
     p.add_argument("--max-tiles", type=int, default=TileConfig.max_tiles)
     p.add_argument("--tile-rule", choices=("closest_aspect", "area_weighted"), default=TileConfig.rule)
@@ -64,12 +57,7 @@ def run(argv: list[str] | None = None) -> dict:
     tile_cfg = TileConfig(run_id=run_id, tile_size=args.tile_size, max_tiles=args.max_tiles, rule=args.tile_rule)
     ocr_options = (("intra_op_threads", args.ocr_threads),) if args.ocr_threads else ()
     ann_cfg = AnnotateConfig(run_id=run_id, config_hash="pending", annotator_options=ocr_options, limits=limits)
-    ann_cfg = AnnotateConfig(
-        **{
-            **{f: getattr(ann_cfg, f) for f in ann_cfg.__dataclass_fields__},
-            "config_hash": config_hash(ann_cfg, tile_cfg),
-        }
-    )
+    ann_cfg = dataclasses.replace(ann_cfg, config_hash=config_hash(ann_cfg, tile_cfg))
 
     def table(name, schema, keys):
         return WriteConfig(
@@ -103,28 +91,19 @@ def run(argv: list[str] | None = None) -> dict:
         )
     result = pipeline.run()
     result.wait_until_finish()
-    wall = time.monotonic() - started
 
-    counts = stage_counts(result)
-    tables = table_rows(args.output, dt)
-    manifest = {
-        "run_id": run_id,
-        "dt": dt,
-        "input": args.input,
-        "output": args.output,
-        "annotator": args.annotator,
-        "beam_args": beam_args,
-        "config": {"ingest": config_dict(ingest_cfg), "tile": config_dict(tile_cfg), "annotate": config_dict(ann_cfg)},
-        "config_hash": ann_cfg.config_hash,
-        "counts": counts,
-        "tables": tables,
-        "wall_seconds": wall,
-        "throughput": {
-            "screenshots_per_s": counts.get("ingest", {}).get("total", 0) / wall if wall else 0.0,
-            "labels_per_s": tables.get("grounding", {}).get("rows", 0) / wall if wall else 0.0,
-        },
-        "versions": package_versions(),
-    }
+    manifest = build_manifest(
+        result,
+        run_id=run_id,
+        dt=dt,
+        input=args.input,
+        output=args.output,
+        annotator=args.annotator,
+        beam_args=beam_args,
+        configs={"ingest": ingest_cfg, "tile": tile_cfg, "annotate": ann_cfg},
+        config_hash=ann_cfg.config_hash,
+        wall_seconds=time.monotonic() - started,
+    )
     manifest["manifest_path"] = write_manifest(args.output, manifest)
     print(manifest["manifest_path"] if args.quiet else format_summary(manifest))
     return manifest

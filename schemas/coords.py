@@ -265,7 +265,8 @@ def _span_from_px(scale: _Scale, a: float, b: float) -> tuple[float, float]:
 # -------------------------------------------------------------------------------------------------- validation
 
 
-def _size(name: str, value) -> int:
+def positive_int(name: str, value) -> int:
+    """``value`` as an int > 0, or TypeError / ValueError naming ``name``."""
     if isinstance(value, bool):
         raise TypeError(f"{name} must be an integer, got a bool")
     try:
@@ -299,7 +300,7 @@ def _numbers(values, arity: int, what: str) -> tuple[float, ...]:
 
 def _axes(system: str, width, height, ref_size) -> tuple[_Scale, _Scale, bool]:
     """(x scale, y scale, box given as start+size) for a system; validates every argument."""
-    width, height = _size("width", width), _size("height", height)
+    width, height = positive_int("width", width), positive_int("height", height)
     if system == "pixel":
         return _IDENTITY, _IDENTITY, False
     if system == "xywh_pixel":
@@ -315,7 +316,7 @@ def _axes(system: str, width, height, ref_size) -> tuple[_Scale, _Scale, bool]:
             raise ValueError("system 'pixel_resized' needs ref_size=(ref_width, ref_height)")
         if isinstance(ref_size, (str, bytes)) or len(ref_size) != 2:
             raise ValueError(f"ref_size must be (ref_width, ref_height), got {ref_size!r}")
-        rw, rh = _size("ref_size width", ref_size[0]), _size("ref_size height", ref_size[1])
+        rw, rh = positive_int("ref_size width", ref_size[0]), positive_int("ref_size height", ref_size[1])
         return _Scale(width, rw), _Scale(height, rh), False
     raise ValueError(f"unknown coordinate system {system!r}; expected one of {SYSTEMS}")
 
@@ -430,7 +431,7 @@ def clamp_box(box: Sequence[float], width: int, height: int) -> Box:
     Raises:
         ValueError, TypeError: not 4 finite real numbers, or a size is not a positive integer.
     """
-    width, height = _size("width", width), _size("height", height)
+    width, height = positive_int("width", width), positive_int("height", height)
     x0, y0, x1, y1 = _numbers(box, 4, "pixel box")
 
     def clip(v: float, hi: int) -> float:

@@ -7,6 +7,8 @@ read them back from the pipeline result.
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -19,21 +21,65 @@ METRICS_PREFIX = "screenmill."
 MAX_ERROR_CHARS = 4000
 
 
+PROGRESS_EVERY_S = 10.0
+_log = logging.getLogger("screenmill.progress")
+
+
+class _Counter:
+    """A Beam counter that also keeps this worker's running count (for the progress line)."""
+
+    def __init__(self, owner: StageCounters, name: str):
+        self._owner = owner
+        self._metric = Metrics.counter(owner.namespace, name)
+        self.value = 0
+
+    def inc(self, n: int = 1) -> None:
+        self._metric.inc(n)
+        self.value += n
+        self._owner.maybe_report()
+
+    def dec(self, n: int = 1) -> None:
+        self.inc(-n)
+
+
 class StageCounters:
-    """Beam counters for one stage; create inside a DoFn (``__init__`` or ``setup``), use anywhere after."""
+    """Beam counters for one stage; create inside a DoFn (``__init__`` or ``setup``), use anywhere after.
+
+    Also the progress display: every worker logs one line per stage at most every ``PROGRESS_EVERY_S`` seconds
+    (logger ``screenmill.progress``, INFO) with its running in / out / dead-letter counts and rate.
+    """
 
     def __init__(self, stage: str):
         self.stage = stage
-        self._namespace = METRICS_PREFIX + stage
-        self.total = Metrics.counter(self._namespace, "total")
-        self.forwarded = Metrics.counter(self._namespace, "forwarded")
+        self.namespace = METRICS_PREFIX + stage
+        self.total = _Counter(self, "total")
+        self.forwarded = _Counter(self, "forwarded")
         self._dropped: dict[str, object] = {}
+        self.dropped_count = 0
+        self._started = self._last_report = time.monotonic()
 
     def dropped(self, reason: str, n: int = 1) -> None:
         counter = self._dropped.get(reason)
         if counter is None:
-            counter = self._dropped[reason] = Metrics.counter(self._namespace, f"dropped_{reason}")
+            counter = self._dropped[reason] = Metrics.counter(self.namespace, f"dropped_{reason}")
         counter.inc(n)
+        self.dropped_count += n
+        self.maybe_report()
+
+    def maybe_report(self) -> None:
+        now = time.monotonic()
+        if now - self._last_report < PROGRESS_EVERY_S:
+            return
+        self._last_report = now
+        rate = self.total.value / max(now - self._started, 1e-9)
+        _log.info(
+            "[%s] %d in, %d out, %d dead-lettered (%.1f/s on this worker)",
+            self.stage,
+            self.total.value,
+            self.forwarded.value,
+            self.dropped_count,
+            rate,
+        )
 
 
 def dead_letter(

@@ -103,6 +103,53 @@ def table_rows(output: str, dt: str) -> dict[str, dict[str, int]]:
     return found
 
 
+def build_manifest(
+    result,
+    *,
+    run_id: str,
+    dt: str,
+    input: str,
+    output: str,
+    annotator: str,
+    beam_args: list[str],
+    configs: dict[str, Any],
+    config_hash: str,
+    wall_seconds: float,
+) -> dict[str, Any]:
+    """Assemble the run manifest from a finished pipeline: inputs, configs, per-stage counts, tables, throughput.
+
+    Args:
+        result: the finished Beam ``PipelineResult`` (its counters give the per-stage counts).
+        run_id, dt, input, output, annotator, beam_args: what the run was asked to do.
+        configs: ``{stage: config dataclass}``; recorded without per-run fields.
+        config_hash: hash of everything that determines the output.
+        wall_seconds: wall time of the pipeline.
+
+    Returns:
+        A JSON-able dict (``manifest_path`` is added by :func:`write_manifest`'s caller).
+    """
+    counts = stage_counts(result)
+    tables = table_rows(output, dt)
+    return {
+        "run_id": run_id,
+        "dt": dt,
+        "input": input,
+        "output": output,
+        "annotator": annotator,
+        "beam_args": beam_args,
+        "config": {stage: config_dict(cfg) for stage, cfg in configs.items()},
+        "config_hash": config_hash,
+        "counts": counts,
+        "tables": tables,
+        "wall_seconds": wall_seconds,
+        "throughput": {
+            "screenshots_per_s": counts.get("ingest", {}).get("total", 0) / wall_seconds if wall_seconds else 0.0,
+            "labels_per_s": tables.get("grounding", {}).get("rows", 0) / wall_seconds if wall_seconds else 0.0,
+        },
+        "versions": package_versions(),
+    }
+
+
 def write_manifest(output: str, manifest: dict[str, Any]) -> str:
     """Write ``_runs/<run_id>.json`` (temp name, then rename) and return its path."""
     path = FileSystems.join(output, "_runs", f"{manifest['run_id']}.json")

@@ -19,9 +19,9 @@ is the engine's plan bit for bit; ``tests/stages/test_tile_plan.py`` checks that
 from __future__ import annotations
 
 import functools
-import operator
 from typing import TYPE_CHECKING
 
+from schemas.coords import positive_int as _positive_int
 from schemas.records import TilePlan
 
 if TYPE_CHECKING:  # Pillow is only needed by resize_for_plan
@@ -31,19 +31,6 @@ RULES = ("closest_aspect", "area_weighted")
 
 # target_ratios enumerates O(max_tiles**3) pairs; no real processor goes near this.
 MAX_TILES_LIMIT = 128
-
-
-def _positive_int(name: str, value) -> int:
-    """``value`` as an int, or TypeError / ValueError naming ``name``."""
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, got a bool")
-    try:
-        number = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}") from None
-    if number <= 0:
-        raise ValueError(f"{name} must be > 0, got {number}")
-    return number
 
 
 def _tile_bounds(min_tiles, max_tiles) -> tuple[int, int]:

@@ -11,6 +11,7 @@ import pytest
 from pipelines.run import run
 from schemas.records import DeadLetter, GroundingLabel, Screenshot
 from stages.write import read_shards
+from tests.conftest import png_bytes, ui_image
 
 
 def _episode(folder, steps: list[str], manifest: dict | None = None):
@@ -34,11 +35,11 @@ def test_bad_inputs_land_where_they_should(bad_inputs, tmp_path):
         ],
     )
     (ep / "s0.webp").write_bytes(good)
-    (ep / "extra.png").write_bytes((folder / "cmyk.jpg").read_bytes())  # in the folder, named by no step
+    (ep / "extra.png").write_bytes(png_bytes(ui_image(seed=11)))  # in the folder, named by no step
     broken = folder / "ep_broken"
     broken.mkdir()
     (broken / "episode.json").write_text("{broken")
-    (broken / "only.png").write_bytes((folder / "palette_alpha.png").read_bytes())
+    (broken / "only.png").write_bytes(png_bytes(ui_image(seed=12)))
 
     out = tmp_path / "out"
     manifest = run(["--input", str(folder), "--output", str(out), "--annotator", "none", "--dt", "2026-11-23"])

@@ -1,0 +1,69 @@
+"""``screenmill eval``: score a run's grounding labels against ScreenSpot-style ground truth.
+
+Usage: ``screenmill eval --truth TRUTH.jsonl OUT [--dt YYYY-MM-DD] [--run RUN_ID] [--annotator NAME]
+[--min-recall R] [--min-point-accuracy A]``.
+
+Reads ``OUT/grounding`` shards, matches labels to truth records by image content (SHA-256), prints a per-image
+table and writes the full report to ``OUT/_eval/<name>.json``. With ``--min-*`` gates it exits 1 when quality is
+below them (for CI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+
+from apache_beam.io.filesystems import FileSystems
+
+from annotators.evaluate import evaluate, load_truth, predictions_from_labels
+from stages.write import read_shards
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="screenmill eval", description=__doc__.splitlines()[0])
+    p.add_argument("output", metavar="OUT", help="a `screenmill run` output root")
+    p.add_argument("--truth", required=True, help="ground-truth JSONL (img_filename, instruction, bbox [x,y,w,h])")
+    p.add_argument("--bbox-format", choices=("xywh", "xyxy"), default="xywh")
+    p.add_argument("--dt", default=None, help="only this date partition (default: all)")
+    p.add_argument("--run", default=None, help="only labels of this run id")
+    p.add_argument("--annotator", default=None, help="only labels of this annotator")
+    p.add_argument("--min-ratio", type=float, default=0.8, help="text similarity that counts as a match")
+    p.add_argument("--min-recall", type=float, default=None, help="exit 1 when recall is below this (0..1)")
+    p.add_argument("--min-point-accuracy", type=float, default=None, help="exit 1 when point accuracy is below")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the evaluation; return the process exit code (0 ok, 1 below a gate, 2 nothing to score)."""
+    args = build_parser().parse_args(argv)
+    truth = load_truth(args.truth, bbox_format=args.bbox_format)
+    rows = read_shards(args.output, "grounding", args.dt).to_pylist()
+    if args.run:
+        rows = [r for r in rows if r["run_id"] == args.run]
+    if args.annotator:
+        rows = [r for r in rows if r["annotator"] == args.annotator]
+    if not any(t.sha256 for t in truth):
+        print("screenmill eval: no truth image was found next to the truth file, so no label can be matched")
+        return 2
+    report = evaluate(truth, predictions_from_labels(rows), min_ratio=args.min_ratio)
+    print(report.format_table())
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = FileSystems.join(args.output, "_eval", f"eval-{args.run or 'all'}-{stamp}.json")
+    body = {"truth": args.truth, "labels": len(rows), "run": args.run, "annotator": args.annotator}
+    body.update(report.to_dict(details=True))
+    with FileSystems.create(path) as f:
+        f.write(json.dumps(body, indent=2).encode("utf-8"))
+    print(f"report: {path}")
+    failed = []
+    if args.min_recall is not None and (report.recall or 0.0) < args.min_recall:
+        failed.append(f"recall {report.recall} < {args.min_recall}")
+    if args.min_point_accuracy is not None and (report.point_accuracy or 0.0) < args.min_point_accuracy:
+        failed.append(f"point accuracy {report.point_accuracy} < {args.min_point_accuracy}")
+    for msg in failed:
+        print(f"screenmill eval: below gate: {msg}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,49 @@
+"""`screenmill eval` over a real run: the OCR annotator's labels scored against the shipped truth set."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from pipelines.evaluate import main as eval_main
+from pipelines.run import run
+
+
+@pytest.mark.slow
+def test_eval_scores_a_real_run_against_the_truth_set(samples_dir, tmp_path, capsys):
+    truth_dir = samples_dir / "truth"
+    # copy the pages under other names: labels meet truth records by content hash, not file name
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for i, page in enumerate(sorted(truth_dir.glob("*.png"))):
+        shutil.copy(page, inputs / f"shot-{i:02d}.png")
+    out = tmp_path / "out"
+    manifest = run(["--input", str(inputs), "--output", str(out), "--quiet", "--ocr-threads", "2"])
+    assert manifest["tables"]["grounding"]["rows"] > 100
+
+    code = eval_main(
+        [str(out), "--truth", str(truth_dir / "truth.jsonl"), "--min-recall", "0.9", "--min-point-accuracy", "0.98"]
+    )
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "TOTAL" in printed
+    (report_path,) = (out / "_eval").glob("eval-all-*.json")
+    report = json.loads(report_path.read_text())
+    assert report["truth"] == sum(1 for line in (truth_dir / "truth.jsonl").read_text().splitlines() if line.strip())
+    assert report["recall"] >= 0.9 and report["point_accuracy"] >= 0.98
+    assert report["ignored_predictions"] == 0
+
+    # a gate it cannot meet exits 1; labels of another run only score nothing
+    assert eval_main([str(out), "--truth", str(truth_dir / "truth.jsonl"), "--min-recall", "1.01"]) == 1
+    assert eval_main([str(out), "--truth", str(truth_dir / "truth.jsonl"), "--run", "no-such-run"]) == 0
+    assert "TOTAL" in capsys.readouterr().out
+
+
+def test_eval_refuses_truth_without_images(tmp_path, capsys):
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text(json.dumps({"img_filename": "absent.png", "instruction": "OK", "bbox": [0, 0, 10, 10]}) + "\n")
+    (tmp_path / "out").mkdir()
+    assert eval_main([str(tmp_path / "out"), "--truth", str(truth)]) == 2
+    assert "no truth image" in capsys.readouterr().out
