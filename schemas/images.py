@@ -101,7 +101,9 @@ def _open(data: bytes, limits: ImageLimits) -> tuple[Image.Image, ImageInfo]:
     if max(w, h) / min(w, h) > limits.max_aspect:
         raise ImageRejected("extreme_aspect_ratio", f"{w}x{h}: aspect ratio over {limits.max_aspect}")
     try:
-        orientation = int(im.getexif().get(0x0112, 1) or 1)
+        # Pillow's PNG getexif() decodes every pixel to look for a late eXIf chunk: skip it when there is none.
+        has_exif = im.format != "PNG" or b"eXIf" in data
+        orientation = int(im.getexif().get(0x0112, 1) or 1) if has_exif else 1
     except Exception:  # noqa: BLE001 - a broken EXIF block must not reject an otherwise good image
         orientation = 1
     if orientation not in range(1, 9):

@@ -38,6 +38,19 @@ def test_exif_orientation_swaps_the_frame(cases):
     assert (info.width, info.height, info.orientation) == (200, 400, 6)
 
 
+def test_png_exif_orientation_is_read_without_decoding_pixels():
+    exif = Image.Exif()
+    exif[0x0112] = 8
+    data = png_bytes(ui_image(400, 200), exif=exif)
+    assert b"eXIf" in data
+    info = inspect_image(data)
+    assert (info.width, info.height, info.orientation) == (200, 400, 8)
+    assert load_rgb(data).size == (200, 400)
+    # without an eXIf chunk the orientation is the identity
+    plain = inspect_image(png_bytes(ui_image(400, 200)))
+    assert (plain.width, plain.height, plain.orientation) == (400, 200, 1)
+
+
 def test_sixteen_bit_keeps_its_dynamic_range():
     arr = np.linspace(0, 65535, 256 * 64).reshape(64, 256).astype(np.uint16)
     im = load_rgb(png_bytes(Image.fromarray(arr)))
