@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(argv: list[str] | None = None) -> dict:
     """Run the main job; return the run manifest (also written to ``OUT/_runs/<run_id>.json``)."""
     args, beam_args = build_parser().parse_known_args(argv)
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
+    _progress_to_stderr(not args.quiet)
     run_id = new_run_id()
     dt = args.dt or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
     limits = ImageLimits(max_pixels=args.max_pixels, min_side=args.min_side, max_side=args.max_side)
@@ -107,6 +107,19 @@ def run(argv: list[str] | None = None) -> dict:
     manifest["manifest_path"] = write_manifest(args.output, manifest)
     print(manifest["manifest_path"] if args.quiet else format_summary(manifest))
     return manifest
+
+
+def _progress_to_stderr(enabled: bool) -> None:
+    # Beam's import already configured the root logger (so basicConfig would be a no-op): give our own loggers
+    # a handler of their own instead.
+    log = logging.getLogger("screenmill")
+    log.setLevel(logging.INFO if enabled else logging.WARNING)
+    if enabled and not any(getattr(h, "_screenmill", False) for h in log.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        handler._screenmill = True
+        log.addHandler(handler)
+        log.propagate = False
 
 
 def _default_runner():

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import logging
-import time
 from typing import Any
 
 import apache_beam as beam
@@ -29,7 +27,6 @@ from stages.common import DEAD_LETTER, StageCounters, StageOutputs, dead_letter
 
 STAGE = "annotate"
 ANNOTATORS = ("ocr",)
-_LOG = logging.getLogger("screenmill.annotate")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,8 +149,6 @@ class _Annotate(beam.DoFn):
             return _Holder(annotator)
 
         self._holder = self._shared.acquire(load, tag=repr(self._config.annotator_options) + self._config.annotator)
-        self._done = 0
-        self._start = self._last_log = time.monotonic()
 
     def _read_rgb(self, shot: Screenshot) -> np.ndarray:
         with FileSystems.open(shot.source_uri, compression_type=CompressionTypes.UNCOMPRESSED) as f:
@@ -184,12 +179,6 @@ class _Annotate(beam.DoFn):
                 continue
             c.forwarded.inc()
             yield from elements_to_labels(shot, elements, annotator, self._config)
-            self._done += 1
-        now = time.monotonic()
-        if now - self._last_log > 10:
-            self._last_log = now
-            rate = self._done / max(now - self._start, 1e-9)
-            _LOG.info("annotate: %d screenshots in this worker (%.2f/s)", self._done, rate)
 
 
 def _first_occurrence(shots):
