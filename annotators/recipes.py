@@ -1,0 +1,355 @@
+"""Prompt recipes: named, versioned prompts whose answers are JSON with a declared schema and coordinate system.
+
+A recipe turns (screenshot(s), task fields) into a prompt and turns the model's text answer into validated results in
+**original-image pixels**. Every recipe decodes with structured outputs (:attr:`Recipe.answer_schema` is handed to
+vLLM), and every answer is still parsed and checked here: random weights, another backend or a truncated answer can
+all produce text that is not what the schema says.
+
+Registry (:data:`RECIPES`, :func:`get_recipe`):
+
+``holo2-localize``   instruction → ``{"x", "y"}`` in 0–1000 of the image (``norm_1000``).
+``holo15-localize``  instruction → ``{"action": "click_absolute", "x", "y"}`` in pixels of the image after the
+                     model's resize (``pixel_resized``: the tile grid's ``resized_width`` × ``resized_height``).
+``navigate-step``    task + the last ≤ 4 screenshots → ``{note, thought, action}`` (a policy step; coordinates in
+                     ``norm_1000`` of the current screenshot).
+``propose-elements`` screenshot → interactive elements, each with an instruction and a box (``norm_1000``):
+                     synthetic grounding data the way UGround / OS-Atlas make it.
+
+Errors raise :class:`AnswerRejected` with a stable ``reason`` (``model_output_not_json``, ``model_output_schema``,
+``coords_out_of_bounds``), which the stage dead-letters with the raw text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from schemas.coords import box_to_pixels, point_to_pixels
+
+LOCALIZE_PROMPT = (
+    "Localize an element on the GUI image according to the provided target and output a click position. "
+    "You must output a valid JSON following the format: {schema}. Your target is: {instruction}"
+)
+
+NAVIGATE_PROMPT = (
+    "You are a computer-use agent. Your task: {task}\n"
+    "The last image is the current screen; earlier images are the previous screens, oldest first.\n"
+    "Previous actions: {history}\n"
+    "Decide the next step. Coordinates are integers from 0 to 1000 across the current screen's width and height. "
+    "You must output a valid JSON following the format: {schema}"
+)
+
+PROPOSE_PROMPT = (
+    "List up to {max_elements} interactive elements visible on this GUI screenshot (buttons, links, inputs, tabs, "
+    "icons, menu items). For each give: an instruction a user would give to act on it, its visible text (empty when "
+    "it has none), its role, and its bounding box as integers from 0 to 1000 across the image's width and height. "
+    "You must output a valid JSON following the format: {schema}"
+)
+
+_NORM = {"type": "integer", "minimum": 0, "maximum": 1000}
+
+
+class AnswerRejected(ValueError):
+    """A model answer that cannot become a label; ``reason`` is a stable dead-letter code."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+        self.message = message
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Frame:
+    """The image an answer's coordinates refer to: original size and the model's resized size (tile grid)."""
+
+    width: int
+    height: int
+    resized_width: int
+    resized_height: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Target:
+    """One parsed grounding answer in original-image pixels (``box`` is zero-size for point-only answers)."""
+
+    instruction: str
+    element_text: str | None
+    role: str | None
+    box: tuple[float, float, float, float]
+    point: tuple[float, float]
+    native_box: tuple[float, ...] | None
+    native_point: tuple[float, float] | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Step:
+    """One parsed policy step: ``action_args`` has its coordinates in original-image pixels."""
+
+    action_type: str
+    action_args: dict[str, Any]
+    thought: str | None
+    note: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """A named, versioned prompt with its answer schema and coordinate system.
+
+    Attributes:
+        name: registry key.
+        version: bump whenever the prompt, schema or parsing changes (it is part of ``label_id``).
+        kind: ``localize`` (instruction in → one target), ``propose`` (→ many targets) or ``step`` (→ a policy step).
+        coord_system: the system the answer's numbers are in (see :mod:`schemas.coords`).
+        template: ``str.format`` template; ``{schema}`` is filled with the compact answer schema.
+        answer_schema: JSON schema of the answer (used for structured outputs and for validation).
+        max_images: screenshots per prompt (≤ 4).
+        max_tokens: generation budget per request.
+        parse: ``parse(obj, frame, fields) -> list[Target] | Step``; raises :class:`AnswerRejected`.
+        defaults: template fields used when the caller does not give them.
+    """
+
+    name: str
+    version: str
+    kind: str
+    coord_system: str
+    template: str
+    answer_schema: Mapping[str, Any]
+    max_images: int
+    max_tokens: int
+    parse: Callable[[Any, Frame, Mapping[str, Any]], Any]
+    defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.kind not in ("localize", "propose", "step"):
+            raise ValueError(f"Recipe {self.name}: kind must be localize, propose or step, got {self.kind!r}")
+        if not 1 <= self.max_images <= 4:
+            raise ValueError(f"Recipe {self.name}: max_images must be 1..4, got {self.max_images}")
+        if self.max_tokens < 1:
+            raise ValueError(f"Recipe {self.name}: max_tokens must be >= 1")
+
+    @property
+    def schema_text(self) -> str:
+        return json.dumps(self.answer_schema, separators=(",", ":"))
+
+    def prompt(self, **fields: Any) -> str:
+        """The text of the user turn (image placeholders are added by the engine's chat format).
+
+        Raises:
+            KeyError: a field the template needs is missing (``instruction`` for localize, ``task`` for step).
+        """
+        return self.template.format(schema=self.schema_text, **{**self.defaults, **fields})
+
+    def answer(self, text: str, frame: Frame, fields: Mapping[str, Any] | None = None):
+        """Parse and validate a raw answer.
+
+        Args:
+            text: the model's output text.
+            frame: the (current) screenshot's original and resized size.
+            fields: the fields the prompt was made from (``instruction`` is copied into localize targets).
+
+        Returns:
+            ``list[Target]`` for localize/propose recipes, a :class:`Step` for step recipes.
+
+        Raises:
+            AnswerRejected: ``model_output_not_json`` (not one JSON value), ``model_output_schema`` (the value
+                does not match the schema), ``coords_out_of_bounds`` (a coordinate outside the image).
+        """
+        try:
+            obj = json.loads(text)
+        except (json.JSONDecodeError, TypeError) as e:
+            raise AnswerRejected("model_output_not_json", f"{e.__class__.__name__}: {e}") from None
+        _validate(obj, self.answer_schema)
+        return self.parse(obj, frame, fields or {})
+
+
+def _validate(obj: Any, schema: Mapping[str, Any]) -> None:
+    import jsonschema
+
+    try:
+        jsonschema.validate(obj, schema)
+    except jsonschema.ValidationError as e:
+        where = "/".join(str(p) for p in e.absolute_path) or "(root)"
+        raise AnswerRejected("model_output_schema", f"at {where}: {e.message}") from None
+
+
+def _to_pixels_point(values: Sequence[float], system: str, frame: Frame) -> tuple[float, float]:
+    ref = (frame.resized_width, frame.resized_height)
+    x, y = point_to_pixels(values, system, frame.width, frame.height, ref)
+    if not (0 <= x <= frame.width and 0 <= y <= frame.height):
+        size = f"{frame.width}x{frame.height}"
+        raise AnswerRejected("coords_out_of_bounds", f"point {list(values)} ({system}) is outside the {size} image")
+    return x, y
+
+
+def _to_pixels_box(values: Sequence[float], system: str, frame: Frame) -> tuple[float, float, float, float]:
+    ref = (frame.resized_width, frame.resized_height)
+    x0, y0, x1, y1 = box_to_pixels(values, system, frame.width, frame.height, ref)
+    if x1 < x0 or y1 < y0:
+        raise AnswerRejected("model_output_schema", f"box {list(values)} has its corners in the wrong order")
+    if x0 < 0 or y0 < 0 or x1 > frame.width or y1 > frame.height:
+        raise AnswerRejected(
+            "coords_out_of_bounds", f"box {list(values)} ({system}) is outside the {frame.width}x{frame.height} image"
+        )
+    return x0, y0, x1, y1
+
+
+def _localize(system: str) -> Callable:
+    def parse(obj: Mapping[str, Any], frame: Frame, fields: Mapping[str, Any]) -> list[Target]:
+        native = (obj["x"], obj["y"])
+        x, y = _to_pixels_point(native, system, frame)
+        return [Target(fields.get("instruction", ""), None, None, (x, y, x, y), (x, y), None, native)]
+
+    return parse
+
+
+def _parse_propose(obj: Mapping[str, Any], frame: Frame, fields: Mapping[str, Any]) -> list[Target]:
+    out = []
+    for i, el in enumerate(obj["elements"]):
+        native = tuple(el["box"])
+        try:
+            box = _to_pixels_box(native, "norm_1000", frame)
+        except AnswerRejected as e:
+            raise AnswerRejected(e.reason, f"element {i}: {e.message}") from None
+        point = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+        out.append(Target(el["instruction"].strip(), el["text"] or None, el["role"] or None, box, point, native, None))
+    return out
+
+
+_POINT_ACTIONS = ("click_element", "write_element_abs")
+
+
+def _parse_step(obj: Mapping[str, Any], frame: Frame, fields: Mapping[str, Any]) -> Step:
+    action = dict(obj["action"])
+    kind = action.pop("action")
+    if kind in _POINT_ACTIONS:
+        native = (action["x"], action["y"])
+        action["x"], action["y"] = _to_pixels_point(native, "norm_1000", frame)
+        action["native_point"] = list(native)
+    return Step(kind, action, obj.get("thought") or None, obj.get("note") or None)
+
+
+def _obj(properties: dict, required: Sequence[str] | None = None) -> dict:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties if required is None else required),
+        "additionalProperties": False,
+    }
+
+
+def _action(name: str, **props) -> dict:
+    return _obj({"action": {"const": name}, **props})
+
+
+_ACTION_SCHEMA = {
+    "anyOf": [
+        _action("click_element", element={"type": "string"}, x=_NORM, y=_NORM),
+        _action("write_element_abs", content={"type": "string"}, element={"type": "string"}, x=_NORM, y=_NORM),
+        _action("scroll", direction={"enum": ["up", "down", "left", "right"]}),
+        _action("go_back"),
+        _action("refresh"),
+        _action("goto", url={"type": "string", "minLength": 1}),
+        _action("wait", seconds={"type": "integer", "minimum": 0, "maximum": 60}),
+        _action("restart"),
+        _action("answer", content={"type": "string"}),
+    ]
+}
+
+ACTION_TYPES = tuple(a["properties"]["action"]["const"] for a in _ACTION_SCHEMA["anyOf"])
+
+
+def _registry() -> dict[str, Recipe]:
+    recipes = [
+        Recipe(
+            name="holo2-localize",
+            version="1",
+            kind="localize",
+            coord_system="norm_1000",
+            template=LOCALIZE_PROMPT,
+            answer_schema=_obj({"x": _NORM, "y": _NORM}),
+            max_images=1,
+            max_tokens=32,
+            parse=_localize("norm_1000"),
+        ),
+        Recipe(
+            name="holo15-localize",
+            version="1",
+            kind="localize",
+            coord_system="pixel_resized",
+            template=LOCALIZE_PROMPT,
+            answer_schema=_obj(
+                {
+                    "action": {"const": "click_absolute"},
+                    "x": {"type": "integer", "minimum": 0},
+                    "y": {"type": "integer", "minimum": 0},
+                }
+            ),
+            max_images=1,
+            max_tokens=48,
+            parse=_localize("pixel_resized"),
+        ),
+        Recipe(
+            name="navigate-step",
+            version="1",
+            kind="step",
+            coord_system="norm_1000",
+            template=NAVIGATE_PROMPT,
+            answer_schema=_obj(
+                {
+                    "note": {"type": "string", "maxLength": 400},
+                    "thought": {"type": "string", "maxLength": 800},
+                    "action": _ACTION_SCHEMA,
+                }
+            ),
+            max_images=4,
+            max_tokens=256,
+            parse=_parse_step,
+            defaults={"history": "none"},
+        ),
+        Recipe(
+            name="propose-elements",
+            version="1",
+            kind="propose",
+            coord_system="norm_1000",
+            template=PROPOSE_PROMPT,
+            answer_schema=_obj(
+                {
+                    "elements": {
+                        "type": "array",
+                        "maxItems": 32,
+                        "items": _obj(
+                            {
+                                "instruction": {"type": "string", "minLength": 1, "maxLength": 200},
+                                "text": {"type": "string", "maxLength": 200},
+                                "role": {"type": "string", "maxLength": 40},
+                                "box": {"type": "array", "items": _NORM, "minItems": 4, "maxItems": 4},
+                            }
+                        ),
+                    }
+                }
+            ),
+            max_images=1,
+            max_tokens=1024,
+            parse=_parse_propose,
+            defaults={"max_elements": 20},
+        ),
+    ]
+    return {r.name: r for r in recipes}
+
+
+RECIPES: dict[str, Recipe] = _registry()
+
+
+def get_recipe(name: str, **overrides: Any) -> Recipe:
+    """A registered recipe, optionally with fields replaced (``template``, ``max_tokens``, ``version`` …).
+
+    Raises:
+        KeyError: ``name`` is not registered (the message lists the registered names).
+    """
+    try:
+        recipe = RECIPES[name]
+    except KeyError:
+        raise KeyError(f"unknown recipe {name!r}; registered: {', '.join(sorted(RECIPES))}") from None
+    return dataclasses.replace(recipe, **overrides) if overrides else recipe

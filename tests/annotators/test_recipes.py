@@ -1,0 +1,129 @@
+"""Prompt recipes: prompts carry the schema, answers parse to original pixels, bad answers get their reason."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from annotators.recipes import ACTION_TYPES, RECIPES, AnswerRejected, Frame, get_recipe
+
+FRAME = Frame(width=1920, height=1080, resized_width=2048, resized_height=1024)
+
+
+def test_registry_has_the_four_recipes_with_schemas():
+    assert set(RECIPES) == {"holo2-localize", "holo15-localize", "navigate-step", "propose-elements"}
+    for recipe in RECIPES.values():
+        assert recipe.version
+        assert json.loads(recipe.schema_text) == recipe.answer_schema
+    assert set(ACTION_TYPES) == {
+        "click_element",
+        "write_element_abs",
+        "scroll",
+        "go_back",
+        "refresh",
+        "goto",
+        "wait",
+        "restart",
+        "answer",
+    }
+
+
+def test_localize_prompt_names_schema_and_target():
+    recipe = get_recipe("holo2-localize")
+    text = recipe.prompt(instruction='click "Sign in"')
+    assert text.startswith("Localize an element on the GUI image")
+    assert text.endswith('Your target is: click "Sign in"')
+    assert recipe.schema_text in text
+    with pytest.raises(KeyError):
+        recipe.prompt()
+
+
+def test_holo2_answer_is_norm_1000_of_the_original_image():
+    (t,) = get_recipe("holo2-localize").answer('{"x": 500, "y": 250}', FRAME, {"instruction": "open menu"})
+    assert t.point == (960.0, 270.0)
+    assert t.box == (960.0, 270.0, 960.0, 270.0)
+    assert t.native_point == (500, 250) and t.instruction == "open menu"
+
+
+def test_holo15_answer_is_pixels_of_the_resized_image():
+    answer = json.dumps({"action": "click_absolute", "x": 1024, "y": 512})
+    (t,) = get_recipe("holo15-localize").answer(answer, FRAME, {"instruction": "x"})
+    assert t.point == (960.0, 540.0)
+    too_far = json.dumps({"action": "click_absolute", "x": 2049, "y": 10})
+    with pytest.raises(AnswerRejected) as err:
+        get_recipe("holo15-localize").answer(too_far, FRAME)
+    assert err.value.reason == "coords_out_of_bounds"
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("", "model_output_not_json"),
+        ('{"x": 1, "y": ', "model_output_not_json"),
+        ("not json at all", "model_output_not_json"),
+        ('{"x": "500", "y": 1}', "model_output_schema"),
+        ('{"x": 1001, "y": 1}', "model_output_schema"),
+        ('{"x": 1}', "model_output_schema"),
+        ('{"x": 1, "y": 2, "z": 3}', "model_output_schema"),
+        ("[1, 2]", "model_output_schema"),
+    ],
+)
+def test_bad_localize_answers_have_their_reason(text, reason):
+    with pytest.raises(AnswerRejected) as err:
+        get_recipe("holo2-localize").answer(text, FRAME)
+    assert err.value.reason == reason
+
+
+def test_propose_elements_boxes_and_centres():
+    answer = {
+        "elements": [
+            {"instruction": "sign in", "text": "Sign in", "role": "button", "box": [100, 200, 300, 400]},
+            {"instruction": "open the menu", "text": "", "role": "", "box": [0, 0, 1000, 1000]},
+        ]
+    }
+    targets = get_recipe("propose-elements").answer(json.dumps(answer), FRAME)
+    assert targets[0].box == (192.0, 216.0, 576.0, 432.0)
+    assert targets[0].point == (384.0, 324.0)
+    assert (targets[0].element_text, targets[0].role) == ("Sign in", "button")
+    assert targets[1].box == (0.0, 0.0, 1920.0, 1080.0) and targets[1].element_text is None
+    reversed_box = {"elements": [{"instruction": "a", "text": "", "role": "", "box": [300, 200, 100, 400]}]}
+    with pytest.raises(AnswerRejected) as err:
+        get_recipe("propose-elements").answer(json.dumps(reversed_box), FRAME)
+    assert err.value.reason == "model_output_schema" and "element 0" in err.value.message
+    assert "{max_elements}" not in get_recipe("propose-elements").prompt()
+
+
+def test_navigate_step_actions():
+    recipe = get_recipe("navigate-step")
+    click = {
+        "note": "",
+        "thought": "the button",
+        "action": {"action": "click_element", "element": "OK", "x": 500, "y": 500},
+    }
+    step = recipe.answer(json.dumps(click), FRAME)
+    assert step.action_type == "click_element"
+    assert (step.action_args["x"], step.action_args["y"]) == (960.0, 540.0)
+    assert step.action_args["native_point"] == [500, 500] and step.thought == "the button" and step.note is None
+    scroll = recipe.answer(
+        json.dumps({"note": "n", "thought": "t", "action": {"action": "scroll", "direction": "down"}}), FRAME
+    )
+    assert (scroll.action_type, scroll.action_args) == ("scroll", {"direction": "down"})
+    for bad in (
+        {"note": "", "thought": "", "action": {"action": "fly"}},
+        {"note": "", "thought": "", "action": {"action": "scroll", "direction": "sideways"}},
+        {"note": "", "thought": "", "action": {"action": "click_element", "element": "OK", "x": 5}},
+    ):
+        with pytest.raises(AnswerRejected) as err:
+            recipe.answer(json.dumps(bad), FRAME)
+        assert err.value.reason == "model_output_schema"
+    assert "Previous actions: none" in recipe.prompt(task="buy milk")
+
+
+def test_overrides_and_unknown_names():
+    assert get_recipe("holo2-localize", version="2").version == "2"
+    assert RECIPES["holo2-localize"].version == "1"
+    with pytest.raises(KeyError, match="registered"):
+        get_recipe("nope")
+    with pytest.raises(ValueError):
+        get_recipe("holo2-localize", max_images=5)
