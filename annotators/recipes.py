@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from schemas.coords import box_to_pixels, point_to_pixels
+from schemas.records import Rejected
 
 LOCALIZE_PROMPT = (
     "Localize an element on the GUI image according to the provided target and output a click position. "
@@ -51,13 +52,8 @@ PROPOSE_PROMPT = (
 _NORM = {"type": "integer", "minimum": 0, "maximum": 1000}
 
 
-class AnswerRejected(ValueError):
+class AnswerRejected(Rejected):
     """A model answer that cannot become a label; ``reason`` is a stable dead-letter code."""
-
-    def __init__(self, reason: str, message: str):
-        super().__init__(f"{reason}: {message}")
-        self.reason = reason
-        self.message = message
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -18,6 +18,8 @@ import warnings
 import numpy as np
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
+from schemas.records import Rejected
+
 # Never accept a half image: Pillow's default, asserted here because a library elsewhere may have flipped it.
 ImageFile.LOAD_TRUNCATED_IMAGES = False
 
@@ -26,13 +28,8 @@ _ROTATING_ORIENTATIONS = (5, 6, 7, 8)
 _PNG_TRAILER = b"IEND\xaeB`\x82"
 
 
-class ImageRejected(ValueError):
+class ImageRejected(Rejected):
     """Raised for bytes that are not an acceptable screenshot; ``reason`` is a stable dead-letter code."""
-
-    def __init__(self, reason: str, message: str):
-        super().__init__(f"{reason}: {message}")
-        self.reason = reason
-        self.message = message
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -284,6 +284,15 @@ class DeadLetter(_Record):
     )
 
 
+class Rejected(ValueError):
+    """An input a stage refuses; ``reason`` is the stable dead-letter code, ``message`` the human explanation."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+        self.message = message
+
+
 def utcnow() -> _dt.datetime:
     """Timezone-aware UTC now, microsecond precision (what the timestamp columns store)."""
     return _dt.datetime.now(_dt.UTC)
