@@ -99,7 +99,8 @@ class Screenshot(_Record):
     """One accepted input image (an occurrence: the same bytes may be several steps of one episode).
 
     ``screenshot_id`` is the sha256 of the file's bytes. ``width``/``height`` are after EXIF orientation, i.e. the
-    frame every coordinate refers to. ``source_mode`` is the Pillow mode before conversion to RGB.
+    frame every coordinate refers to. ``source_mode`` is the Pillow mode before conversion to RGB. Episode steps also
+    carry the episode's goal (``episode_task``) and the step's recorded action(s) as JSON (``recorded_action``).
     """
 
     screenshot_id: str
@@ -115,6 +116,8 @@ class Screenshot(_Record):
     episode_id: str | None = None
     step_index: int | None = None
     tile_plan: TilePlan | None = None
+    episode_task: str | None = None
+    recorded_action: str | None = None
 
     SCHEMA: ClassVar[pa.Schema] = pa.schema(
         [
@@ -131,6 +134,8 @@ class Screenshot(_Record):
             _f("episode_id", pa.string()),
             _f("step_index", pa.int32()),
             _f("tile_plan", _TILE_STRUCT),
+            _f("episode_task", pa.string()),
+            _f("recorded_action", pa.string()),
             _f("schema_version", pa.int16(), False),
         ],
         metadata={"table": "screenshots"},

@@ -131,7 +131,15 @@ class _IngestFile(beam.DoFn):
         else:
             self._ignored.inc()
 
-    def _image(self, path: str, size: int | None, episode_id: str | None = None, step: int | None = None):
+    def _image(
+        self,
+        path: str,
+        size: int | None,
+        episode_id: str | None = None,
+        step: int | None = None,
+        task: str | None = None,
+        recorded_action: str | None = None,
+    ):
         c = self._counters
         c.total.inc()
         run_id = self._config.run_id
@@ -169,6 +177,8 @@ class _IngestFile(beam.DoFn):
             run_id=run_id,
             episode_id=episode_id,
             step_index=step,
+            episode_task=task,
+            recorded_action=recorded_action,
         )
 
     def _folder_images(self, directory: str) -> list[tuple[str, int]]:
@@ -188,6 +198,7 @@ class _IngestFile(beam.DoFn):
             if not isinstance(episode, dict):
                 raise ValueError("episode.json must hold a JSON object")
             episode_id = str(episode.get("episode_id") or _basename(directory))
+            task = _task(episode)
             steps_path = _join(directory, STEPS_FILE)
             if FileSystems.exists(steps_path):
                 lines = _read(steps_path).decode("utf-8").splitlines()
@@ -235,10 +246,25 @@ class _IngestFile(beam.DoFn):
                 c.total.inc()
                 yield dead_letter(c, where, "missing_file", f"step {index}: {rel} does not exist", target, run_id)
                 continue
-            yield from self._image(target, sizes.get(target), episode_id=episode_id, step=index)
+            yield from self._image(target, sizes.get(target), episode_id, index, task, _recorded_action(step))
         for path, size in sizes.items():
             if path not in referenced:
                 yield from self._image(path, size)
+
+
+def _task(episode: dict) -> str | None:
+    """The episode's natural-language goal (``task_en``, ``task``, ``goal`` or ``instruction``), if it has one."""
+    for key in ("task_en", "task", "goal", "instruction"):
+        value = episode.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _recorded_action(step: dict) -> str | None:
+    """The step's recorded action(s) (``actions`` or ``action``) as compact JSON, kept for inverse labelling."""
+    value = step.get("actions", step.get("action"))
+    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 class _CollapseDuplicates(beam.DoFn):

@@ -64,6 +64,9 @@ def test_bad_inputs_land_where_they_should(bad_inputs, tmp_path):
     assert {n for n, _, _ in by_name} == accepted | {"s0.webp", "extra.png", "only.png"}
     # the same bytes at two steps of an episode stay two rows; the loose copy is a third occurrence
     assert ("s0.webp", "ep1", 0) in by_name and ("s0.webp", "ep1", 4) in by_name
+    assert by_name[("s0.webp", "ep1", 0)]["episode_task"] == "t"
+    assert by_name[("s0.webp", "ep1", 0)]["recorded_action"] is None
+    assert by_name[("extra.png", None, None)]["episode_task"] is None
     assert ("extra.png", None, None) in by_name and ("only.png", None, None) in by_name
     rotated = by_name[("exif_rotated.jpg", None, None)]
     assert (rotated["width"], rotated["height"], rotated["exif_orientation"]) == (200, 400, 6)
@@ -122,6 +125,9 @@ def test_samples_end_to_end_with_ocr(samples_dir, tmp_path):
     assert [d["reason"] for d in dead] == ["duplicate"]  # showui chrome.png == 0730d….png
     assert len(shots) == n_screens - 1 + n_steps
     assert sum(1 for s in shots if s["episode_id"] == "task002") == n_steps
+    steps = sorted((s for s in shots if s["episode_id"] == "task002"), key=lambda s: s["step_index"])
+    assert all(s["episode_task"] == "In open word, display gridlines" for s in steps)
+    assert json.loads(steps[1]["recorded_action"])[0]["mouse_position"] == {"height": 45, "width": 460}
 
     labels = read_shards(str(out_a), "grounding")
     assert labels.schema.remove_metadata().equals(GroundingLabel.SCHEMA.remove_metadata())
