@@ -16,9 +16,11 @@ import time
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from annotators.vllm_engine import EngineConfig
 from schemas.images import ImageLimits
-from schemas.records import DeadLetter, GroundingLabel, Screenshot
+from schemas.records import ActionStep, DeadLetter, GroundingLabel, Screenshot
 from stages.annotate import AnnotateConfig, AnnotateScreenshots
+from stages.infer import RunVlm, VlmConfig
 from stages.ingest import IngestConfig, IngestScreenshots
 from stages.report import build_manifest, config_hash, format_summary, new_run_id, write_manifest
 from stages.tile import TileConfig, TileScreenshots
@@ -30,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="screenmill run", description=__doc__.splitlines()[0])
     p.add_argument("--input", required=True, help="FileSystems pattern or directory of screenshots / episodes")
     p.add_argument("--output", required=True, help="output root (local path or gs://, s3://)")
-    p.add_argument("--annotator", choices=("ocr", "none"), default="ocr", help="label producer (default: ocr)")
+    p.add_argument("--annotator", choices=("ocr", "vllm", "none"), default="ocr", help="label producer (default: ocr)")
     p.add_argument("--dt", default=None, help="date partition YYYY-MM-DD (default: today, UTC)")
     p.add_argument("--max-pixels", type=int, default=limits.max_pixels, help="decompression-bomb limit")
     p.add_argument("--min-side", type=int, default=limits.min_side)
@@ -43,6 +45,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--codec", choices=("zstd", "snappy", "gzip", "none"), default="zstd")
     p.add_argument("--ocr-threads", type=int, default=None, help="onnxruntime threads per OCR model")
     p.add_argument("--quiet", action="store_true", help="print only the manifest path")
+    v = p.add_argument_group("vllm annotator (--annotator vllm)")
+    v.add_argument("--model", default="Hcompany/Holotron-12B", help="hub id or local model directory")
+    v.add_argument("--revision", default=None)
+    v.add_argument("--recipe", default="propose-elements", help="prompt recipe (annotators/recipes.py)")
+    v.add_argument("--instructions", default=None, help="JSONL {image, instruction} for localize recipes")
+    v.add_argument("--history", type=int, default=3, help="previous screenshots per navigate step (0..3)")
+    v.add_argument("--dtype", default="bfloat16")
+    v.add_argument("--load-format", default="auto", help="'dummy' = random weights (tests, benchmarks)")
+    v.add_argument("--max-num-seqs", type=int, default=64)
+    v.add_argument("--max-model-len", type=int, default=16384)
+    v.add_argument("--tensor-parallel-size", type=int, default=1)
+    v.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    v.add_argument("--kv-cache-gib", type=float, default=None, help="explicit KV-cache size (needed on CPU)")
+    v.add_argument("--chat-format", choices=("model", "plain"), default="model")
+    v.add_argument("--pre-resize", action="store_true", help="send images resized to their tile grid")
+    v.add_argument("--max-in-flight", type=int, default=None, help="requests queued per engine before stepping")
     return p
 
 
@@ -55,9 +73,8 @@ def run(argv: list[str] | None = None) -> dict:
     limits = ImageLimits(max_pixels=args.max_pixels, min_side=args.min_side, max_side=args.max_side)
     ingest_cfg = IngestConfig(pattern=args.input, run_id=run_id, limits=limits)
     tile_cfg = TileConfig(run_id=run_id, tile_size=args.tile_size, max_tiles=args.max_tiles, rule=args.tile_rule)
-    ocr_options = (("intra_op_threads", args.ocr_threads),) if args.ocr_threads else ()
-    ann_cfg = AnnotateConfig(run_id=run_id, config_hash="pending", annotator_options=ocr_options, limits=limits)
-    ann_cfg = dataclasses.replace(ann_cfg, config_hash=config_hash(ann_cfg, tile_cfg))
+    label_cfg = _vlm_config(args, run_id, limits) if args.annotator == "vllm" else _ocr_config(args, run_id, limits)
+    label_cfg = dataclasses.replace(label_cfg, config_hash=config_hash(label_cfg, tile_cfg))
 
     def table(name, schema, keys):
         return WriteConfig(
@@ -81,10 +98,16 @@ def run(argv: list[str] | None = None) -> dict:
         table("screenshots", Screenshot.SCHEMA, ("screenshot_id", "episode_id", "step_index"))
     )
     dead = {"ingest": shots.dead_letter, "tile": tiled.dead_letter}
-    if args.annotator != "none":
-        labels = tiled.good | "Annotate" >> AnnotateScreenshots(ann_cfg)
+    if args.annotator == "ocr":
+        labels = tiled.good | "Annotate" >> AnnotateScreenshots(label_cfg)
         labels.good | "WriteGrounding" >> WriteShards(table("grounding", GroundingLabel.SCHEMA, ("label_id",)))
         dead["annotate"] = labels.dead_letter
+    elif args.annotator == "vllm":
+        vlm = tiled.good | "RunVlm" >> RunVlm(label_cfg)
+        vlm.good | "WriteGrounding" >> WriteShards(table("grounding", GroundingLabel.SCHEMA, ("label_id",)))
+        action_keys = ("episode_id", "step", "label_id")
+        vlm.actions | "WriteActions" >> WriteShards(table("actions", ActionStep.SCHEMA, action_keys))
+        dead["infer"] = vlm.dead_letter
     for stage, records in dead.items():
         records | f"WriteDeadLetter_{stage}" >> WriteShards(
             table(f"_dead_letter/{stage}", DeadLetter.SCHEMA, ("input_id", "reason"))
@@ -100,13 +123,45 @@ def run(argv: list[str] | None = None) -> dict:
         output=args.output,
         annotator=args.annotator,
         beam_args=beam_args,
-        configs={"ingest": ingest_cfg, "tile": tile_cfg, "annotate": ann_cfg},
-        config_hash=ann_cfg.config_hash,
+        configs={"ingest": ingest_cfg, "tile": tile_cfg, "annotate": label_cfg},
+        config_hash=label_cfg.config_hash,
         wall_seconds=time.monotonic() - started,
     )
     manifest["manifest_path"] = write_manifest(args.output, manifest)
     print(manifest["manifest_path"] if args.quiet else format_summary(manifest))
     return manifest
+
+
+def _ocr_config(args, run_id: str, limits: ImageLimits) -> AnnotateConfig:
+    options = (("intra_op_threads", args.ocr_threads),) if args.ocr_threads else ()
+    return AnnotateConfig(run_id=run_id, config_hash="pending", annotator_options=options, limits=limits)
+
+
+def _vlm_config(args, run_id: str, limits: ImageLimits) -> VlmConfig:
+    engine = EngineConfig(
+        model=args.model,
+        revision=args.revision,
+        dtype=args.dtype,
+        load_format=args.load_format,
+        max_model_len=args.max_model_len,
+        max_num_seqs=args.max_num_seqs,
+        max_num_tiles=args.max_tiles,
+        tensor_parallel_size=args.tensor_parallel_size,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        kv_cache_memory_bytes=int(args.kv_cache_gib * 2**30) if args.kv_cache_gib else None,
+        chat_format=args.chat_format,
+    )
+    return VlmConfig(
+        run_id=run_id,
+        config_hash="pending",
+        engine=engine,
+        recipe=args.recipe,
+        instructions=args.instructions,
+        history=args.history,
+        limits=limits,
+        pre_resize=args.pre_resize,
+        max_in_flight=args.max_in_flight,
+    )
 
 
 def _progress_to_stderr(enabled: bool) -> None:

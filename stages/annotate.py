@@ -12,18 +12,15 @@ Reason codes: ``unreadable``, ``changed_during_run`` (the bytes no longer match 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from typing import Any
 
 import apache_beam as beam
 import numpy as np
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.utils import shared
 
-from schemas.images import ImageLimits, ImageRejected, load_rgb
+from schemas.images import ImageLimits, ImageRejected
 from schemas.records import GroundingLabel, Screenshot
-from stages.common import DEAD_LETTER, StageCounters, StageOutputs, dead_letter
+from stages.common import DEAD_LETTER, StageCounters, StageOutputs, dead_letter, read_screenshot
 
 STAGE = "annotate"
 ANNOTATORS = ("ocr",)
@@ -150,13 +147,6 @@ class _Annotate(beam.DoFn):
 
         self._holder = self._shared.acquire(load, tag=repr(self._config.annotator_options) + self._config.annotator)
 
-    def _read_rgb(self, shot: Screenshot) -> np.ndarray:
-        with FileSystems.open(shot.source_uri, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            data = f.read()
-        if hashlib.sha256(data).hexdigest() != shot.screenshot_id:
-            raise ImageRejected("changed_during_run", "the file's bytes no longer match its content id")
-        return np.asarray(load_rgb(data, self._config.limits))
-
     def process(self, batch: list[Screenshot]):
         c = self._counters
         annotator = self._holder.annotator
@@ -165,7 +155,7 @@ class _Annotate(beam.DoFn):
             c.total.inc()
             uri = shot.source_uri
             try:
-                image = self._read_rgb(shot)
+                image = np.asarray(read_screenshot(shot, self._config.limits))
             except ImageRejected as e:
                 yield dead_letter(c, uri, e.reason, e.message, uri, run_id)
                 continue
@@ -181,7 +171,7 @@ class _Annotate(beam.DoFn):
             yield from elements_to_labels(shot, elements, annotator, self._config)
 
 
-def _first_occurrence(shots):
+def first_occurrence(shots):
     return min(shots, key=lambda s: (s.source_uri, s.episode_id or "", s.step_index or -1))
 
 
@@ -196,7 +186,7 @@ class AnnotateScreenshots(beam.PTransform):
         out = (
             shots
             | "ByContent" >> beam.Map(lambda s: (s.screenshot_id, s))
-            | "OnePerImage" >> beam.CombinePerKey(_first_occurrence)
+            | "OnePerImage" >> beam.CombinePerKey(first_occurrence)
             | "Values" >> beam.Values()
             | "Spread" >> beam.Reshuffle()
             | "Batch" >> beam.BatchElements(min_batch_size=1, max_batch_size=self._config.max_batch_size)

@@ -164,7 +164,7 @@ def format_summary(manifest: dict[str, Any]) -> str:
     """The end-of-run summary a person reads: per-stage counts, dead letters by reason, tables, throughput."""
     lines = [f"screenmill run {manifest['run_id']}  ({manifest['wall_seconds']:.1f} s)"]
     lines.append(f"{'stage':<10} {'in':>7} {'out':>7}  dead letters by reason")
-    for stage in ("ingest", "tile", "annotate"):
+    for stage in ("ingest", "tile", "annotate", "infer"):
         c = manifest["counts"].get(stage)
         if c is None:
             continue

@@ -1,0 +1,445 @@
+"""``RunVlm``: screenshots → requests for a vision-language model → grounding labels and action steps, + dead letters.
+
+Work units by recipe kind (see :mod:`annotators.recipes`):
+
+* ``propose``: one request per distinct screenshot (by content id) → many grounding labels;
+* ``localize``: one request per (screenshot, instruction) from an instructions JSONL
+  (``{"image": <file name or sha256>, "instruction": ...}``), joined on the screenshot's file name or content id
+  → one grounding label each; an instruction whose image is not among the inputs is dead-lettered
+  (``instruction_without_image``);
+* ``step``: one request per episode step: the episode's task, the current screenshot and up to ``history`` previous
+  ones → one :class:`ActionStep`; screenshots outside episodes are counted ``ignored``; episodes without a task are
+  dead-lettered (``episode_without_task``).
+
+Large effective batches: one engine per worker process (``apache_beam.utils.shared``), fed request by request as
+elements arrive and stepped only while more than ``max_in_flight`` requests are queued, so its scheduler stays full
+across elements and bundles are drained only at their end (``finish_bundle``). Elements are ordered by predicted
+prompt tokens nowhere: the engine's own scheduler packs them.
+
+Reason codes: ``changed_during_run`` / image reasons / ``unreadable`` (pixels), ``engine_failure`` (the engine
+refused or dropped the request), ``model_output_not_json``, ``model_output_schema``, ``coords_out_of_bounds``
+(the answer; ``payload_ref`` holds the raw text), ``instruction_without_image``, ``episode_without_task``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import posixpath
+import threading
+import uuid
+from collections import defaultdict
+from typing import NamedTuple
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils import shared
+from apache_beam.utils.timestamp import MIN_TIMESTAMP
+from apache_beam.utils.windowed_value import WindowedValue
+
+from annotators.recipes import AnswerRejected, Frame, get_recipe
+from annotators.vllm_engine import EngineConfig, EngineInputError, Request, VlmEngine
+from schemas.images import ImageLimits, ImageRejected
+from schemas.records import ActionStep, GroundingLabel, Screenshot, stable_id
+from stages.annotate import first_occurrence
+from stages.common import DEAD_LETTER, METRICS_PREFIX, StageCounters, dead_letter, read_screenshot
+
+STAGE = "infer"
+ACTIONS = "actions"
+MAX_HISTORY_CHARS = 1200
+
+
+@dataclasses.dataclass(frozen=True)
+class VlmConfig:
+    """What the model is asked and how.
+
+    Attributes:
+        run_id: the run's id.
+        config_hash: hash of everything that determines the output (stamped on every row).
+        engine: the vLLM engine settings.
+        recipe: a registered recipe name (:data:`annotators.recipes.RECIPES`).
+        recipe_version: override of the recipe's version (None: the registered one).
+        instructions: JSONL of ``{"image", "instruction"}`` for localize recipes.
+        history: previous screenshots sent with a step request (0..3).
+        limits: image limits used when pixels are decoded.
+        pre_resize: send images already resized to their tile grid (less CPU work on GPU hosts).
+        max_in_flight: requests queued in the engine before it is stepped (None: 4 × ``max_num_seqs``).
+    """
+
+    run_id: str
+    config_hash: str
+    engine: EngineConfig
+    recipe: str = "propose-elements"
+    recipe_version: str | None = None
+    instructions: str | None = None
+    history: int = 3
+    limits: ImageLimits = ImageLimits()
+    pre_resize: bool = False
+    max_in_flight: int | None = None
+
+    def __post_init__(self):
+        if not self.run_id or not self.config_hash:
+            raise ValueError("VlmConfig: run_id and config_hash must be set")
+        recipe = self.get_recipe()  # raises KeyError for unknown names
+        if recipe.kind == "localize" and not self.instructions:
+            raise ValueError(f"VlmConfig: recipe {self.recipe} needs an instructions file (--instructions)")
+        if not 0 <= self.history <= 3:
+            raise ValueError(f"VlmConfig.history must be 0..3, got {self.history}")
+        if self.max_in_flight is not None and self.max_in_flight < 1:
+            raise ValueError("VlmConfig.max_in_flight must be >= 1")
+
+    def get_recipe(self):
+        return get_recipe(self.recipe, version=self.recipe_version) if self.recipe_version else get_recipe(self.recipe)
+
+    @property
+    def annotator(self) -> str:
+        """``vllm:<model name>``: the model's last path component, so ids do not depend on where it is stored."""
+        return "vllm:" + self.engine.model.rstrip("/").split("/")[-1]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Work:
+    """One request to make: the current screenshot, earlier ones (oldest first) and the prompt fields."""
+
+    key: str
+    shot: Screenshot
+    history: tuple[Screenshot, ...] = ()
+    fields: tuple[tuple[str, str], ...] = ()
+
+
+class VlmOutputs(NamedTuple):
+    """What :class:`RunVlm` returns: grounding labels, action steps, dead letters."""
+
+    good: beam.PCollection
+    actions: beam.PCollection
+    dead_letter: beam.PCollection
+
+
+class _EngineHolder:
+    """The per-process engine shared by every DoFn instance of the process; completions go back to their owner."""
+
+    def __init__(self, engine: VlmEngine):
+        self.engine = engine
+        self._lock = threading.Lock()
+        self._owner: dict[str, str] = {}
+        self._outbox: dict[str, list] = defaultdict(list)
+
+    def submit(self, owner: str, request: Request) -> None:
+        with self._lock:
+            self.engine.submit(request)
+            self._owner[request.key] = owner
+
+    def poll(self, owner: str, max_in_flight: int) -> list:
+        with self._lock:
+            for completion in self.engine.poll(max_in_flight):
+                self._outbox[self._owner.pop(completion.key)].append(completion)
+            return self._outbox.pop(owner, [])
+
+
+def _frame(shot: Screenshot) -> Frame:
+    plan = shot.tile_plan
+    if plan is None:
+        return Frame(shot.width, shot.height, shot.width, shot.height)
+    return Frame(shot.width, shot.height, plan.resized_width, plan.resized_height)
+
+
+class _RunEngine(beam.DoFn):
+    """Work units → labels (main), action steps (``actions``), dead letters; see the module docstring."""
+
+    def __init__(self, config: VlmConfig, shared_handle: shared.Shared):
+        self._config = config
+        self._shared = shared_handle
+
+    def setup(self):
+        self._counters = StageCounters(STAGE)
+        self._recipe = self._config.get_recipe()
+        self._owner = uuid.uuid4().hex
+        self._seq = itertools.count()
+        self._pending: dict[str, Work] = {}
+        engine_config = self._config.engine
+
+        def load():
+            return _EngineHolder(VlmEngine(engine_config).load())
+
+        self._holder = self._shared.acquire(load, tag=repr(engine_config))
+        self._version = self._holder.engine.VERSION
+        self._max_in_flight = self._config.max_in_flight or 4 * engine_config.max_num_seqs
+
+    def _image(self, shot: Screenshot):
+        image = read_screenshot(shot, self._config.limits)
+        if self._config.pre_resize and shot.tile_plan is not None:
+            from stages.tile_plan import resize_for_plan
+
+            image = resize_for_plan(image, shot.tile_plan)
+        return image
+
+    def process(self, work: Work):
+        c = self._counters
+        c.total.inc()
+        uri = work.shot.source_uri
+        run_id = self._config.run_id
+        try:
+            images = [self._image(s) for s in (*work.history, work.shot)]
+        except ImageRejected as e:
+            yield dead_letter(c, uri, e.reason, e.message, uri, run_id)
+            return
+        except Exception as e:  # noqa: BLE001 - an unreadable image is this unit's failure only
+            yield dead_letter(c, uri, "unreadable", f"{type(e).__name__}: {e}", uri, run_id)
+            return
+        key = f"{self._owner}-{next(self._seq)}"
+        request = Request(
+            key=key,
+            text=self._recipe.prompt(**dict(work.fields)),
+            images=images,
+            schema=self._recipe.answer_schema,
+            max_tokens=self._recipe.max_tokens,
+        )
+        try:
+            self._holder.submit(self._owner, request)
+        except EngineInputError as e:
+            yield dead_letter(c, self._input_id(work), "engine_failure", str(e), uri, run_id)
+            return
+        self._pending[key] = work
+        for completion in self._holder.poll(self._owner, self._max_in_flight):
+            yield from self._finish(completion)
+
+    def finish_bundle(self):
+        while self._pending:
+            for completion in self._holder.poll(self._owner, 0):
+                for out in self._finish(completion):
+                    if isinstance(out, beam.pvalue.TaggedOutput):
+                        wrapped = WindowedValue(out.value, MIN_TIMESTAMP, [GlobalWindow()])
+                        yield beam.pvalue.TaggedOutput(out.tag, wrapped)
+                    else:
+                        yield WindowedValue(out, MIN_TIMESTAMP, [GlobalWindow()])
+
+    def _input_id(self, work: Work) -> str:
+        shot = work.shot
+        fields = dict(work.fields)
+        if self._recipe.kind == "step":
+            return f"{shot.episode_id}#step={shot.step_index}"
+        if "instruction" in fields:
+            return f"{shot.source_uri}#instruction={fields['instruction']}"
+        return shot.source_uri
+
+    def _finish(self, completion):
+        c = self._counters
+        work = self._pending.pop(completion.key)
+        run_id = self._config.run_id
+        input_id = self._input_id(work)
+        if completion.error:
+            yield dead_letter(c, input_id, "engine_failure", completion.error, work.shot.source_uri, run_id)
+            return
+        fields = dict(work.fields)
+        try:
+            result = self._recipe.answer(completion.text, _frame(work.shot), fields)
+        except AnswerRejected as e:
+            message = e.message
+            if completion.finish_reason == "length":
+                message += f" (the answer hit max_tokens={self._recipe.max_tokens})"
+            yield dead_letter(c, input_id, e.reason, message, completion.text or "<empty answer>", run_id)
+            return
+        c.forwarded.inc()
+        if self._recipe.kind == "step":
+            yield beam.pvalue.TaggedOutput(ACTIONS, self._action_step(work, result, completion))
+        else:
+            yield from self._labels(work, result, completion)
+
+    def _labels(self, work: Work, targets, completion) -> list[GroundingLabel]:
+        shot, cfg, recipe = work.shot, self._config, self._recipe
+        frame = _frame(shot)
+        seen: dict[str, int] = {}
+        labels = []
+        for t in targets:
+            occurrence = seen.get(t.instruction, 0)
+            seen[t.instruction] = occurrence + 1
+            labels.append(
+                GroundingLabel(
+                    label_id=GroundingLabel.make_id(
+                        shot.screenshot_id, cfg.annotator, recipe.version, t.instruction, occurrence
+                    ),
+                    screenshot_id=shot.screenshot_id,
+                    image_width=shot.width,
+                    image_height=shot.height,
+                    instruction=t.instruction,
+                    element_text=t.element_text,
+                    role=t.role,
+                    x0=t.box[0],
+                    y0=t.box[1],
+                    x1=t.box[2],
+                    y1=t.box[3],
+                    click_x=t.point[0],
+                    click_y=t.point[1],
+                    coord_system=recipe.coord_system,
+                    native_box=None if t.native_box is None else [float(v) for v in t.native_box],
+                    native_point=None if t.native_point is None else [float(v) for v in t.native_point],
+                    ref_width=frame.resized_width if recipe.coord_system == "pixel_resized" else shot.width,
+                    ref_height=frame.resized_height if recipe.coord_system == "pixel_resized" else shot.height,
+                    confidence=completion.confidence,
+                    annotator=cfg.annotator,
+                    annotator_version=self._version,
+                    recipe=recipe.name,
+                    recipe_version=recipe.version,
+                    config_hash=cfg.config_hash,
+                    run_id=cfg.run_id,
+                )
+            )
+        return labels
+
+    def _action_step(self, work: Work, step, completion) -> ActionStep:
+        shot, cfg, recipe = work.shot, self._config, self._recipe
+        return ActionStep(
+            episode_id=shot.episode_id,
+            step=shot.step_index,
+            label_id=stable_id(shot.episode_id, shot.step_index, cfg.annotator, recipe.version),
+            screenshot_id=shot.screenshot_id,
+            action_type=step.action_type,
+            action_args=json.dumps(step.action_args, sort_keys=True, separators=(",", ":")),
+            thought=step.thought,
+            source="model",
+            annotator=cfg.annotator,
+            annotator_version=self._version,
+            recipe_version=recipe.version,
+            run_id=cfg.run_id,
+        )
+
+
+def _history_text(previous: list[Screenshot]) -> str:
+    parts = [f"step {s.step_index}: {s.recorded_action}" for s in previous if s.recorded_action]
+    text = "; ".join(parts) or "none"
+    return text if len(text) <= MAX_HISTORY_CHARS else "…" + text[-MAX_HISTORY_CHARS:]
+
+
+class _EpisodeSteps(beam.DoFn):
+    """(episode_id, its screenshots) → one step :class:`Work` per step, with up to ``history`` earlier frames."""
+
+    def __init__(self, config: VlmConfig):
+        self._config = config
+
+    def setup(self):
+        self._counters = StageCounters(STAGE)
+
+    def process(self, item):
+        episode_id, shots = item
+        shots = sorted(shots, key=lambda s: (s.step_index, s.source_uri))
+        task = next((s.episode_task for s in shots if s.episode_task), None)
+        if task is None:
+            c = self._counters
+            for s in shots:
+                c.total.inc()
+                msg = f"episode {episode_id} has no task (task_en/task/goal/instruction) to condition a step on"
+                yield dead_letter(c, f"{episode_id}#step={s.step_index}", "episode_without_task", msg,
+                                  s.source_uri, self._config.run_id)  # fmt: skip
+            return
+        n = self._config.history
+        for i, shot in enumerate(shots):
+            previous = shots[max(0, i - n) : i]
+            fields = (("task", task), ("history", _history_text(shots[:i])))
+            yield Work(key=f"{episode_id}#{shot.step_index}", shot=shot, history=tuple(previous), fields=fields)
+
+
+def _by_episode(shot: Screenshot):
+    """(episode_id, shot) for episode steps; a loose screenshot is counted ``ignored`` (it has no step to label)."""
+    if shot.episode_id is None or shot.step_index is None:
+        Metrics.counter(METRICS_PREFIX + STAGE, "ignored").inc()
+        return []
+    return [(shot.episode_id, shot)]
+
+
+def _basename(uri: str) -> str:
+    return posixpath.basename(uri.replace("\\", "/"))
+
+
+class _JoinInstructions(beam.DoFn):
+    """(image key, {shots, instructions}) → localize :class:`Work`; instructions with no image are dead-lettered."""
+
+    def __init__(self, config: VlmConfig):
+        self._config = config
+
+    def setup(self):
+        self._counters = StageCounters(STAGE)
+
+    def process(self, item):
+        key, grouped = item
+        shots = list(grouped["shots"])
+        instructions = sorted(set(grouped["instructions"]))
+        if not shots:
+            c = self._counters
+            for text in instructions:
+                c.total.inc()
+                msg = f"no input screenshot has the file name or content id {key!r}"
+                yield dead_letter(c, f"{key}#instruction={text}", "instruction_without_image", msg,
+                                  self._config.instructions, self._config.run_id)  # fmt: skip
+            return
+        shot = first_occurrence(shots)
+        for text in instructions:
+            yield Work(key=f"{shot.screenshot_id}#{text}", shot=shot, fields=(("instruction", text),))
+
+
+def _parse_instruction(line: str, path: str):
+    """One JSONL line → (image key, instruction); a bad line raises ValueError naming the file."""
+    try:
+        obj = json.loads(line)
+        image = obj.get("image") or obj.get("img_filename")
+        instruction = obj["instruction"]
+        if not isinstance(image, str) or not image or not isinstance(instruction, str) or not instruction.strip():
+            raise ValueError("needs a non-empty 'image' (or 'img_filename') and 'instruction'")
+    except (ValueError, KeyError, AttributeError) as e:
+        raise ValueError(f"{path}: bad instruction line {line[:200]!r}: {e}") from None
+    return _basename(image), " ".join(instruction.split())
+
+
+class RunVlm(beam.PTransform):
+    """Tiled screenshots → :class:`GroundingLabel` (``good``), :class:`ActionStep` (``actions``), dead letters."""
+
+    def __init__(self, config: VlmConfig):
+        super().__init__()
+        self._config = config
+
+    def expand(self, shots):
+        cfg = self._config
+        kind = cfg.get_recipe().kind
+        dead = []
+        if kind == "propose":
+            work = (
+                shots
+                | "ByContent" >> beam.Map(lambda s: (s.screenshot_id, s))
+                | "OnePerImage" >> beam.CombinePerKey(first_occurrence)
+                | "ToWork" >> beam.Map(lambda kv: Work(key=kv[0], shot=kv[1]))
+            )
+        elif kind == "localize":
+            path = cfg.instructions
+            instructions = (
+                shots.pipeline
+                | "ReadInstructions" >> beam.io.ReadFromText(path)
+                | "SkipBlank" >> beam.Filter(lambda line: line.strip())
+                | "ParseInstructions" >> beam.Map(_parse_instruction, path)
+            )
+            keyed = shots | "ByName" >> beam.FlatMap(lambda s: [(_basename(s.source_uri), s), (s.screenshot_id, s)])
+            joined = (
+                {"shots": keyed, "instructions": instructions}
+                | "Join" >> beam.CoGroupByKey()
+                | "ToWork" >> beam.ParDo(_JoinInstructions(cfg)).with_outputs(DEAD_LETTER, main="good")
+            )
+            work, dead = joined.good, [joined.dead_letter]
+        else:
+            grouped = (
+                shots
+                | "ByEpisode" >> beam.FlatMap(_by_episode)
+                | "Episodes" >> beam.GroupByKey()
+                | "ToWork" >> beam.ParDo(_EpisodeSteps(cfg)).with_outputs(DEAD_LETTER, main="good")
+            )
+            work, dead = grouped.good, [grouped.dead_letter]
+        out = (
+            work
+            | "Spread" >> beam.Reshuffle()
+            | "Generate"
+            >> beam.ParDo(_RunEngine(cfg, shared.Shared())).with_outputs(ACTIONS, DEAD_LETTER, main="good")
+        )
+        if dead:
+            dead_letters = (*dead, out.dead_letter) | "DeadLetters" >> beam.Flatten()
+        else:
+            dead_letters = out.dead_letter
+        return VlmOutputs(out.good, out[ACTIONS], dead_letters)
