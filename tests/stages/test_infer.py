@@ -1,0 +1,113 @@
+"""RunVlm's pieces that need no engine: config checks, instruction parsing, episode step units, answers → rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from annotators.vllm_engine import Completion, EngineConfig
+from schemas.records import Screenshot, TilePlan
+from stages.infer import VlmConfig, _EpisodeSteps, _frame, _history_text, _parse_instruction
+
+ENGINE = EngineConfig(model="/models/Holotron-12B")
+
+
+def _shot(step=None, episode=None, task=None, action=None, sha="a" * 64, w=1920, h=1080):
+    plan = TilePlan(4, 2, 512, True, 9, 2304, 2048, 1024, "closest_aspect")
+    return Screenshot(
+        screenshot_id=sha,
+        source_uri=f"/data/{episode or 'loose'}/{step}.png",
+        width=w,
+        height=h,
+        format="PNG",
+        source_mode="RGB",
+        exif_orientation=1,
+        byte_size=1,
+        ingest_time=dt.datetime(2026, 11, 23, tzinfo=dt.UTC),
+        run_id="r",
+        episode_id=episode,
+        step_index=step,
+        tile_plan=plan,
+        episode_task=task,
+        recorded_action=action,
+    )
+
+
+def test_config_checks():
+    cfg = VlmConfig(run_id="r", config_hash="h", engine=ENGINE)
+    assert cfg.annotator == "vllm:Holotron-12B"
+    assert VlmConfig(run_id="r", config_hash="h", engine=EngineConfig(model="Hcompany/Holotron-12B")).annotator == (
+        "vllm:Holotron-12B"
+    )
+    with pytest.raises(ValueError, match="instructions"):
+        VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="holo2-localize")
+    with pytest.raises(KeyError):
+        VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="nope")
+    with pytest.raises(ValueError):
+        VlmConfig(run_id="r", config_hash="h", engine=ENGINE, history=4)
+    assert VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe_version="9").get_recipe().version == "9"
+
+
+def test_engine_config_defaults_for_hybrid_models():
+    kwargs = ENGINE.llm_kwargs()
+    assert kwargs["enable_prefix_caching"] is False
+    assert kwargs["mm_processor_cache_gb"] == 0
+    assert kwargs["limit_mm_per_prompt"] == {"image": 4}
+    assert kwargs["mm_processor_kwargs"] == {"max_num_tiles": 12}
+    assert kwargs["dtype"] == "bfloat16"
+    assert "kv_cache_memory_bytes" not in kwargs and "revision" not in kwargs
+    assert EngineConfig(model="m", kv_cache_memory_bytes=2**30).llm_kwargs()["kv_cache_memory_bytes"] == 2**30
+    for bad in ({"max_images_per_prompt": 5}, {"chat_format": "x"}, {"structured_backend": "x"}, {"model": ""}):
+        with pytest.raises(ValueError):
+            EngineConfig(**{"model": "m", **bad})
+
+
+def test_completion_confidence():
+    assert Completion("k", "{}", 10, 4, "stop", None, -4 * 0.1).confidence == pytest.approx(0.904837, rel=1e-5)
+    assert Completion("k", "{}", 10, 0, "stop").confidence == 0.0
+
+
+def test_instruction_lines():
+    assert _parse_instruction('{"image": "a/b/login.png", "instruction": "  click   Sign in "}', "f") == (
+        "login.png",
+        "click Sign in",
+    )
+    assert _parse_instruction('{"img_filename": "x.png", "instruction": "go"}', "f") == ("x.png", "go")
+    for bad in ("{", '{"image": "x.png"}', '{"image": "", "instruction": "a"}', '{"image": "x", "instruction": " "}'):
+        with pytest.raises(ValueError, match="bad instruction line"):
+            _parse_instruction(bad, "f")
+
+
+def test_episode_steps_carry_task_history_and_previous_frames():
+    shots = [_shot(step=i, episode="e", task="buy milk", action=f'[{{"a":{i}}}]', sha=f"{i}" * 64) for i in range(5)]
+    units = list(_EpisodeSteps(VlmConfig(run_id="r", config_hash="h", engine=ENGINE, history=3)).process(
+        ("e", list(reversed(shots)))
+    ))  # fmt: skip
+    assert [u.shot.step_index for u in units] == [0, 1, 2, 3, 4]
+    assert [len(u.history) for u in units] == [0, 1, 2, 3, 3]
+    assert [s.step_index for s in units[4].history] == [1, 2, 3]
+    fields = dict(units[2].fields)
+    assert fields["task"] == "buy milk"
+    assert fields["history"] == 'step 0: [{"a":0}]; step 1: [{"a":1}]'
+    assert dict(units[0].fields)["history"] == "none"
+
+
+def test_episode_without_task_is_dead_lettered():
+    fn = _EpisodeSteps(VlmConfig(run_id="r", config_hash="h", engine=ENGINE))
+    fn.setup()
+    out = list(fn.process(("e", [_shot(step=0, episode="e"), _shot(step=1, episode="e")])))
+    assert [o.value.reason for o in out] == ["episode_without_task"] * 2
+    assert out[1].value.input_id == "e#step=1"
+
+
+def test_history_text_is_bounded():
+    shots = [_shot(step=i, episode="e", action="x" * 500) for i in range(10)]
+    text = _history_text(shots)
+    assert len(text) <= 1201 and text.startswith("…")
+    assert _history_text([_shot(step=0, episode="e")]) == "none"
+
+
+def test_frame_uses_the_tile_grid():
+    f = _frame(_shot())
+    assert (f.width, f.height, f.resized_width, f.resized_height) == (1920, 1080, 2048, 1024)
