@@ -16,8 +16,11 @@ the multimodal preprocessor cache off (every screenshot is new), bf16, ≤ 4 ima
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
+import threading
 import time
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -58,6 +61,7 @@ class EngineConfig:
         temperature: sampling temperature (0: greedy).
         seed: sampling seed.
         ignore_eos: generate exactly ``max_tokens`` (benchmarks with fixed output lengths).
+        enforce_eager: no CUDA graphs / compilation of the LM (faster start, slower steps).
         engine_kwargs: extra ``vllm.LLM`` keyword arguments, as ``(name, value)`` pairs.
     """
 
@@ -84,6 +88,7 @@ class EngineConfig:
     temperature: float = 0.0
     seed: int = 0
     ignore_eos: bool = False
+    enforce_eager: bool = False
     engine_kwargs: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self):
@@ -125,6 +130,7 @@ class EngineConfig:
             "mm_processor_kwargs": {"max_num_tiles": self.max_num_tiles},
             "trust_remote_code": self.trust_remote_code,
             "seed": self.seed,
+            "enforce_eager": self.enforce_eager,
             "structured_outputs_config": {"backend": self.structured_backend, "disable_any_whitespace": True},
         }
         if self.max_num_batched_tokens:
@@ -178,7 +184,8 @@ class VlmEngine:
     def __init__(self, config: EngineConfig):
         self.config = config
         self._llm = None
-        self._ids: dict[str, str] = {}  # vLLM request id -> our key
+        self._ids: dict[str, str] = {}  # vLLM's internal request id -> our key
+        self._external: dict[str, str] = {}  # external request id -> internal
         self.stats = {"requests": 0, "prompt_tokens": 0, "output_tokens": 0, "steps": 0, "busy_s": 0.0}
 
     @property
@@ -260,6 +267,8 @@ class VlmEngine:
         except Exception as e:  # noqa: BLE001 - vLLM raises ValueError/TypeError/RuntimeError for bad inputs
             raise EngineInputError(f"{type(e).__name__}: {e}") from e
         self._ids[vllm_id] = request.key
+        # vLLM returns its internal id ("<external>-<8 random chars>") but reports outputs under the external one.
+        self._external[vllm_id.rsplit("-", 1)[0]] = vllm_id
         self.stats["requests"] += 1
 
     def poll(self, max_in_flight: int = 0) -> list[Completion]:
@@ -272,21 +281,33 @@ class VlmEngine:
             self.stats["busy_s"] += time.perf_counter() - started
             self.stats["steps"] += 1
             for out in outputs:
-                if not out.finished or out.request_id not in self._ids:
+                internal = out.request_id if out.request_id in self._ids else self._external.get(out.request_id)
+                if not out.finished or internal is None:
                     continue
-                done.append(self._completion(out))
+                self._external.pop(internal.rsplit("-", 1)[0], None)
+                done.append(self._completion(internal, out))
         if self._ids and not engine.has_unfinished_requests():  # aborted inside the engine
             for key in self._ids.values():
                 done.append(Completion(key, "", 0, 0, "abort", "the engine dropped the request"))
             self._ids.clear()
+            self._external.clear()
         return done
 
     def drain(self) -> list[Completion]:
         """Run everything queued to completion."""
         return self.poll(0)
 
-    def _completion(self, out) -> Completion:
-        key = self._ids.pop(out.request_id)
+    def close(self) -> None:
+        """Drop the engine (what is still queued is lost) and let vLLM release what it can."""
+        llm, self._llm = self._llm, None
+        self._ids.clear()
+        self._external.clear()
+        if llm is not None:
+            del llm
+            gc.collect()
+
+    def _completion(self, internal: str, out) -> Completion:
+        key = self._ids.pop(internal)
         first = out.outputs[0] if out.outputs else None
         prompt_tokens = len(out.prompt_token_ids or ())
         output_tokens = len(first.token_ids) if first else 0
@@ -309,3 +330,48 @@ class VlmEngine:
         by_key = {c.key: c for c in self.drain()}
         by_key.update(refused)
         return [by_key[k] for k in order]
+
+
+class SharedEngine:
+    """The worker process's one engine, shared by every DoFn instance (threads) and successive pipelines.
+
+    vLLM does not reliably free device memory, and an engine torn down next to a live one takes vLLM's process-global
+    distributed state with it: so a process keeps one engine for as long as the engine config stays the same, and a
+    different config closes the old engine before the new one is built. Completions are routed back to the
+    ``owner`` (a DoFn instance) that submitted them, whoever stepped the engine.
+    """
+
+    _lock = threading.Lock()
+    _current: SharedEngine | None = None
+
+    def __init__(self, engine: VlmEngine):
+        self.engine = engine
+        self._lock = threading.RLock()
+        self._owner: dict[str, str] = {}
+        self._outbox: dict[str, list[Completion]] = defaultdict(list)
+
+    @classmethod
+    def get(cls, config: EngineConfig) -> SharedEngine:
+        """This process's engine for ``config``, built (``load()``) on first use."""
+        with cls._lock:
+            current = cls._current
+            if current is not None and current.engine.config == config:
+                return current
+            if current is not None:
+                cls._current = None
+                current.engine.close()
+            cls._current = SharedEngine(VlmEngine(config).load())
+            return cls._current
+
+    def submit(self, owner: str, request: Request) -> None:
+        """:meth:`VlmEngine.submit` on behalf of ``owner``."""
+        with self._lock:
+            self.engine.submit(request)
+            self._owner[request.key] = owner
+
+    def poll(self, owner: str, max_in_flight: int) -> list[Completion]:
+        """Step while more than ``max_in_flight`` requests are queued; return ``owner``'s finished completions."""
+        with self._lock:
+            for completion in self.engine.poll(max_in_flight):
+                self._outbox[self._owner.pop(completion.key)].append(completion)
+            return self._outbox.pop(owner, [])

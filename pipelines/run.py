@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as _dt
+import json
 import logging
 import time
 
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tile-size", type=int, default=TileConfig.tile_size)
     p.add_argument("--max-tiles", type=int, default=TileConfig.max_tiles)
     p.add_argument("--tile-rule", choices=("closest_aspect", "area_weighted"), default=TileConfig.rule)
+    p.add_argument("--tokens-per-tile", type=int, default=TileConfig.tokens_per_tile)
     p.add_argument("--num-shards", type=int, default=None, help="fixed shards per table (default: by row count)")
     p.add_argument("--rows-per-shard", type=int, default=WriteConfig.rows_per_shard)
     p.add_argument("--codec", choices=("zstd", "snappy", "gzip", "none"), default="zstd")
@@ -61,6 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--chat-format", choices=("model", "plain"), default="model")
     v.add_argument("--pre-resize", action="store_true", help="send images resized to their tile grid")
     v.add_argument("--max-in-flight", type=int, default=None, help="requests queued per engine before stepping")
+    v.add_argument("--max-num-batched-tokens", type=int, default=None)
+    v.add_argument("--max-new-tokens", type=int, default=None, help="answer budget (default: the recipe's)")
+    v.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs / torch.compile of the LM")
+    v.add_argument(
+        "--engine-arg",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="extra vllm.LLM keyword argument, value parsed as JSON when it parses (repeatable)",
+    )
     return p
 
 
@@ -72,7 +84,13 @@ def run(argv: list[str] | None = None) -> dict:
     dt = args.dt or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
     limits = ImageLimits(max_pixels=args.max_pixels, min_side=args.min_side, max_side=args.max_side)
     ingest_cfg = IngestConfig(pattern=args.input, run_id=run_id, limits=limits)
-    tile_cfg = TileConfig(run_id=run_id, tile_size=args.tile_size, max_tiles=args.max_tiles, rule=args.tile_rule)
+    tile_cfg = TileConfig(
+        run_id=run_id,
+        tile_size=args.tile_size,
+        max_tiles=args.max_tiles,
+        rule=args.tile_rule,
+        tokens_per_tile=args.tokens_per_tile,
+    )
     label_cfg = _vlm_config(args, run_id, limits) if args.annotator == "vllm" else _ocr_config(args, run_id, limits)
     label_cfg = dataclasses.replace(label_cfg, config_hash=config_hash(label_cfg, tile_cfg))
 
@@ -150,6 +168,9 @@ def _vlm_config(args, run_id: str, limits: ImageLimits) -> VlmConfig:
         gpu_memory_utilization=args.gpu_memory_utilization,
         kv_cache_memory_bytes=int(args.kv_cache_gib * 2**30) if args.kv_cache_gib else None,
         chat_format=args.chat_format,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        enforce_eager=args.enforce_eager,
+        engine_kwargs=tuple(_engine_arg(a) for a in args.engine_arg),
     )
     return VlmConfig(
         run_id=run_id,
@@ -161,7 +182,18 @@ def _vlm_config(args, run_id: str, limits: ImageLimits) -> VlmConfig:
         limits=limits,
         pre_resize=args.pre_resize,
         max_in_flight=args.max_in_flight,
+        max_new_tokens=args.max_new_tokens,
     )
+
+
+def _engine_arg(text: str) -> tuple[str, object]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise SystemExit(f"screenmill run: --engine-arg needs NAME=VALUE, got {text!r}")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
 
 
 def _progress_to_stderr(enabled: bool) -> None:

@@ -11,10 +11,10 @@ Work units by recipe kind (see :mod:`annotators.recipes`):
   ones → one :class:`ActionStep`; screenshots outside episodes are counted ``ignored``; episodes without a task are
   dead-lettered (``episode_without_task``).
 
-Large effective batches: one engine per worker process (``apache_beam.utils.shared``), fed request by request as
-elements arrive and stepped only while more than ``max_in_flight`` requests are queued, so its scheduler stays full
-across elements and bundles are drained only at their end (``finish_bundle``). Elements are ordered by predicted
-prompt tokens nowhere: the engine's own scheduler packs them.
+Large effective batches: one engine per worker process (:class:`annotators.vllm_engine.SharedEngine`), fed
+request by request as elements arrive and stepped only while more than ``max_in_flight`` requests are queued, so its
+scheduler stays full across elements; a bundle is drained only at its end (``finish_bundle``). Packing is left to
+vLLM's own scheduler (token budget ``max_num_batched_tokens``, ``max_num_seqs``).
 
 Reason codes: ``changed_during_run`` / image reasons / ``unreadable`` (pixels), ``engine_failure`` (the engine
 refused or dropped the request), ``model_output_not_json``, ``model_output_schema``, ``coords_out_of_bounds``
@@ -27,20 +27,17 @@ import dataclasses
 import itertools
 import json
 import posixpath
-import threading
 import uuid
-from collections import defaultdict
 from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils import shared
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.recipes import AnswerRejected, Frame, get_recipe
-from annotators.vllm_engine import EngineConfig, EngineInputError, Request, VlmEngine
+from annotators.vllm_engine import EngineConfig, EngineInputError, Request, SharedEngine
 from schemas.images import ImageLimits, ImageRejected
 from schemas.records import ActionStep, GroundingLabel, Screenshot, stable_id
 from stages.annotate import first_occurrence
@@ -66,6 +63,7 @@ class VlmConfig:
         limits: image limits used when pixels are decoded.
         pre_resize: send images already resized to their tile grid (less CPU work on GPU hosts).
         max_in_flight: requests queued in the engine before it is stepped (None: 4 × ``max_num_seqs``).
+        max_new_tokens: answer budget per request (None: the recipe's ``max_tokens``).
     """
 
     run_id: str
@@ -78,6 +76,7 @@ class VlmConfig:
     limits: ImageLimits = ImageLimits()
     pre_resize: bool = False
     max_in_flight: int | None = None
+    max_new_tokens: int | None = None
 
     def __post_init__(self):
         if not self.run_id or not self.config_hash:
@@ -91,7 +90,8 @@ class VlmConfig:
             raise ValueError("VlmConfig.max_in_flight must be >= 1")
 
     def get_recipe(self):
-        return get_recipe(self.recipe, version=self.recipe_version) if self.recipe_version else get_recipe(self.recipe)
+        overrides = {"version": self.recipe_version, "max_tokens": self.max_new_tokens}
+        return get_recipe(self.recipe, **{k: v for k, v in overrides.items() if v is not None})
 
     @property
     def annotator(self) -> str:
@@ -117,27 +117,6 @@ class VlmOutputs(NamedTuple):
     dead_letter: beam.PCollection
 
 
-class _EngineHolder:
-    """The per-process engine shared by every DoFn instance of the process; completions go back to their owner."""
-
-    def __init__(self, engine: VlmEngine):
-        self.engine = engine
-        self._lock = threading.Lock()
-        self._owner: dict[str, str] = {}
-        self._outbox: dict[str, list] = defaultdict(list)
-
-    def submit(self, owner: str, request: Request) -> None:
-        with self._lock:
-            self.engine.submit(request)
-            self._owner[request.key] = owner
-
-    def poll(self, owner: str, max_in_flight: int) -> list:
-        with self._lock:
-            for completion in self.engine.poll(max_in_flight):
-                self._outbox[self._owner.pop(completion.key)].append(completion)
-            return self._outbox.pop(owner, [])
-
-
 def _frame(shot: Screenshot) -> Frame:
     plan = shot.tile_plan
     if plan is None:
@@ -148,9 +127,8 @@ def _frame(shot: Screenshot) -> Frame:
 class _RunEngine(beam.DoFn):
     """Work units → labels (main), action steps (``actions``), dead letters; see the module docstring."""
 
-    def __init__(self, config: VlmConfig, shared_handle: shared.Shared):
+    def __init__(self, config: VlmConfig):
         self._config = config
-        self._shared = shared_handle
 
     def setup(self):
         self._counters = StageCounters(STAGE)
@@ -158,14 +136,9 @@ class _RunEngine(beam.DoFn):
         self._owner = uuid.uuid4().hex
         self._seq = itertools.count()
         self._pending: dict[str, Work] = {}
-        engine_config = self._config.engine
-
-        def load():
-            return _EngineHolder(VlmEngine(engine_config).load())
-
-        self._holder = self._shared.acquire(load, tag=repr(engine_config))
+        self._holder = SharedEngine.get(self._config.engine)
         self._version = self._holder.engine.VERSION
-        self._max_in_flight = self._config.max_in_flight or 4 * engine_config.max_num_seqs
+        self._max_in_flight = self._config.max_in_flight or 4 * self._config.engine.max_num_seqs
 
     def _image(self, shot: Screenshot):
         image = read_screenshot(shot, self._config.limits)
@@ -435,8 +408,7 @@ class RunVlm(beam.PTransform):
         out = (
             work
             | "Spread" >> beam.Reshuffle()
-            | "Generate"
-            >> beam.ParDo(_RunEngine(cfg, shared.Shared())).with_outputs(ACTIONS, DEAD_LETTER, main="good")
+            | "Generate" >> beam.ParDo(_RunEngine(cfg)).with_outputs(ACTIONS, DEAD_LETTER, main="good")
         )
         if dead:
             dead_letters = (*dead, out.dead_letter) | "DeadLetters" >> beam.Flatten()

@@ -85,7 +85,7 @@ def stage_counts(result) -> dict[str, dict[str, int]]:
             continue
         value = counter.committed if counter.committed is not None else counter.attempted
         counts[ns[len(METRICS_PREFIX) :]][counter.key.metric.name] += int(value or 0)
-    return {stage: dict(c) for stage, c in counts.items()}
+    return {stage: {"total": 0, "forwarded": 0, **c} for stage, c in counts.items()}
 
 
 def table_rows(output: str, dt: str) -> dict[str, dict[str, int]]:

