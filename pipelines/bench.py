@@ -111,10 +111,15 @@ def _measure(folder: Path, out: Path, extra: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="screenmill bench", description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=("cpu",), help="cpu: ingest + tile + write")
+    p.add_argument("what", choices=("cpu", "vllm"), help="cpu: ingest + tile + write; vllm: see `bench vllm -h`")
     p.add_argument("--n", type=int, default=200, help="screenshots in the small run (the large one is 10x)")
     p.add_argument("--samples", default=str(Path(__file__).resolve().parents[1] / "samples"))
     p.add_argument("--json", default=None, help="also write the results here")
+    argv = list(argv or [])
+    if argv[:1] == ["vllm"]:
+        from pipelines.bench_vllm import main as bench_vllm
+
+        return bench_vllm(argv[1:])
     args, extra = p.parse_known_args(argv)
     results = {}
     with tempfile.TemporaryDirectory(prefix="screenmill-bench-") as tmp:

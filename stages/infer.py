@@ -28,6 +28,7 @@ import itertools
 import json
 import posixpath
 import uuid
+from collections import OrderedDict
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -46,6 +47,7 @@ from stages.common import DEAD_LETTER, METRICS_PREFIX, StageCounters, dead_lette
 STAGE = "infer"
 ACTIONS = "actions"
 MAX_HISTORY_CHARS = 1200
+IMAGE_CACHE = 8  # decoded screenshots kept per DoFn instance
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,16 +138,26 @@ class _RunEngine(beam.DoFn):
         self._owner = uuid.uuid4().hex
         self._seq = itertools.count()
         self._pending: dict[str, Work] = {}
+        self._images: OrderedDict[str, object] = OrderedDict()
         self._holder = SharedEngine.get(self._config.engine)
         self._version = self._holder.engine.VERSION
         self._max_in_flight = self._config.max_in_flight or 4 * self._config.engine.max_num_seqs
 
     def _image(self, shot: Screenshot):
+        """Decoded pixels, from a small cache: units of one screenshot (its instructions, neighbouring episode
+        steps' history frames) arrive together out of the grouping that made them."""
+        cached = self._images.get(shot.screenshot_id)
+        if cached is not None:
+            self._images.move_to_end(shot.screenshot_id)
+            return cached
         image = read_screenshot(shot, self._config.limits)
         if self._config.pre_resize and shot.tile_plan is not None:
             from stages.tile_plan import resize_for_plan
 
             image = resize_for_plan(image, shot.tile_plan)
+        self._images[shot.screenshot_id] = image
+        if len(self._images) > IMAGE_CACHE:
+            self._images.popitem(last=False)
         return image
 
     def process(self, work: Work):
@@ -405,11 +417,9 @@ class RunVlm(beam.PTransform):
                 | "ToWork" >> beam.ParDo(_EpisodeSteps(cfg)).with_outputs(DEAD_LETTER, main="good")
             )
             work, dead = grouped.good, [grouped.dead_letter]
-        out = (
-            work
-            | "Spread" >> beam.Reshuffle()
-            | "Generate" >> beam.ParDo(_RunEngine(cfg)).with_outputs(ACTIONS, DEAD_LETTER, main="good")
-        )
+        # No Reshuffle: every branch above ends in a grouping, which already spreads the work over workers and
+        # keeps the units of one screenshot together (the image cache relies on that).
+        out = work | "Generate" >> beam.ParDo(_RunEngine(cfg)).with_outputs(ACTIONS, DEAD_LETTER, main="good")
         if dead:
             dead_letters = (*dead, out.dead_letter) | "DeadLetters" >> beam.Flatten()
         else:

@@ -422,3 +422,13 @@ def tiny_llm_kwargs(model_dir: Path) -> dict:
         "structured_outputs_config": {"backend": "guidance", "disable_any_whitespace": True},
         "seed": 0,
     }
+
+
+def tiny_run_args(model_dir: Path) -> list[str]:
+    """``screenmill run`` engine options that run the tiny model on CPU (the CLI twin of :func:`tiny_llm_kwargs`)."""
+    return [
+        "--model", str(model_dir), "--load-format", "dummy",
+        "--tile-size", str(TILE_PX), "--tokens-per-tile", str(TOKENS_PER_TILE), "--max-tiles", str(MAX_TILES),
+        "--max-model-len", "1024", "--max-num-seqs", "4", "--max-num-batched-tokens", "1024",
+        "--enforce-eager", "--engine-arg", 'limit_mm_per_prompt={"image": 4, "video": 0}',
+    ]  # fmt: skip

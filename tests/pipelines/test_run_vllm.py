@@ -18,12 +18,10 @@ from schemas.records import ActionStep, GroundingLabel
 from stages.write import read_shards
 from tests.conftest import png_bytes, ui_image
 from tests.tiny_holotron import (
-    MAX_TILES,
-    TILE_PX,
-    TOKENS_PER_TILE,
     build_tiny_holotron,
     install_torchvision_shim,
     remove_torchvision_shim,
+    tiny_run_args,
     torch_compile_disabled,
 )
 
@@ -53,12 +51,8 @@ def _run(model_dir, inputs, out, *extra):
     from pipelines.run import run
 
     args = [
-        "--input", str(inputs), "--output", str(out), "--dt", "2026-11-23", "--quiet",
-        "--annotator", "vllm", "--model", str(model_dir), "--load-format", "dummy",
-        "--tile-size", str(TILE_PX), "--tokens-per-tile", str(TOKENS_PER_TILE), "--max-tiles", str(MAX_TILES),
-        "--max-model-len", "1024", "--max-num-seqs", "4", "--max-num-batched-tokens", "1024",
-        "--enforce-eager", "--engine-arg", 'limit_mm_per_prompt={"image": 4, "video": 0}',
-        *extra,
+        "--input", str(inputs), "--output", str(out), "--dt", "2026-11-23", "--quiet", "--annotator", "vllm",
+        *tiny_run_args(model_dir), *extra,
     ]  # fmt: skip
     with torch_compile_disabled():
         return run(args)

@@ -1,0 +1,232 @@
+"""``screenmill bench vllm``: the same localize requests four ways, side by side on one engine.
+
+(a) ``ceiling``: one raw ``LLM.generate`` over every request (images decoded beforehand, not timed);
+(b) ``pipeline``: ``screenmill run --annotator vllm`` (ingest, tile, RunVlm, Parquet) over the same screenshots;
+(c) ``naive``: a Beam pipeline whose DoFn calls ``LLM.generate`` once per ``BatchElements`` batch (Beam's
+    RunInference pattern: the engine idles at the tail of every batch);
+(d) ``transformers``: Hugging Face ``generate``, the model card's way, when transformers can build the model.
+
+Every mode uses the one engine of this process (:class:`annotators.vllm_engine.SharedEngine`), built and warmed
+before anything is timed, with the same prompts, images and sampling (greedy, structured outputs). Printed:
+seconds, requests, output tokens, tokens/s, screenshots/s, and the ratios b/a, b/c, b/d.
+
+Usage: ``screenmill bench vllm --model PATH_OR_ID [--n 32] [--per-shot 2] [any `screenmill run` engine option]``,
+e.g. ``--load-format dummy`` for random weights (throughput does not depend on weight values).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+
+MODES = ("ceiling", "pipeline", "naive", "transformers")
+
+
+def make_screens(folder: Path, n: int, per_shot: int, seed: int = 0) -> Path:
+    """Write ``n`` synthetic UI screenshots (varied sizes) and an instructions JSONL; return the JSONL path."""
+    from PIL import Image, ImageDraw
+
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i in range(n):
+        w, h = rng.choice([(1920, 1080), (1280, 800), (828, 1792), (1024, 768), (2560, 1440)])
+        im = Image.new("RGB", (w, h), (rng.randrange(200, 256),) * 3)
+        draw = ImageDraw.Draw(im)
+        draw.rectangle([0, 0, w, h // 12], fill=(rng.randrange(256), 60, 120))
+        for _ in range(12):
+            x, y = rng.randrange(w - 120), rng.randrange(h // 12, h - 40)
+            draw.rectangle([x, y, x + 120, y + 36], fill=(rng.randrange(256), rng.randrange(256), 200))
+            draw.text((x + 8, y + 10), f"Button {rng.randrange(100)}", fill=(0, 0, 0))
+        name = f"screen_{i:04d}.png"
+        im.save(folder / name)
+        lines += [{"image": name, "instruction": f"click Button {i}.{k}"} for k in range(per_shot)]
+    path = folder.parent / "instructions.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return path
+
+
+def _requests(folder: Path, instructions: Path, recipe, engine):
+    """(prompt dicts, sampling params) for every instruction line, images decoded."""
+    from annotators.vllm_engine import Request
+    from schemas.images import load_rgb
+
+    images: dict[str, object] = {}
+    prompts, params = [], []
+    for line in instructions.read_text().splitlines():
+        item = json.loads(line)
+        if item["image"] not in images:
+            images[item["image"]] = load_rgb((folder / item["image"]).read_bytes())
+        text = recipe.prompt(instruction=item["instruction"])
+        prompts.append({"prompt": engine.render(text, 1), "multi_modal_data": {"image": images[item["image"]]}})
+        params.append(engine._sampling(Request("b", text, (), recipe.answer_schema, recipe.max_tokens)))
+    return prompts, params
+
+
+def _ceiling(llm, prompts, params) -> dict:
+    started = time.perf_counter()
+    outs = llm.generate(prompts, params, use_tqdm=False)
+    seconds = time.perf_counter() - started
+    return {"seconds": seconds, "requests": len(outs), "output_tokens": sum(len(o.outputs[0].token_ids) for o in outs)}
+
+
+def _pipeline(run_argv: list[str], shared) -> dict:
+    from pipelines.run import run
+
+    before = dict(shared.engine.stats)
+    started = time.perf_counter()
+    manifest = run(run_argv)
+    seconds = time.perf_counter() - started
+    stats = shared.engine.stats
+    return {
+        "seconds": seconds,
+        "requests": stats["requests"] - before["requests"],
+        "output_tokens": stats["output_tokens"] - before["output_tokens"],
+        "engine_busy_s": stats["busy_s"] - before["busy_s"],
+        "engine_steps": stats["steps"] - before["steps"],
+        "labels": manifest["tables"].get("grounding", {}).get("rows", 0),
+    }
+
+
+class _NaiveGenerate:
+    """Built lazily so Beam is imported only when the naive mode runs."""
+
+    @staticmethod
+    def build(folder: str, vlm_cfg):
+        import apache_beam as beam
+        from apache_beam.metrics import Metrics
+
+        class NaiveGenerate(beam.DoFn):
+            """RunInference-style: one ``LLM.generate`` per batch, the engine idles at each batch's tail."""
+
+            def setup(self):
+                from annotators.vllm_engine import SharedEngine
+
+                self.engine = SharedEngine.get(vlm_cfg.engine).engine
+                self.recipe = vlm_cfg.get_recipe()
+                self.tokens = Metrics.counter("bench", "output_tokens")
+
+            def process(self, batch):
+                from annotators.vllm_engine import Request
+                from schemas.images import load_rgb
+
+                prompts, params = [], []
+                for name, instruction in batch:
+                    image = load_rgb((Path(folder) / name).read_bytes())
+                    text = self.recipe.prompt(instruction=instruction)
+                    prompts.append({"prompt": self.engine.render(text, 1), "multi_modal_data": {"image": image}})
+                    request = Request("n", text, (), self.recipe.answer_schema, self.recipe.max_tokens)
+                    params.append(self.engine._sampling(request))
+                for out in self.engine.llm.generate(prompts, params, use_tqdm=False):
+                    self.tokens.inc(len(out.outputs[0].token_ids))
+                    yield out.request_id
+
+        return NaiveGenerate()
+
+
+def _naive(folder: Path, instructions: Path, vlm_cfg, batch_size: int) -> dict:
+    import apache_beam as beam
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    items = [(x["image"], x["instruction"]) for x in map(json.loads, instructions.read_text().splitlines())]
+    started = time.perf_counter()
+    pipeline = beam.Pipeline(runner=FnApiRunner())
+    _ = (
+        pipeline
+        | beam.Create(items)
+        | beam.Reshuffle()
+        | beam.BatchElements(min_batch_size=1, max_batch_size=batch_size)
+        | beam.ParDo(_NaiveGenerate.build(str(folder), vlm_cfg))
+    )
+    result = pipeline.run()
+    result.wait_until_finish()
+    seconds = time.perf_counter() - started
+    counters = result.metrics().query()["counters"]
+    out_tokens = sum(c.committed or c.attempted or 0 for c in counters if c.key.metric.name == "output_tokens")
+    return {"seconds": seconds, "requests": len(items), "output_tokens": out_tokens}
+
+
+def _transformers(model: str, prompts, recipe) -> dict:
+    """Hugging Face generate, when transformers can build this model; else why not."""
+    try:
+        import torch
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        proc = AutoProcessor.from_pretrained(model, trust_remote_code=True)
+        hf = AutoModelForImageTextToText.from_pretrained(model, trust_remote_code=True, torch_dtype=torch.bfloat16)
+    except Exception as e:  # noqa: BLE001 - report the reason instead of failing the whole benchmark
+        return {"unavailable": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+    started = time.perf_counter()
+    tokens = 0
+    for p in prompts:
+        inputs = proc(text=p["prompt"], images=p["multi_modal_data"]["image"], return_tensors="pt")
+        out = hf.generate(**inputs, max_new_tokens=recipe.max_tokens, do_sample=False)
+        tokens += int(out.shape[-1] - inputs["input_ids"].shape[-1])
+    return {"seconds": time.perf_counter() - started, "requests": len(prompts), "output_tokens": tokens}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="screenmill bench vllm", description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=32, help="screenshots")
+    p.add_argument("--per-shot", type=int, default=2, help="instructions per screenshot")
+    p.add_argument("--naive-batch", type=int, default=8, help="BatchElements max size of the naive DoFn")
+    p.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
+    p.add_argument("--json", default=None, help="also write the results here")
+    args, run_extra = p.parse_known_args(argv)
+    modes = [m for m in args.modes.split(",") if m]
+    unknown = set(modes) - set(MODES)
+    if unknown:
+        raise SystemExit(f"bench vllm: unknown modes {sorted(unknown)}")
+
+    from annotators.vllm_engine import SharedEngine
+    from pipelines import run as run_mod
+    from schemas.images import ImageLimits
+
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="screenmill-bench-vllm-") as tmp:
+        folder = Path(tmp) / "screens"
+        instructions = make_screens(folder, args.n, args.per_shot)
+        run_argv = [
+            "--input", str(folder), "--output", str(Path(tmp) / "out"), "--quiet", "--annotator", "vllm",
+            "--recipe", "holo2-localize", "--instructions", str(instructions), *run_extra,
+        ]  # fmt: skip
+        run_args, _ = run_mod.build_parser().parse_known_args(run_argv)
+        vlm_cfg = run_mod._vlm_config(run_args, "bench", ImageLimits())
+        recipe = vlm_cfg.get_recipe()
+        shared = SharedEngine.get(vlm_cfg.engine)
+        prompts, params = _requests(folder, instructions, recipe, shared.engine)
+        shared.engine.llm.generate(prompts[:2], params[:2], use_tqdm=False)  # warm-up, not timed
+        if "ceiling" in modes:
+            results["ceiling"] = _ceiling(shared.engine.llm, prompts, params)
+        if "pipeline" in modes:
+            results["pipeline"] = _pipeline(run_argv, shared)
+        if "naive" in modes:
+            results["naive"] = _naive(folder, instructions, vlm_cfg, args.naive_batch)
+        if "transformers" in modes:
+            results["transformers"] = _transformers(vlm_cfg.engine.model, prompts, recipe)
+
+    print(f"{'mode':<13} {'seconds':>8} {'requests':>9} {'out tok':>8} {'tok/s':>8} {'shots/s':>8}")
+    for mode, r in results.items():
+        if "unavailable" in r:
+            print(f"{mode:<13} unavailable: {r['unavailable']}")
+            continue
+        r["tokens_per_s"] = r["output_tokens"] / r["seconds"]
+        r["shots_per_s"] = args.n / r["seconds"]
+        print(
+            f"{mode:<13} {r['seconds']:>8.2f} {r['requests']:>9} {r['output_tokens']:>8} "
+            f"{r['tokens_per_s']:>8.1f} {r['shots_per_s']:>8.2f}"
+        )
+    ratios = {}
+    b = results.get("pipeline")
+    for other, name in (("ceiling", "b/a"), ("naive", "b/c"), ("transformers", "b/d")):
+        o = results.get(other)
+        if b and o and "unavailable" not in o:
+            ratios[name] = o["seconds"] / b["seconds"]  # same work: the time ratio is the throughput ratio
+    print("ratios (throughput, pipeline over other): " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"results": results, "ratios": ratios, "n": args.n}, indent=2))
+    return 0
