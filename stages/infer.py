@@ -28,7 +28,8 @@ import itertools
 import json
 import posixpath
 import uuid
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -48,6 +49,8 @@ STAGE = "infer"
 ACTIONS = "actions"
 MAX_HISTORY_CHARS = 1200
 IMAGE_CACHE = 8  # decoded screenshots kept per DoFn instance
+DECODE_THREADS = 2  # image reading + decoding overlaps the engine's steps
+PREFETCH = 8  # units decoded ahead of the engine before process() waits
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,67 +141,89 @@ class _RunEngine(beam.DoFn):
         self._owner = uuid.uuid4().hex
         self._seq = itertools.count()
         self._pending: dict[str, Work] = {}
-        self._images: OrderedDict[str, object] = OrderedDict()
+        self._images: OrderedDict[str, Future] = OrderedDict()
+        self._queue: deque[tuple[Work, list[Future]]] = deque()
+        self._decoder = ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="screenmill-decode")
         self._holder = SharedEngine.get(self._config.engine)
         self._version = self._holder.engine.VERSION
         self._max_in_flight = self._config.max_in_flight or 4 * self._config.engine.max_num_seqs
 
-    def _image(self, shot: Screenshot):
-        """Decoded pixels, from a small cache: units of one screenshot (its instructions, neighbouring episode
-        steps' history frames) arrive together out of the grouping that made them."""
-        cached = self._images.get(shot.screenshot_id)
-        if cached is not None:
-            self._images.move_to_end(shot.screenshot_id)
-            return cached
+    def teardown(self):
+        self._decoder.shutdown(wait=False, cancel_futures=True)
+
+    def _decode(self, shot: Screenshot):
         image = read_screenshot(shot, self._config.limits)
         if self._config.pre_resize and shot.tile_plan is not None:
             from stages.tile_plan import resize_for_plan
 
             image = resize_for_plan(image, shot.tile_plan)
-        self._images[shot.screenshot_id] = image
-        if len(self._images) > IMAGE_CACHE:
-            self._images.popitem(last=False)
         return image
 
+    def _image(self, shot: Screenshot) -> Future:
+        """Decoded pixels as a future (decoding runs on threads while the engine steps), from a small cache: the
+        units of one screenshot (its instructions, neighbouring steps' history frames) arrive together out of the
+        grouping that made them."""
+        future = self._images.get(shot.screenshot_id)
+        if future is not None:
+            self._images.move_to_end(shot.screenshot_id)
+            return future
+        future = self._images[shot.screenshot_id] = self._decoder.submit(self._decode, shot)
+        if len(self._images) > IMAGE_CACHE:
+            self._images.popitem(last=False)
+        return future
+
     def process(self, work: Work):
-        c = self._counters
-        c.total.inc()
-        uri = work.shot.source_uri
-        run_id = self._config.run_id
-        try:
-            images = [self._image(s) for s in (*work.history, work.shot)]
-        except ImageRejected as e:
-            yield dead_letter(c, uri, e.reason, e.message, uri, run_id)
-            return
-        except Exception as e:  # noqa: BLE001 - an unreadable image is this unit's failure only
-            yield dead_letter(c, uri, "unreadable", f"{type(e).__name__}: {e}", uri, run_id)
-            return
-        key = f"{self._owner}-{next(self._seq)}"
-        request = Request(
-            key=key,
-            text=self._recipe.prompt(**dict(work.fields)),
-            images=images,
-            schema=self._recipe.answer_schema,
-            max_tokens=self._recipe.max_tokens,
-        )
-        try:
-            self._holder.submit(self._owner, request)
-        except EngineInputError as e:
-            yield dead_letter(c, self._input_id(work), "engine_failure", str(e), uri, run_id)
-            return
-        self._pending[key] = work
+        self._counters.total.inc()
+        self._queue.append((work, [self._image(s) for s in (*work.history, work.shot)]))
+        yield from self._submit_decoded(wait=False)
         for completion in self._holder.poll(self._owner, self._max_in_flight):
             yield from self._finish(completion)
 
-    def finish_bundle(self):
+    def _submit_decoded(self, wait: bool):
+        """Hand queued units to the engine, in order, once their images are decoded; wait only when ``wait`` or
+        when more than ``PREFETCH`` units are queued."""
+        c, run_id = self._counters, self._config.run_id
+        while self._queue:
+            work, futures = self._queue[0]
+            if not wait and len(self._queue) <= PREFETCH and not all(f.done() for f in futures):
+                return
+            self._queue.popleft()
+            uri = work.shot.source_uri
+            try:
+                images = [f.result() for f in futures]
+            except ImageRejected as e:
+                yield dead_letter(c, uri, e.reason, e.message, uri, run_id)
+                continue
+            except Exception as e:  # noqa: BLE001 - an unreadable image is this unit's failure only
+                yield dead_letter(c, uri, "unreadable", f"{type(e).__name__}: {e}", uri, run_id)
+                continue
+            key = f"{self._owner}-{next(self._seq)}"
+            request = Request(
+                key=key,
+                text=self._recipe.prompt(**dict(work.fields)),
+                images=images,
+                schema=self._recipe.answer_schema,
+                max_tokens=self._recipe.max_tokens,
+            )
+            try:
+                self._holder.submit(self._owner, request)
+            except EngineInputError as e:
+                yield dead_letter(c, self._input_id(work), "engine_failure", str(e), uri, run_id)
+                continue
+            self._pending[key] = work
+
+    def _drain(self):
+        yield from self._submit_decoded(wait=True)
         while self._pending:
             for completion in self._holder.poll(self._owner, 0):
-                for out in self._finish(completion):
-                    if isinstance(out, beam.pvalue.TaggedOutput):
-                        wrapped = WindowedValue(out.value, MIN_TIMESTAMP, [GlobalWindow()])
-                        yield beam.pvalue.TaggedOutput(out.tag, wrapped)
-                    else:
-                        yield WindowedValue(out, MIN_TIMESTAMP, [GlobalWindow()])
+                yield from self._finish(completion)
+
+    def finish_bundle(self):
+        for out in self._drain():
+            if isinstance(out, beam.pvalue.TaggedOutput):
+                yield beam.pvalue.TaggedOutput(out.tag, WindowedValue(out.value, MIN_TIMESTAMP, [GlobalWindow()]))
+            else:
+                yield WindowedValue(out, MIN_TIMESTAMP, [GlobalWindow()])
 
     def _input_id(self, work: Work) -> str:
         shot = work.shot
