@@ -12,6 +12,8 @@ Registry (:data:`RECIPES`, :func:`get_recipe`):
                      model's resize (``pixel_resized``: the tile grid's ``resized_width`` × ``resized_height``).
 ``navigate-step``    task + the last ≤ 4 screenshots → ``{note, thought, action}`` (a policy step; coordinates in
                      ``norm_1000`` of the current screenshot).
+``explain-step``     task + screenshots + a *recorded* action → ``{thought, instruction}``: inverse labelling of
+                     human / automation trajectories (the action's coordinates are the recording's, in pixels).
 ``propose-elements`` screenshot → interactive elements, each with an instruction and a box (``norm_1000``):
                      synthetic grounding data the way UGround / OS-Atlas make it.
 
@@ -42,6 +44,15 @@ NAVIGATE_PROMPT = (
     "You must output a valid JSON following the format: {schema}"
 )
 
+EXPLAIN_PROMPT = (
+    "You are labelling a recorded computer-use session. The user's task: {task}\n"
+    "The last image is the screen the action was taken on; earlier images are the previous screens, oldest first.\n"
+    "Previous actions: {history}\n"
+    "The recorded action: {action}\n"
+    "Explain why this action was taken, and write the instruction it carries out as a user would say it "
+    "(for example: click the Sign in button). You must output a valid JSON following the format: {schema}"
+)
+
 PROPOSE_PROMPT = (
     "List up to {max_elements} interactive elements visible on this GUI screenshot (buttons, links, inputs, tabs, "
     "icons, menu items). For each give: an instruction a user would give to act on it, its visible text (empty when "
@@ -50,6 +61,7 @@ PROPOSE_PROMPT = (
 )
 
 _NORM = {"type": "integer", "minimum": 0, "maximum": 1000}
+KINDS = ("localize", "propose", "step", "explain")
 
 
 class AnswerRejected(Rejected):
@@ -89,6 +101,14 @@ class Step:
     note: str | None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why a recorded action was taken (``thought``) and the instruction it carries out."""
+
+    thought: str
+    instruction: str
+
+
 @dataclasses.dataclass(frozen=True)
 class Recipe:
     """A named, versioned prompt with its answer schema and coordinate system.
@@ -96,7 +116,8 @@ class Recipe:
     Attributes:
         name: registry key.
         version: bump whenever the prompt, schema or parsing changes (it is part of ``label_id``).
-        kind: ``localize`` (instruction in → one target), ``propose`` (→ many targets) or ``step`` (→ a policy step).
+        kind: ``localize`` (instruction in → one target), ``propose`` (→ many targets), ``step`` (→ a policy step)
+            or ``explain`` (a recorded action → its thought and instruction: inverse labelling).
         coord_system: the system the answer's numbers are in (see :mod:`schemas.coords`).
         template: ``str.format`` template; ``{schema}`` is filled with the compact answer schema.
         answer_schema: JSON schema of the answer (used for structured outputs and for validation).
@@ -118,8 +139,8 @@ class Recipe:
     defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
-        if self.kind not in ("localize", "propose", "step"):
-            raise ValueError(f"Recipe {self.name}: kind must be localize, propose or step, got {self.kind!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"Recipe {self.name}: kind must be one of {KINDS}, got {self.kind!r}")
         if not 1 <= self.max_images <= 4:
             raise ValueError(f"Recipe {self.name}: max_images must be 1..4, got {self.max_images}")
         if self.max_tokens < 1:
@@ -146,7 +167,8 @@ class Recipe:
             fields: the fields the prompt was made from (``instruction`` is copied into localize targets).
 
         Returns:
-            ``list[Target]`` for localize/propose recipes, a :class:`Step` for step recipes.
+            ``list[Target]`` for localize/propose recipes, a :class:`Step` for step recipes, an
+            :class:`Explanation` for explain recipes.
 
         Raises:
             AnswerRejected: ``model_output_not_json`` (not one JSON value), ``model_output_schema`` (the value
@@ -226,6 +248,13 @@ def _parse_step(obj: Mapping[str, Any], frame: Frame, fields: Mapping[str, Any])
     return Step(kind, action, obj.get("thought") or None, obj.get("note") or None)
 
 
+def _parse_explain(obj: Mapping[str, Any], frame: Frame, fields: Mapping[str, Any]) -> Explanation:
+    instruction = " ".join(obj["instruction"].split())
+    if not instruction:
+        raise AnswerRejected("model_output_schema", "the instruction is blank")
+    return Explanation(" ".join(obj["thought"].split()), instruction)
+
+
 def _obj(properties: dict, required: Sequence[str] | None = None) -> dict:
     return {
         "type": "object",
@@ -303,6 +332,23 @@ def _registry() -> dict[str, Recipe]:
             max_tokens=256,
             parse=_parse_step,
             defaults={"history": "none"},
+        ),
+        Recipe(
+            name="explain-step",
+            version="1",
+            kind="explain",
+            coord_system="pixel",
+            template=EXPLAIN_PROMPT,
+            answer_schema=_obj(
+                {
+                    "thought": {"type": "string", "maxLength": 600},
+                    "instruction": {"type": "string", "minLength": 1, "maxLength": 200},
+                }
+            ),
+            max_images=4,
+            max_tokens=256,
+            parse=_parse_explain,
+            defaults={"history": "none", "task": "none stated (exploration)"},
         ),
         Recipe(
             name="propose-elements",

@@ -38,7 +38,8 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from annotators.recipes import AnswerRejected, Frame, get_recipe
+from annotators.recipes import AnswerRejected, Frame, Target, get_recipe
+from annotators.recorded import RecordedAction, ui_actions
 from annotators.vllm_engine import EngineConfig, EngineInputError, Request, SharedEngine
 from schemas.images import ImageLimits, ImageRejected
 from schemas.records import ActionStep, GroundingLabel, Screenshot, stable_id
@@ -112,6 +113,7 @@ class Work:
     shot: Screenshot
     history: tuple[Screenshot, ...] = ()
     fields: tuple[tuple[str, str], ...] = ()
+    recorded: RecordedAction | None = None
 
 
 class VlmOutputs(NamedTuple):
@@ -253,7 +255,10 @@ class _RunEngine(beam.DoFn):
             return
         c.forwarded.inc()
         if self._recipe.kind == "step":
-            yield beam.pvalue.TaggedOutput(ACTIONS, self._action_step(work, result, completion))
+            step = self._action_step(work, result.action_type, result.action_args, result.thought)
+            yield beam.pvalue.TaggedOutput(ACTIONS, step)
+        elif self._recipe.kind == "explain":
+            yield from self._explained(work, result, completion)
         else:
             yield from self._labels(work, result, completion)
 
@@ -298,17 +303,42 @@ class _RunEngine(beam.DoFn):
             )
         return labels
 
-    def _action_step(self, work: Work, step, completion) -> ActionStep:
+    def _explained(self, work: Work, explanation, completion):
+        """A recorded action + its explanation → an ``actions`` row (source ``recorded``) and, for actions with a
+        point, a grounding label (the recording's box when it has one, else a zero-size box at the point)."""
+        action = work.recorded
+        index = work.key.rsplit("#", 1)[-1]
+        yield beam.pvalue.TaggedOutput(
+            ACTIONS,
+            self._action_step(work, action.action_type, action.args, explanation.thought, "recorded", index),
+        )
+        if action.point is None:
+            return
+        x, y = action.point
+        target = Target(
+            instruction=explanation.instruction,
+            element_text=action.element,
+            role=None,
+            box=action.box or (x, y, x, y),
+            point=(x, y),
+            native_box=action.box,
+            native_point=(x, y),
+        )
+        yield from self._labels(work, [target], completion)
+
+    def _action_step(
+        self, work: Work, action_type: str, args: dict, thought: str | None, source: str = "model", index: str = "0"
+    ) -> ActionStep:
         shot, cfg, recipe = work.shot, self._config, self._recipe
         return ActionStep(
             episode_id=shot.episode_id,
             step=shot.step_index,
-            label_id=stable_id(shot.episode_id, shot.step_index, cfg.annotator, recipe.version),
+            label_id=stable_id(shot.episode_id, shot.step_index, cfg.annotator, recipe.name, recipe.version, index),
             screenshot_id=shot.screenshot_id,
-            action_type=step.action_type,
-            action_args=json.dumps(step.action_args, sort_keys=True, separators=(",", ":")),
-            thought=step.thought,
-            source="model",
+            action_type=action_type,
+            action_args=json.dumps(args, sort_keys=True, separators=(",", ":")),
+            thought=thought,
+            source=source,
             annotator=cfg.annotator,
             annotator_version=self._version,
             recipe_version=recipe.version,
@@ -335,6 +365,9 @@ class _EpisodeSteps(beam.DoFn):
         episode_id, shots = item
         shots = sorted(shots, key=lambda s: (s.step_index, s.source_uri))
         task = next((s.episode_task for s in shots if s.episode_task), None)
+        recipe = self._config.get_recipe()
+        if task is None and recipe.kind == "explain":
+            task = recipe.defaults["task"]
         if task is None:
             c = self._counters
             for s in shots:
@@ -344,10 +377,30 @@ class _EpisodeSteps(beam.DoFn):
                                   s.source_uri, self._config.run_id)  # fmt: skip
             return
         n = self._config.history
+        explain = self._config.get_recipe().kind == "explain"
         for i, shot in enumerate(shots):
-            previous = shots[max(0, i - n) : i]
+            previous = tuple(shots[max(0, i - n) : i])
             fields = (("task", task), ("history", _history_text(shots[:i])))
-            yield Work(key=f"{episode_id}#{shot.step_index}", shot=shot, history=tuple(previous), fields=fields)
+            if not explain:
+                yield Work(key=f"{episode_id}#{shot.step_index}", shot=shot, history=previous, fields=fields)
+                continue
+            yield from self._explain_units(episode_id, shot, previous, fields)
+
+    def _explain_units(self, episode_id: str, shot: Screenshot, previous, fields):
+        """One unit per recorded UI action of the step; reasoning-only steps are counted ``ignored``."""
+        c = self._counters
+        where = f"{episode_id}#step={shot.step_index}"
+        try:
+            actions = ui_actions(shot.recorded_action)
+        except ValueError as e:
+            c.total.inc()
+            yield dead_letter(c, where, "bad_recorded_action", str(e), shot.recorded_action or "", self._config.run_id)
+            return
+        if not actions:
+            Metrics.counter(METRICS_PREFIX + STAGE, "ignored").inc()
+        for k, action in enumerate(actions):
+            described = (*fields, ("action", action.describe(shot.width, shot.height)))
+            yield Work(f"{episode_id}#{shot.step_index}#{k}", shot, previous, described, action)
 
 
 def _by_episode(shot: Screenshot):

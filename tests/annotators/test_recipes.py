@@ -11,8 +11,8 @@ from annotators.recipes import ACTION_TYPES, RECIPES, AnswerRejected, Frame, get
 FRAME = Frame(width=1920, height=1080, resized_width=2048, resized_height=1024)
 
 
-def test_registry_has_the_four_recipes_with_schemas():
-    assert set(RECIPES) == {"holo2-localize", "holo15-localize", "navigate-step", "propose-elements"}
+def test_registry_has_the_recipes_with_schemas():
+    assert set(RECIPES) == {"holo2-localize", "holo15-localize", "navigate-step", "propose-elements", "explain-step"}
     for recipe in RECIPES.values():
         assert recipe.version
         assert json.loads(recipe.schema_text) == recipe.answer_schema
@@ -127,3 +127,15 @@ def test_overrides_and_unknown_names():
         get_recipe("nope")
     with pytest.raises(ValueError):
         get_recipe("holo2-localize", max_images=5)
+
+
+def test_explain_step_answers():
+    recipe = get_recipe("explain-step")
+    prompt = recipe.prompt(action="click_element at x=500, y=20 (0-1000 scale)")
+    assert "none stated" in prompt and "click_element at x=500" in prompt
+    ex = recipe.answer(json.dumps({"thought": "open  the View tab", "instruction": " click  View "}), FRAME)
+    assert (ex.thought, ex.instruction) == ("open the View tab", "click View")
+    for bad in ({"thought": "t", "instruction": "   "}, {"thought": "t"}, {"thought": "t", "instruction": ""}):
+        with pytest.raises(AnswerRejected) as err:
+            recipe.answer(json.dumps(bad), FRAME)
+        assert err.value.reason == "model_output_schema"

@@ -157,3 +157,55 @@ def test_navigate_steps_become_action_traces(tiny_model, tmp_path, samples_dir):
     assert len({(r["episode_id"], r["step"]) for r in rows}) == len(rows)
     assert manifest["counts"]["infer"]["ignored"] == 1  # the loose screenshot: no step to label
     assert not read_shards(str(out), "grounding").num_rows
+
+
+def test_explain_recorded_actions_inverse_labelling(tiny_model, tmp_path, samples_dir):
+    inputs = tmp_path / "in"
+    shutil.copytree(samples_dir / "episodes", inputs / "episodes")
+    droid = inputs / "episodes" / "droid"
+    droid.mkdir()
+    (droid / "episode.json").write_text(json.dumps({"episode_id": "droid", "task_en": None}))
+    (droid / "s0.png").write_bytes(png_bytes(ui_image(360, 640, seed=5)))
+    (droid / "s1.png").write_bytes(png_bytes(ui_image(360, 640, seed=6)))
+    touch = {"event_type": "touch", "target_bbox": [40, 100, 200, 160], "target_text": "OK", "click_point": [120, 130]}
+    steps = [
+        {"step": 0, "screenshot": "s0.png", "action": touch},
+        {"step": 1, "screenshot": "s1.png", "action": {"event_type": "teleport"}},
+    ]
+    (droid / "steps.jsonl").write_text("\n".join(json.dumps(s) for s in steps) + "\n")
+    out = tmp_path / "out"
+    manifest = _run(
+        tiny_model,
+        inputs,
+        out,
+        "--recipe",
+        "explain-step",
+        "--max-new-tokens",
+        "450",
+        "--history",
+        "1",
+        "--max-model-len",
+        "2048",
+    )
+
+    actions = read_shards(str(out), "actions").to_pylist()
+    labels = read_shards(str(out), "grounding").to_pylist()
+    dead = read_shards(str(out), "_dead_letter/infer").to_pylist()
+    assert [d["input_id"] for d in dead if d["reason"] == "bad_recorded_action"] == ["droid#step=1"]
+    answer_dead = [d for d in dead if d["reason"] != "bad_recorded_action"]
+    assert {d["reason"] for d in answer_dead} <= KNOWN_INFER_REASONS
+    # task002 records two clicks (steps 1 and 3); the other steps are plan / evaluate: counted, not labelled
+    assert len(actions) + len(answer_dead) == 3
+    assert actions, "no recorded action got an explanation: the rows below were not exercised"
+    assert manifest["counts"]["infer"]["ignored"] == 3
+    assert all(a["source"] == "recorded" and a["action_type"] == "click_element" for a in actions)
+    by_step = {(a["episode_id"], a["step"]): json.loads(a["action_args"]) for a in actions}
+    if ("task002", 1) in by_step:
+        assert (by_step[("task002", 1)]["x"], by_step[("task002", 1)]["y"]) == (460.0, 45.0)
+    assert len(labels) == len(actions)  # every recorded click gets its instruction as a grounding label
+    for r in labels:
+        assert r["recipe"] == "explain-step" and r["coord_system"] == "pixel" and r["instruction"].strip()
+        if r["element_text"] == "OK":
+            assert (r["x0"], r["y0"], r["x1"], r["y1"], r["click_x"], r["click_y"]) == (40, 100, 200, 160, 120, 130)
+        else:
+            assert r["x0"] == r["x1"] == r["click_x"]
