@@ -112,6 +112,26 @@ class EngineConfig:
             if not ok:
                 raise ValueError(f"EngineConfig: {message}")
 
+    def preflight(self) -> None:
+        """Fail fast, before a pipeline starts, on what would otherwise fail inside every worker.
+
+        Raises:
+            ImportError: vLLM is not installed (with the install hint).
+            FileNotFoundError: ``model`` names a local path (absolute, ``./``, ``../``, ``~``) that does not exist,
+                or a local directory without ``config.json``.
+        """
+        import importlib.util
+        import os
+
+        if importlib.util.find_spec("vllm") is None:
+            raise ImportError(INSTALL_HINT)
+        path = os.path.expanduser(self.model)
+        local = self.model.startswith(("/", "./", "../", "~")) or os.path.isdir(path)
+        if local and not os.path.isdir(path):
+            raise FileNotFoundError(f"model directory {self.model!r} does not exist")
+        if local and not os.path.isfile(os.path.join(path, "config.json")):
+            raise FileNotFoundError(f"model directory {self.model!r} has no config.json")
+
     def llm_kwargs(self) -> dict[str, Any]:
         """The ``vllm.LLM(...)`` keyword arguments."""
         kwargs: dict[str, Any] = {

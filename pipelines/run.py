@@ -13,6 +13,7 @@ import datetime as _dt
 import json
 import logging
 import time
+from pathlib import Path
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -61,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--gpu-memory-utilization", type=float, default=0.9)
     v.add_argument("--kv-cache-gib", type=float, default=None, help="explicit KV-cache size (needed on CPU)")
     v.add_argument("--chat-format", choices=("model", "plain"), default="model")
+    v.add_argument("--chat-template", default=None, help="Jinja chat template file replacing the tokenizer's")
+    v.add_argument("--image-placeholder", default="<image>", help="text the processor expands into image tokens")
     v.add_argument("--pre-resize", action="store_true", help="send images resized to their tile grid")
     v.add_argument("--max-in-flight", type=int, default=None, help="requests queued per engine before stepping")
     v.add_argument("--max-num-batched-tokens", type=int, default=None)
@@ -93,6 +96,11 @@ def run(argv: list[str] | None = None) -> dict:
     )
     label_cfg = _vlm_config(args, run_id, limits) if args.annotator == "vllm" else _ocr_config(args, run_id, limits)
     label_cfg = dataclasses.replace(label_cfg, config_hash=config_hash(label_cfg, tile_cfg))
+    if args.annotator == "vllm":
+        try:
+            label_cfg.engine.preflight()
+        except (ImportError, FileNotFoundError) as e:
+            raise SystemExit(f"screenmill run: {e}") from None
 
     def table(name, schema, keys):
         return WriteConfig(
@@ -168,6 +176,8 @@ def _vlm_config(args, run_id: str, limits: ImageLimits) -> VlmConfig:
         gpu_memory_utilization=args.gpu_memory_utilization,
         kv_cache_memory_bytes=int(args.kv_cache_gib * 2**30) if args.kv_cache_gib else None,
         chat_format=args.chat_format,
+        chat_template=Path(args.chat_template).read_text() if args.chat_template else None,
+        image_placeholder=args.image_placeholder,
         max_num_batched_tokens=args.max_num_batched_tokens,
         enforce_eager=args.enforce_eager,
         engine_kwargs=tuple(_engine_arg(a) for a in args.engine_arg),

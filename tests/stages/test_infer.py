@@ -111,3 +111,24 @@ def test_history_text_is_bounded():
 def test_frame_uses_the_tile_grid():
     f = _frame(_shot())
     assert (f.width, f.height, f.resized_width, f.resized_height) == (1920, 1080, 2048, 1024)
+
+
+def test_preflight_names_a_missing_model_dir(tmp_path):
+    pytest.importorskip("vllm")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        EngineConfig(model=str(tmp_path / "nope")).preflight()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        EngineConfig(model=str(tmp_path / "empty")).preflight()
+    EngineConfig(model="Hcompany/Holotron-12B").preflight()  # a hub id is left to vLLM
+
+
+def test_run_refuses_a_missing_model_before_starting(tmp_path):
+    pytest.importorskip("vllm")
+    from pipelines.run import run
+
+    (tmp_path / "in").mkdir()
+    with pytest.raises(SystemExit, match="does not exist"):
+        run(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--annotator", "vllm",
+             "--model", str(tmp_path / "no_model")])  # fmt: skip
+    assert not (tmp_path / "out").exists()
