@@ -289,6 +289,55 @@ class DeadLetter(_Record):
     )
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ReviewedLabel(_Record):
+    """A reviewer's verdict on one grounding label (``label_id``), with corrections in original-image pixels.
+
+    ``verdict`` is ``accept`` (label right as is), ``fix`` (corrected box / point / instruction given) or ``reject``.
+    Corrections are None where the reviewer left the prediction unchanged.
+    """
+
+    label_id: str
+    screenshot_id: str
+    verdict: str
+    instruction: str | None
+    x0: float | None
+    y0: float | None
+    x1: float | None
+    y1: float | None
+    click_x: float | None
+    click_y: float | None
+    reviewer: str
+    lead_time_s: float | None
+    task_id: int
+    annotation_id: int
+    reviewed_at: _dt.datetime
+    run_id: str
+
+    SCHEMA: ClassVar[pa.Schema] = pa.schema(
+        [
+            _f("label_id", pa.string(), False),
+            _f("screenshot_id", pa.string(), False),
+            _f("verdict", pa.string(), False),
+            _f("instruction", pa.string()),
+            _f("x0", pa.float64()),
+            _f("y0", pa.float64()),
+            _f("x1", pa.float64()),
+            _f("y1", pa.float64()),
+            _f("click_x", pa.float64()),
+            _f("click_y", pa.float64()),
+            _f("reviewer", pa.string(), False),
+            _f("lead_time_s", pa.float64()),
+            _f("task_id", pa.int64(), False),
+            _f("annotation_id", pa.int64(), False),
+            _f("reviewed_at", _TS, False),
+            _f("run_id", pa.string(), False),
+            _f("schema_version", pa.int16(), False),
+        ],
+        metadata={"table": "reviewed"},
+    )
+
+
 class Rejected(ValueError):
     """An input a stage refuses; ``reason`` is the stable dead-letter code, ``message`` the human explanation."""
 
@@ -307,5 +356,6 @@ TABLES: dict[str, type[_Record]] = {
     "screenshots": Screenshot,
     "grounding": GroundingLabel,
     "actions": ActionStep,
+    "reviewed": ReviewedLabel,
     "_dead_letter": DeadLetter,
 }
