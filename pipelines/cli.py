@@ -8,6 +8,7 @@ _COMMANDS = {
     "run": ("pipelines.run", "run", "run the main job: screenshots -> labels -> Parquet"),
     "inspect": ("pipelines.inspect", "main", "draw labels over their screenshots (PNG + HTML gallery)"),
     "eval": ("pipelines.evaluate", "main", "score labels against ground truth (point accuracy, recall)"),
+    "review": ("pipelines.review", "main", "human review with Label Studio: push | pull | status"),
     "bench": ("pipelines.bench", "main", "benchmarks: `bench cpu` (ingest+tile+write throughput, memory)"),
 }
 

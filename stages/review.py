@@ -268,3 +268,74 @@ def reviewed_from_annotation(task: Mapping[str, Any], annotation: Mapping[str, A
         reviewed_at=_time(annotation.get("updated_at") or annotation.get("created_at")),
         run_id=run_id,
     )
+
+
+def plan_review(
+    labels: Iterable[Mapping[str, Any]],
+    screenshots: Iterable[Mapping[str, Any]],
+    policy: ReviewPolicy,
+    files_root: str | None,
+) -> tuple[list[dict], dict[str, int]]:
+    """Grounding-label rows + screenshot rows → the Label Studio tasks to push, and why.
+
+    Returns:
+        ``(tasks, counts)``; counts has ``labels``, ``routed``, ``over_quota``, ``unservable`` (images Label
+        Studio cannot reach) and one entry per reason.
+    """
+    uri = {s["screenshot_id"]: s["source_uri"] for s in screenshots}
+    by_shot: dict[str, list] = defaultdict(list)
+    n = 0
+    for label in labels:
+        by_shot[label["screenshot_id"]].append(label)
+        n += 1
+    reasons: dict[str, list[str]] = {}
+    for group in by_shot.values():
+        reasons.update(route_reasons(group, policy))
+    routed = [lab for group in by_shot.values() for lab in group if lab["label_id"] in reasons]
+    kept, over = apply_quota(routed, policy.quota_per_source, policy.seed)
+    counts = {"labels": n, "routed": len(kept), "over_quota": len(over), "unservable": 0}
+    for r in REASONS:
+        counts[r] = sum(1 for lab in kept if r in reasons[lab["label_id"]])
+    tasks = []
+    for lab in sorted(kept, key=lambda r: r["label_id"]):
+        try:
+            tasks.append(to_task(lab, {"source_uri": uri[lab["screenshot_id"]]}, files_root, reasons[lab["label_id"]]))
+        except (KeyError, ValueError):
+            counts["unservable"] += 1
+    counts["routed"] = len(tasks)
+    return tasks, counts
+
+
+def agreement(reviewed: Iterable[ReviewedLabel], labels: Iterable[Mapping[str, Any]]) -> dict[str, dict]:
+    """Per ``annotator/recipe@version``: how often reviewers agreed with the labels.
+
+    ``accepted_rate`` = accepted / reviewed; over the labels not rejected, ``mean_iou`` = mean IoU of the label's box
+    with the reviewer's box (1 where the box was kept) and ``point_in_box_rate`` = share whose click point lies in
+    the reviewer's box. The latest review of a label counts.
+    """
+    by_id = {lab["label_id"]: lab for lab in labels}
+    latest: dict[str, ReviewedLabel] = {}
+    for r in reviewed:
+        if r.label_id not in latest or r.reviewed_at >= latest[r.label_id].reviewed_at:
+            latest[r.label_id] = r
+    groups: dict[str, list[tuple[Mapping[str, Any], ReviewedLabel]]] = defaultdict(list)
+    for label_id, r in latest.items():
+        lab = by_id.get(label_id)
+        if lab is not None:
+            groups[f"{lab['annotator']}/{lab['recipe']}@{lab['recipe_version']}"].append((lab, r))
+    out = {}
+    for key, pairs in groups.items():
+        kept = [(lab, r) for lab, r in pairs if r.verdict != "reject"]
+        ious, inside = [], []
+        for lab, r in kept:
+            box = (r.x0, r.y0, r.x1, r.y1) if r.x0 is not None else _box(lab)
+            ious.append(box_iou(_box(lab), box))
+            inside.append(point_in_box((lab["click_x"], lab["click_y"]), box))
+        out[key] = {
+            "reviewed": len(pairs),
+            "accepted_rate": sum(r.verdict == "accept" for _, r in pairs) / len(pairs),
+            "rejected": len(pairs) - len(kept),
+            "mean_iou": sum(ious) / len(ious) if ious else None,
+            "point_in_box_rate": sum(inside) / len(inside) if inside else None,
+        }
+    return out

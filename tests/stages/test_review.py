@@ -103,3 +103,64 @@ def test_reject_and_foreign_tasks():
     with pytest.raises(ValueError, match="unknown verdict"):
         bad = {"id": 2, "result": [{"from_name": "verdict", "value": {"choices": ["x"]}}]}
         reviewed_from_annotation(task, bad, "r")
+
+
+def test_plan_review_counts_and_unservable_images():
+    from stages.review import plan_review
+
+    labels = [_label("low", conf=0.1), _label("ok", text="Fine"), _label("far", conf=0.2)]
+    labels[2] = {**labels[2], "screenshot_id": "t" * 64}
+    shots = [
+        {"screenshot_id": "s" * 64, "source_uri": "/data/a.png"},
+        {"screenshot_id": "t" * 64, "source_uri": "/x/b.png"},
+    ]
+    tasks, counts = plan_review(labels, shots, ReviewPolicy(qa_rate=0.0), "/data")
+    assert [t["data"]["label_id"] for t in tasks] == ["low"]
+    assert counts == {"labels": 3, "routed": 1, "over_quota": 0, "unservable": 1, "low_confidence": 2,
+                      "disagreement": 0, "qa_sample": 0}  # fmt: skip
+
+
+def test_agreement_figures():
+    import datetime as dt
+
+    from schemas.records import ReviewedLabel
+    from stages.review import agreement
+
+    labels = [_label("a"), _label("b"), _label("c"), _label("v", annotator="vllm:m")]
+
+    def rev(label_id, verdict, box=(None, None, None, None), when=0):
+        t = dt.datetime(2026, 11, 23, tzinfo=dt.UTC) + dt.timedelta(seconds=when)
+        return ReviewedLabel(label_id, "s", verdict, None, *box, None, None, "r", 1.0, 1, 1, t, "run")
+
+    figures = agreement(
+        [
+            rev("a", "accept"),
+            rev("b", "fix", (100, 200, 200, 260)),
+            rev("c", "accept"),
+            rev("c", "reject", when=5),
+            rev("v", "accept"),
+        ],  # fmt: skip
+        labels,
+    )
+    ocr = figures["ocr/ocr-text-click@1"]
+    assert (ocr["reviewed"], ocr["rejected"]) == (3, 1)
+    assert ocr["accepted_rate"] == pytest.approx(1 / 3)
+    assert ocr["mean_iou"] == pytest.approx((1.0 + 0.5) / 2)
+    assert ocr["point_in_box_rate"] == 1.0  # (200, 230) is on the corrected box's right edge
+    assert figures["vllm:m/ocr-text-click@1"]["accepted_rate"] == 1.0
+
+
+def test_connection_reads_env_and_never_shows_the_token(tmp_path):
+    from stages.labelstudio import Connection, ReviewConfigError
+
+    token = tmp_path / "token"
+    token.write_text("s3cr3t-token\n")
+    c = Connection.from_env({"LABEL_STUDIO_URL": "http://127.0.0.1:8089/", "LABEL_STUDIO_TOKEN_FILE": str(token)})
+    assert (c.url, c.token) == ("http://127.0.0.1:8089", "s3cr3t-token")
+    assert "s3cr3t" not in repr(c)
+    with pytest.raises(ReviewConfigError, match="LABEL_STUDIO_URL"):
+        Connection.from_env({})
+    with pytest.raises(ReviewConfigError, match="API_KEY"):
+        Connection.from_env({"LABEL_STUDIO_URL": "http://x"})
+    with pytest.raises(ReviewConfigError, match="TOKEN_FILE"):
+        Connection.from_env({"LABEL_STUDIO_URL": "http://x", "LABEL_STUDIO_TOKEN_FILE": str(tmp_path / "missing")})

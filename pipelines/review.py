@@ -1,0 +1,137 @@
+"""``screenmill review push|pull|status``: the human-review loop with Label Studio.
+
+    export LABEL_STUDIO_URL=http://127.0.0.1:8089 LABEL_STUDIO_TOKEN_FILE=.label-studio-data/token
+    screenmill review push OUT --project gui-review --files-root /data     # route doubtful labels, import tasks
+    screenmill review pull OUT --project gui-review                        # completed reviews -> OUT/reviewed/
+
+The URL and token come from the environment only (``LABEL_STUDIO_URL``, ``LABEL_STUDIO_API_KEY`` or
+``LABEL_STUDIO_TOKEN_FILE``). Exit codes: 0 done, 1 Label Studio unreachable (a rerun resumes), 2 bad settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import sys
+
+from apache_beam.io.filesystems import FileSystems
+
+from schemas.records import DeadLetter, ReviewedLabel, utcnow
+from stages.labelstudio import Connection, LabelStudioClient, ReviewConfigError
+from stages.report import new_run_id
+from stages.retry import GaveUp
+from stages.review import LABEL_CONFIG, ReviewPolicy, agreement, plan_review, reviewed_from_annotation
+from stages.write import read_shards
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="screenmill review", description=__doc__.splitlines()[0])
+    p.add_argument("action", choices=("push", "pull", "status"))
+    p.add_argument("output", metavar="OUT", help="a `screenmill run` output root")
+    p.add_argument("--project", default="screenmill review", help="Label Studio project title")
+    p.add_argument("--dt", default=None, help="only this date partition of the labels (default: all)")
+    policy = ReviewPolicy()
+    p.add_argument("--min-confidence", type=float, default=policy.min_confidence)
+    p.add_argument("--disagreement-iou", type=float, default=policy.disagreement_iou)
+    p.add_argument("--qa-rate", type=float, default=policy.qa_rate)
+    p.add_argument("--quota", type=int, default=None, help="max routed labels per annotator + recipe")
+    p.add_argument("--files-root", default="/", help="LOCAL_FILES_DOCUMENT_ROOT of the Label Studio server")
+    p.add_argument("--chunk-size", type=int, default=200, help="tasks per import request")
+    return p
+
+
+def _write_report(output: str, name: str, body: dict) -> str:
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = FileSystems.join(output, "_review", f"{name}-{stamp}.json")
+    with FileSystems.create(path) as f:
+        f.write(json.dumps(body, indent=2, sort_keys=True, default=str).encode("utf-8"))
+    return path
+
+
+def _push(args, client: LabelStudioClient) -> int:
+    policy = ReviewPolicy(
+        min_confidence=args.min_confidence,
+        disagreement_iou=args.disagreement_iou,
+        qa_rate=args.qa_rate,
+        quota_per_source=args.quota,
+    )
+    labels = read_shards(args.output, "grounding", args.dt).to_pylist()
+    shots = read_shards(args.output, "screenshots", args.dt).to_pylist()
+    tasks, counts = plan_review(labels, shots, policy, args.files_root)
+    project = client.ensure_project(args.project, LABEL_CONFIG)
+    counts.update(client.push(project, tasks, args.chunk_size))
+    counts["project_id"] = project
+    print(" ".join(f"{k}={v}" for k, v in counts.items()))
+    print(f"report: {_write_report(args.output, 'push', counts)}")
+    return 0
+
+
+def _pull(args, client: LabelStudioClient) -> int:
+    import apache_beam as beam
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    from stages.write import WriteConfig, WriteShards
+
+    run_id = new_run_id()
+    project = client.ensure_project(args.project, LABEL_CONFIG)
+    reviewed, dead = [], []
+    for task, annotation in client.completed(project):
+        try:
+            reviewed.append(reviewed_from_annotation(task, annotation, run_id))
+        except (ValueError, KeyError, TypeError) as e:
+            where = f"labelstudio://project/{project}/task/{task.get('id')}/annotation/{annotation.get('id')}"
+            text = f"{type(e).__name__}: {e}"
+            dead.append(DeadLetter(where, "review", "bad_annotation", text, where, run_id, utcnow()))
+    labels = read_shards(args.output, "grounding").to_pylist()
+    figures = agreement(reviewed, labels)
+    dt = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
+
+    def cfg(table, schema, keys):
+        return WriteConfig(output=args.output, table=table, schema=schema, key_columns=keys, dt=dt)
+
+    pipeline = beam.Pipeline(runner=FnApiRunner())
+    _ = (
+        pipeline
+        | "Reviewed" >> beam.Create(reviewed, reshuffle=False)
+        | "WriteReviewed" >> WriteShards(cfg("reviewed", ReviewedLabel.SCHEMA, ("label_id", "annotation_id")))
+    )
+    _ = (
+        pipeline
+        | "Dead" >> beam.Create(dead, reshuffle=False)
+        | "WriteDead" >> WriteShards(cfg("_dead_letter/review", DeadLetter.SCHEMA, ("input_id", "reason")))
+    )
+    pipeline.run().wait_until_finish()
+    print(f"reviewed={len(reviewed)} bad_annotations={len(dead)} project_id={project}")
+    for key, f in sorted(figures.items()):
+        iou, inside = (None if v is None else round(v, 3) for v in (f["mean_iou"], f["point_in_box_rate"]))
+        print(f"  {key:<40} reviewed={f['reviewed']:>5} accepted={f['accepted_rate']:.1%} iou={iou} in_box={inside}")
+    print(f"report: {_write_report(args.output, 'agreement', {'run_id': run_id, 'figures': figures})}")
+    return 0
+
+
+def _status(args, client: LabelStudioClient) -> int:
+    project = client.ensure_project(args.project, LABEL_CONFIG)
+    tasks = client.tasks(project)
+    done = sum(1 for t in tasks if any(not a.get("was_cancelled") for a in t.get("annotations") or []))
+    print(f"project_id={project} tasks={len(tasks)} reviewed={done} waiting={len(tasks) - done}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one review action; return the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        client = LabelStudioClient(Connection.from_env())
+        return {"push": _push, "pull": _pull, "status": _status}[args.action](args, client)
+    except ReviewConfigError as e:
+        print(f"screenmill review: {e}", file=sys.stderr)
+        return 2
+    except GaveUp as e:
+        msg = f"screenmill review: Label Studio is unreachable ({e}); nothing is lost, rerun to resume"
+        print(msg, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
