@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import os
 import sys
 
 from apache_beam.io.filesystems import FileSystems
@@ -60,6 +61,9 @@ def _push(args, client: LabelStudioClient) -> int:
     shots = read_shards(args.output, "screenshots", args.dt).to_pylist()
     tasks, counts = plan_review(labels, shots, policy, args.files_root)
     project = client.ensure_project(args.project, LABEL_CONFIG)
+    local = [t["data"]["source_uri"] for t in tasks if t["data"]["image"].startswith("/data/local-files/")]
+    if local:
+        client.ensure_local_storage(project, os.path.commonpath([os.path.dirname(p) for p in local]))
     counts.update(client.push(project, tasks, args.chunk_size))
     counts["project_id"] = project
     print(" ".join(f"{k}={v}" for k, v in counts.items()))

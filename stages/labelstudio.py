@@ -90,6 +90,17 @@ class LabelStudioClient:
         created = self._call("create project", self._ls.projects.create, title=title, label_config=label_config)
         return int(_plain(created)["id"])
 
+    def ensure_local_storage(self, project_id: int, directory: str) -> None:
+        """Label Studio serves ``/data/local-files/`` only from folders a project's Local Files storage covers:
+        register ``directory`` (under the server's ``LOCAL_FILES_DOCUMENT_ROOT``) once per project."""
+        existing = self._call("list storages", lambda: list(self._ls.import_storage.local.list(project=project_id)))
+        for storage in existing:
+            path = _plain(storage).get("path") or ""
+            if directory == path or directory.startswith(path.rstrip("/") + "/"):
+                return
+        self._call("create storage", self._ls.import_storage.local.create, project=project_id, path=directory,
+                   title="screenmill screenshots", use_blob_urls=True)  # fmt: skip
+
     def tasks(self, project_id: int) -> list[dict]:
         """Every task of the project, with its annotations and predictions, as plain dicts."""
         return self._call("list tasks", lambda: [_plain(t) for t in self._ls.tasks.list(project=project_id)])
