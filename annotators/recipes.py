@@ -179,7 +179,14 @@ class Recipe:
         except (json.JSONDecodeError, TypeError) as e:
             raise AnswerRejected("model_output_not_json", f"{e.__class__.__name__}: {e}") from None
         _validate(obj, self.answer_schema)
-        return self.parse(obj, frame, fields or {})
+        try:
+            return self.parse(obj, frame, fields or {})
+        except AnswerRejected:
+            raise
+        except OverflowError as e:  # an integer too large for a float coordinate
+            raise AnswerRejected("coords_out_of_bounds", f"{type(e).__name__}: {e}") from None
+        except (ValueError, TypeError, KeyError) as e:
+            raise AnswerRejected("model_output_schema", f"{type(e).__name__}: {e}") from None
 
 
 def _validate(obj: Any, schema: Mapping[str, Any]) -> None:

@@ -190,14 +190,14 @@ class _RunEngine(beam.DoFn):
             if not wait and len(self._queue) <= PREFETCH and not all(f.done() for f in futures):
                 return
             self._queue.popleft()
-            uri = work.shot.source_uri
+            uri, input_id = work.shot.source_uri, self._input_id(work)
             try:
                 images = [f.result() for f in futures]
             except ImageRejected as e:
-                yield dead_letter(c, uri, e.reason, e.message, uri, run_id)
+                yield dead_letter(c, input_id, e.reason, e.message, uri, run_id)
                 continue
             except Exception as e:  # noqa: BLE001 - an unreadable image is this unit's failure only
-                yield dead_letter(c, uri, "unreadable", f"{type(e).__name__}: {e}", uri, run_id)
+                yield dead_letter(c, input_id, "unreadable", f"{type(e).__name__}: {e}", uri, run_id)
                 continue
             key = f"{self._owner}-{next(self._seq)}"
             request = Request(
@@ -210,7 +210,7 @@ class _RunEngine(beam.DoFn):
             try:
                 self._holder.submit(self._owner, request)
             except EngineInputError as e:
-                yield dead_letter(c, self._input_id(work), "engine_failure", str(e), uri, run_id)
+                yield dead_letter(c, input_id, "engine_failure", str(e), uri, run_id)
                 continue
             self._pending[key] = work
 
@@ -230,7 +230,7 @@ class _RunEngine(beam.DoFn):
     def _input_id(self, work: Work) -> str:
         shot = work.shot
         fields = dict(work.fields)
-        if self._recipe.kind == "step":
+        if self._recipe.kind in ("step", "explain"):
             return f"{shot.episode_id}#step={shot.step_index}"
         if "instruction" in fields:
             return f"{shot.source_uri}#instruction={fields['instruction']}"

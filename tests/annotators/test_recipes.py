@@ -50,6 +50,10 @@ def test_holo15_answer_is_pixels_of_the_resized_image():
     answer = json.dumps({"action": "click_absolute", "x": 1024, "y": 512})
     (t,) = get_recipe("holo15-localize").answer(answer, FRAME, {"instruction": "x"})
     assert t.point == (960.0, 540.0)
+    huge = json.dumps({"action": "click_absolute", "x": 10**400, "y": 10})
+    with pytest.raises(AnswerRejected) as err:
+        get_recipe("holo15-localize").answer(huge, FRAME)
+    assert err.value.reason == "coords_out_of_bounds"
     too_far = json.dumps({"action": "click_absolute", "x": 2049, "y": 10})
     with pytest.raises(AnswerRejected) as err:
         get_recipe("holo15-localize").answer(too_far, FRAME)
@@ -67,6 +71,8 @@ def test_holo15_answer_is_pixels_of_the_resized_image():
         ('{"x": 1}', "model_output_schema"),
         ('{"x": 1, "y": 2, "z": 3}', "model_output_schema"),
         ("[1, 2]", "model_output_schema"),
+        ('{"x": NaN, "y": 1}', "model_output_schema"),
+        ('{"x": 1.5, "y": 1}', "model_output_schema"),
     ],
 )
 def test_bad_localize_answers_have_their_reason(text, reason):
