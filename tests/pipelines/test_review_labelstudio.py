@@ -9,6 +9,7 @@ rerun without losing or duplicating anything.
 from __future__ import annotations
 
 import copy
+import importlib.util
 import os
 import shutil
 import socket
@@ -24,6 +25,7 @@ from stages.write import read_shards
 
 REPO = Path(__file__).resolve().parents[2]
 LS_VENV = Path(os.environ.get("LS_VENV", REPO / ".venv-label-studio"))
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium, driven by playwright (never `playwright install`)
 
 pytestmark = [
     pytest.mark.slow,
@@ -181,3 +183,86 @@ def test_push_cut_off_by_an_outage_is_finished_by_a_rerun(review_env, labelled_r
     client = _client(review_env)
     keys = [t["data"]["label_id"] for t in client.tasks(client.ensure_project("outage", LABEL_CONFIG))]
     assert len(keys) == 5 and len(set(keys)) == 5
+
+
+# Non-transparent bounding box of every Konva layer of the labeling view's image, in canvas pixels.
+_KONVA_LAYERS_JS = """() => [...document.querySelectorAll('.lsf-main-view .konvajs-content canvas')].map((c) => {
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let x0 = c.width, y0 = c.height, x1 = -1, y1 = -1;
+  for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) {
+    if (d[(y * c.width + x) * 4 + 3] === 0) continue;
+    x0 = Math.min(x0, x); y0 = Math.min(y0, y); x1 = Math.max(x1, x); y1 = Math.max(y1, y);
+  }
+  return {w: c.width, h: c.height, box: x1 < 0 ? null : [x0, y0, x1 + 1, y1 + 1]};
+})"""
+
+
+@pytest.mark.skipif(
+    not CHROMIUM.exists() or importlib.util.find_spec("playwright") is None,
+    reason=f"needs {CHROMIUM} and the playwright package (bash infra/browser/install.sh; infra/test.sh does it)",
+)
+def test_labeling_ui_shows_the_predicted_box(review_env, labelled_run, tmp_path, capsys):
+    """A pushed task opened in the real labeling UI (headless Chromium) shows the predicted box and click point."""
+    from playwright.sync_api import expect, sync_playwright
+
+    assert _push(labelled_run, "browser", "--files-root", str(review_env["files_root"])) == 0
+    capsys.readouterr()
+    client = _client(review_env)
+    project = client.ensure_project("browser", LABEL_CONFIG)
+    task = sorted(client.tasks(project), key=lambda t: t["data"]["label_id"])[0]
+    predicted = {r["type"]: r for r in task["predictions"][0]["result"]}
+    box, point = predicted["rectanglelabels"], predicted["keypointlabels"]
+    data_dir = Path(review_env["env"]["LS_DATA_DIR"])
+    email = (data_dir / "admin_email").read_text().strip()
+    # start.sh writes a generated password to the data dir, unless LS_ADMIN_PASSWORD was given
+    password = review_env["env"].get("LS_ADMIN_PASSWORD") or (data_dir / "admin_password").read_text().strip()
+    url = review_env["url"]
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.set_default_timeout(30_000)
+            try:
+                page.goto(f"{url}/user/login/")
+                page.fill("input[name=email]", email)
+                page.fill("input[name=password]", password)
+                with page.expect_navigation():
+                    page.click("button[type=submit]")
+                assert "/user/login" not in page.url, "login through the form failed"
+
+                # The data manager opens one task in the labeling view with ?task=<id> (it adds &tab=<view>).
+                page.goto(f"{url}/projects/{project}/data?task={task['id']}")
+                image = page.locator(".lsf-main-view .lsf-image img")
+                image.wait_for(state="attached")
+                page.wait_for_function("(img) => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+                natural = image.evaluate("(img) => [img.naturalWidth, img.naturalHeight]")
+                assert natural == [box["original_width"], box["original_height"]]
+
+                # The prediction becomes the draft annotation: its regions are listed in the side panel ...
+                regions = page.locator(".lsf-outliner-item__title")
+                expect(regions.filter(has_text="target")).to_have_count(1)
+                expect(regions.filter(has_text="click")).to_have_count(1)
+                expect(regions).to_have_count(2)
+                assert f"task={task['id']}" in page.url
+
+                # ... and drawn on the image: one Konva layer holds exactly the predicted box (the click point lies
+                # inside it, or sticks out by at most its radius); the other layers are empty or the full image.
+                layers = page.evaluate(_KONVA_LAYERS_JS)
+            finally:
+                page.screenshot(path=str(tmp_path / "labeling.png"))
+        finally:
+            browser.close()
+
+    w, h = layers[0]["w"], layers[0]["h"]
+    drawn = [layer["box"] for layer in layers if layer["box"] not in (None, [0, 0, w, h])]
+    assert len(drawn) == 1, f"expected one layer with regions, got {layers}"
+    x0, y0, x1, y1 = drawn[0]
+    v, pv, tol = box["value"], point["value"], 3
+    bx0, by0 = v["x"] * w / 100, v["y"] * h / 100
+    bx1, by1 = (v["x"] + v["width"]) * w / 100, (v["y"] + v["height"]) * h / 100
+    px, py, r = pv["x"] * w / 100, pv["y"] * h / 100, pv["width"] * w / 100
+    where = f"drawn {drawn[0]}, predicted box {(bx0, by0, bx1, by1)}, point {(px, py)} r={r}"
+    assert x0 <= bx0 + tol and y0 <= by0 + tol and x1 >= bx1 - tol and y1 >= by1 - tol, where
+    assert x0 >= min(bx0, px - r) - tol and y0 >= min(by0, py - r) - tol, where
+    assert x1 <= max(bx1, px + r) + tol and y1 <= max(by1, py + r) + tol, where
