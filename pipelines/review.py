@@ -13,16 +13,15 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import os
 import sys
 
 from apache_beam.io.filesystems import FileSystems
 
 from schemas.records import DeadLetter, ReviewedLabel, utcnow
 from stages.labelstudio import Connection, LabelStudioClient, ReviewConfigError
-from stages.report import new_run_id
+from stages.report import new_run_id, stage_counts
 from stages.retry import GaveUp
-from stages.review import LABEL_CONFIG, ReviewPolicy, agreement, plan_review, reviewed_from_annotation
+from stages.review import LABEL_CONFIG, ReviewConfig, ReviewPolicy, RouteToReview, agreement, reviewed_from_annotation
 from stages.write import read_shards
 
 
@@ -50,24 +49,42 @@ def _write_report(output: str, name: str, body: dict) -> str:
     return path
 
 
+def _read(pipeline, output: str, table: str, dt: str | None, label: str):
+    import apache_beam as beam
+
+    pattern = FileSystems.join(output, table, f"dt={dt}" if dt else "dt=*", "part-*.parquet")
+    if not FileSystems.match([pattern])[0].metadata_list:
+        return pipeline | label >> beam.Create([])
+    return pipeline | label >> beam.io.ReadFromParquet(pattern)
+
+
 def _push(args, client: LabelStudioClient) -> int:
+    import apache_beam as beam
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    from stages.write import WriteConfig, WriteShards
+
     policy = ReviewPolicy(
         min_confidence=args.min_confidence,
         disagreement_iou=args.disagreement_iou,
         qa_rate=args.qa_rate,
         quota_per_source=args.quota,
     )
-    labels = read_shards(args.output, "grounding", args.dt).to_pylist()
-    shots = read_shards(args.output, "screenshots", args.dt).to_pylist()
-    tasks, counts = plan_review(labels, shots, policy, args.files_root)
-    project = client.ensure_project(args.project, LABEL_CONFIG)
-    local = [t["data"]["source_uri"] for t in tasks if t["data"]["image"].startswith("/data/local-files/")]
-    if local:
-        client.ensure_local_storage(project, os.path.commonpath([os.path.dirname(p) for p in local]))
-    counts.update(client.push(project, tasks, args.chunk_size))
-    counts["project_id"] = project
-    print(" ".join(f"{k}={v}" for k, v in counts.items()))
-    print(f"report: {_write_report(args.output, 'push', counts)}")
+    run_id = new_run_id()
+    cfg = ReviewConfig(run_id, args.project, policy, args.files_root, args.chunk_size)
+    dt = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
+    pipeline = beam.Pipeline(runner=FnApiRunner())
+    labels = _read(pipeline, args.output, "grounding", args.dt, "ReadLabels")
+    shots = _read(pipeline, args.output, "screenshots", args.dt, "ReadScreenshots")
+    routed = {"labels": labels, "screenshots": shots} | "RouteToReview" >> RouteToReview(cfg)
+    dead_cfg = WriteConfig(args.output, "_dead_letter/review", DeadLetter.SCHEMA, ("input_id", "reason"), dt=dt)
+    _ = routed.dead_letter | "WriteDeadLetters" >> WriteShards(dead_cfg)
+    result = pipeline.run()
+    result.wait_until_finish()
+    counts = stage_counts(result).get("review", {})
+    counts["project_id"] = client.ensure_project(args.project, LABEL_CONFIG)
+    print(" ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+    print(f"report: {_write_report(args.output, 'push', {'run_id': run_id, **counts})}")
     return 0
 
 
@@ -86,7 +103,7 @@ def _pull(args, client: LabelStudioClient) -> int:
         except (ValueError, KeyError, TypeError) as e:
             where = f"labelstudio://project/{project}/task/{task.get('id')}/annotation/{annotation.get('id')}"
             text = f"{type(e).__name__}: {e}"
-            dead.append(DeadLetter(where, "review", "bad_annotation", text, where, run_id, utcnow()))
+            dead.append(DeadLetter(where, "review_pull", "bad_annotation", text, where, run_id, utcnow()))
     labels = read_shards(args.output, "grounding").to_pylist()
     figures = agreement(reviewed, labels)
     dt = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
@@ -103,7 +120,7 @@ def _pull(args, client: LabelStudioClient) -> int:
     _ = (
         pipeline
         | "Dead" >> beam.Create(dead, reshuffle=False)
-        | "WriteDead" >> WriteShards(cfg("_dead_letter/review", DeadLetter.SCHEMA, ("input_id", "reason")))
+        | "WriteDead" >> WriteShards(cfg("_dead_letter/review_pull", DeadLetter.SCHEMA, ("input_id", "reason")))
     )
     pipeline.run().wait_until_finish()
     print(f"reviewed={len(reviewed)} bad_annotations={len(dead)} project_id={project}")
@@ -131,10 +148,24 @@ def main(argv: list[str] | None = None) -> int:
     except ReviewConfigError as e:
         print(f"screenmill review: {e}", file=sys.stderr)
         return 2
-    except GaveUp as e:
-        msg = f"screenmill review: Label Studio is unreachable ({e}); nothing is lost, rerun to resume"
+    except Exception as e:
+        gave_up = _gave_up(e)
+        if gave_up is None:
+            raise
+        msg = f"screenmill review: Label Studio is unreachable ({gave_up}); nothing is lost, rerun to resume"
         print(msg, file=sys.stderr)
         return 1
+
+
+def _gave_up(exc: BaseException) -> BaseException | None:
+    """The :class:`GaveUp` behind ``exc`` (Beam re-raises a DoFn's error with an augmented message)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, GaveUp) or type(exc).__name__ == "GaveUp":
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 if __name__ == "__main__":

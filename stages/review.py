@@ -1,6 +1,7 @@
 """Human review: which labels go to Label Studio, what a task looks like there, and what comes back.
 
-Pure functions (no Label Studio client here; see :mod:`stages.labelstudio` for the calls):
+:class:`RouteToReview` is the stage (routing + chunked push); the pieces it is made of are pure functions (the
+Label Studio calls are in :mod:`stages.labelstudio`):
 
 * :class:`ReviewPolicy` / :func:`route_reasons`: why a label is doubtful — ``low_confidence``, ``disagreement``
   (another annotator labelled the same element elsewhere: box IoU below a threshold and neither click point inside
@@ -23,9 +24,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
 from schemas.coords import box_from_pixels, box_iou, box_to_pixels, point_from_pixels, point_in_box, point_to_pixels
 from schemas.records import ReviewedLabel
+from stages.common import DEAD_LETTER, METRICS_PREFIX, StageCounters, StageOutputs, dead_letter
 
+STAGE = "review"
 VERDICTS = ("accept", "fix", "reject")
 REASONS = ("low_confidence", "disagreement", "qa_sample")
 
@@ -270,42 +276,6 @@ def reviewed_from_annotation(task: Mapping[str, Any], annotation: Mapping[str, A
     )
 
 
-def plan_review(
-    labels: Iterable[Mapping[str, Any]],
-    screenshots: Iterable[Mapping[str, Any]],
-    policy: ReviewPolicy,
-    files_root: str | None,
-) -> tuple[list[dict], dict[str, int]]:
-    """Grounding-label rows + screenshot rows → the Label Studio tasks to push, and why.
-
-    Returns:
-        ``(tasks, counts)``; counts has ``labels``, ``routed``, ``over_quota``, ``unservable`` (images Label
-        Studio cannot reach) and one entry per reason.
-    """
-    uri = {s["screenshot_id"]: s["source_uri"] for s in screenshots}
-    by_shot: dict[str, list] = defaultdict(list)
-    n = 0
-    for label in labels:
-        by_shot[label["screenshot_id"]].append(label)
-        n += 1
-    reasons: dict[str, list[str]] = {}
-    for group in by_shot.values():
-        reasons.update(route_reasons(group, policy))
-    routed = [lab for group in by_shot.values() for lab in group if lab["label_id"] in reasons]
-    kept, over = apply_quota(routed, policy.quota_per_source, policy.seed)
-    counts = {"labels": n, "routed": len(kept), "over_quota": len(over), "unservable": 0}
-    for r in REASONS:
-        counts[r] = sum(1 for lab in kept if r in reasons[lab["label_id"]])
-    tasks = []
-    for lab in sorted(kept, key=lambda r: r["label_id"]):
-        try:
-            tasks.append(to_task(lab, {"source_uri": uri[lab["screenshot_id"]]}, files_root, reasons[lab["label_id"]]))
-        except (KeyError, ValueError):
-            counts["unservable"] += 1
-    counts["routed"] = len(tasks)
-    return tasks, counts
-
-
 def agreement(reviewed: Iterable[ReviewedLabel], labels: Iterable[Mapping[str, Any]]) -> dict[str, dict]:
     """Per ``annotator/recipe@version``: how often reviewers agreed with the labels.
 
@@ -339,3 +309,137 @@ def agreement(reviewed: Iterable[ReviewedLabel], labels: Iterable[Mapping[str, A
             "point_in_box_rate": sum(inside) / len(inside) if inside else None,
         }
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class ReviewConfig:
+    """Where routed labels go.
+
+    Attributes:
+        run_id: the run's id (dead letters carry it).
+        project: Label Studio project title (created with :data:`LABEL_CONFIG` when missing).
+        policy: the routing policy.
+        files_root: the server's ``LOCAL_FILES_DOCUMENT_ROOT`` (local screenshots are served from under it).
+        chunk_size: tasks per import request.
+    """
+
+    run_id: str
+    project: str
+    policy: ReviewPolicy = ReviewPolicy()
+    files_root: str | None = "/"
+    chunk_size: int = 200
+
+    def __post_init__(self):
+        if not self.run_id or not self.project:
+            raise ValueError("ReviewConfig: run_id and project must be set")
+        if self.chunk_size < 1:
+            raise ValueError("ReviewConfig.chunk_size must be >= 1")
+
+
+class _Route(beam.DoFn):
+    """(screenshot id, {labels, shots}) → ((annotator, recipe), task) for every routed label; dead letters."""
+
+    def __init__(self, config: ReviewConfig):
+        self._config = config
+
+    def setup(self):
+        self._counters = StageCounters(STAGE)
+        self._reasons = {r: Metrics.counter(METRICS_PREFIX + STAGE, r) for r in REASONS}
+
+    def process(self, item):
+        _, grouped = item
+        labels, uris = list(grouped["labels"]), list(grouped["shots"])
+        cfg = self._config
+        self._counters.total.inc(len(labels))
+        by_id = {lab["label_id"]: lab for lab in labels}
+        for label_id, reasons in sorted(route_reasons(labels, cfg.policy).items()):
+            label = by_id[label_id]
+            try:
+                if not uris:
+                    raise ValueError("no screenshot row for this label")
+                task = to_task(label, {"source_uri": uris[0]}, cfg.files_root, reasons)
+            except ValueError as e:
+                ref = uris[0] if uris else ""
+                yield dead_letter(self._counters, label_id, "unservable_image", str(e), ref, cfg.run_id)
+                continue
+            for r in reasons:
+                self._reasons[r].inc()
+            yield (label["annotator"], label["recipe"]), task
+
+
+class _Quota(beam.DoFn):
+    """((annotator, recipe), tasks) → at most ``quota_per_source`` of them, chosen by a stable hash."""
+
+    def __init__(self, policy: ReviewPolicy):
+        self._policy = policy
+
+    def process(self, item):
+        _, tasks = item
+        tasks = sorted(tasks, key=lambda t: _unit(t["data"]["label_id"], self._policy.seed))
+        limit = self._policy.quota_per_source
+        kept = tasks if limit is None else tasks[:limit]
+        if len(tasks) > len(kept):
+            Metrics.counter(METRICS_PREFIX + STAGE, "over_quota").inc(len(tasks) - len(kept))
+        yield from kept
+
+
+class _Push(beam.DoFn):
+    """Chunks of tasks → Label Studio (client and project made once per DoFn in ``setup``); yields task keys."""
+
+    def __init__(self, config: ReviewConfig):
+        self._config = config
+
+    def setup(self):
+        from stages.labelstudio import Connection, LabelStudioClient
+
+        self._counters = StageCounters(STAGE)
+        self._imported = Metrics.counter(METRICS_PREFIX + STAGE, "imported")
+        self._already = Metrics.counter(METRICS_PREFIX + STAGE, "already_there")
+        self._client = LabelStudioClient(Connection.from_env())
+        self._project = self._client.ensure_project(self._config.project, LABEL_CONFIG)
+
+    def process(self, batch):
+        local = [t["data"]["source_uri"] for t in batch if t["data"]["image"].startswith("/data/local-files/")]
+        if local:
+            folder = os.path.commonpath([os.path.dirname(p) for p in local])
+            self._client.ensure_local_storage(self._project, folder)
+        counts = self._client.push(self._project, batch, self._config.chunk_size)
+        self._imported.inc(counts["imported"])
+        self._already.inc(counts["already_there"])
+        self._counters.forwarded.inc(len(batch))
+        yield from (t["data"]["label_id"] for t in batch)
+
+
+class RouteToReview(beam.PTransform):
+    """``{"labels": grounding rows, "screenshots": screenshot rows}`` → keys of the tasks now in Label Studio, plus
+    dead letters (stage ``review``).
+
+    Labels are grouped per screenshot and routed with :func:`route_reasons`, the quota applies per (annotator,
+    recipe), and tasks are pushed in chunks by a DoFn whose client comes from the environment
+    (:class:`stages.labelstudio.Connection`). Counters (``screenmill.review``): ``total`` (labels), ``forwarded``
+    (tasks pushed or already there), ``imported``, ``already_there``, ``over_quota``, one per routing reason, and
+    ``dropped_unservable_image`` (a screenshot Label Studio cannot reach). A push that gives up raises
+    :class:`stages.retry.GaveUp` out of the pipeline; the project stays consistent and a rerun resumes.
+    """
+
+    def __init__(self, config: ReviewConfig):
+        super().__init__()
+        self._config = config
+
+    def expand(self, inputs):
+        cfg = self._config
+        labels = inputs["labels"] | "LabelsByShot" >> beam.Map(lambda r: (r["screenshot_id"], r))
+        shots = inputs["screenshots"] | "UriByShot" >> beam.Map(lambda r: (r["screenshot_id"], r["source_uri"]))
+        routed = (
+            {"labels": labels, "shots": shots}
+            | "Join" >> beam.CoGroupByKey()
+            | "Route" >> beam.ParDo(_Route(cfg)).with_outputs(DEAD_LETTER, main="good")
+        )
+        pushed = (
+            routed.good
+            | "BySource" >> beam.GroupByKey()
+            | "Quota" >> beam.ParDo(_Quota(cfg.policy))
+            | "Chunks" >> beam.BatchElements(min_batch_size=1, max_batch_size=cfg.chunk_size)
+            | "Push" >> beam.ParDo(_Push(cfg))
+        )
+        return StageOutputs(pushed, routed.dead_letter)

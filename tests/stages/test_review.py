@@ -105,19 +105,26 @@ def test_reject_and_foreign_tasks():
         reviewed_from_annotation(task, bad, "r")
 
 
-def test_plan_review_counts_and_unservable_images():
-    from stages.review import plan_review
+def test_route_and_quota_dofns():
+    from stages.review import ReviewConfig, _Quota, _Route
 
     labels = [_label("low", conf=0.1), _label("ok", text="Fine"), _label("far", conf=0.2)]
-    labels[2] = {**labels[2], "screenshot_id": "t" * 64}
-    shots = [
-        {"screenshot_id": "s" * 64, "source_uri": "/data/a.png"},
-        {"screenshot_id": "t" * 64, "source_uri": "/x/b.png"},
+    route = _Route(ReviewConfig("run", "p", ReviewPolicy(qa_rate=0.0), "/data"))
+    route.setup()
+    out = list(route.process(("s", {"labels": labels, "shots": ["/data/a.png"]})))
+    assert [(key, task["data"]["label_id"]) for key, task in out] == [
+        (("ocr", "ocr-text-click"), "far"),
+        (("ocr", "ocr-text-click"), "low"),
     ]
-    tasks, counts = plan_review(labels, shots, ReviewPolicy(qa_rate=0.0), "/data")
-    assert [t["data"]["label_id"] for t in tasks] == ["low"]
-    assert counts == {"labels": 3, "routed": 1, "over_quota": 0, "unservable": 1, "low_confidence": 2,
-                      "disagreement": 0, "qa_sample": 0}  # fmt: skip
+    dead = list(route.process(("s", {"labels": labels, "shots": ["/elsewhere/a.png"]})))
+    assert [d.value.reason for d in dead] == ["unservable_image"] * 2
+    orphan = list(route.process(("s", {"labels": labels, "shots": []})))
+    assert "no screenshot row" in orphan[0].value.error
+
+    tasks = [task for _, task in out] * 3
+    kept = list(_Quota(ReviewPolicy(quota_per_source=2)).process((("ocr", "x"), tasks)))
+    assert len(kept) == 2
+    assert len(list(_Quota(ReviewPolicy()).process((("ocr", "x"), tasks)))) == 6
 
 
 def test_agreement_figures():
