@@ -13,6 +13,7 @@ down) leaves the project consistent, and a rerun imports exactly what is missing
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 from collections.abc import Iterable, Iterator
@@ -142,9 +143,18 @@ class LabelStudioClient:
 
         return self._call(f"import {len(chunk)} tasks", attempt)
 
+    def export(self, project_id: int) -> list[dict]:
+        """A snapshot export (JSON) of the project's annotated tasks, with their annotations and predictions."""
+
+        def download() -> list[dict]:
+            blob = b"".join(self._ls.projects.exports.download_sync(id=project_id, export_type="JSON"))
+            return json.loads(blob.decode("utf-8"))
+
+        return self._call("export annotations", download)
+
     def completed(self, project_id: int) -> Iterator[tuple[dict, dict]]:
-        """(task, annotation) for every submitted, not cancelled annotation in the project."""
-        for task in self.tasks(project_id):
+        """(task, annotation) for every submitted, not cancelled annotation, from a snapshot export."""
+        for task in self.export(project_id):
             for annotation in task.get("annotations") or []:
                 annotation = _plain(annotation)
                 if not annotation.get("was_cancelled"):

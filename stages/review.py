@@ -205,10 +205,15 @@ def _reviewer(value: Any) -> str:
     return str(value)
 
 
-def _predicted_values(task: Mapping[str, Any]) -> dict[str, dict]:
+def _predicted_values(task: Mapping[str, Any], annotation: Mapping[str, Any]) -> dict[str, dict]:
+    """The prediction's geometry by result type: from the annotation's own ``prediction`` (snapshot exports) or the
+    task's ``predictions`` (task listings)."""
     out: dict[str, dict] = {}
-    for prediction in task.get("predictions") or []:
-        for r in prediction.get("result") or [] if isinstance(prediction, Mapping) else []:
+    predictions = [annotation.get("prediction"), *(task.get("predictions") or [])]
+    for prediction in predictions:
+        if not isinstance(prediction, Mapping):
+            continue
+        for r in prediction.get("result") or []:
             out.setdefault(r.get("type"), r.get("value") or {})
     return out
 
@@ -236,7 +241,7 @@ def reviewed_from_annotation(task: Mapping[str, Any], annotation: Mapping[str, A
         raise ValueError(f"task {task.get('id')} has no data.label_id: not a screenmill task")
     verdict = None
     box = point = instruction = None
-    predicted = _predicted_values(task)
+    predicted = _predicted_values(task, annotation)
     for r in annotation.get("result") or []:
         value = r.get("value") or {}
         w, h = r.get("original_width"), r.get("original_height")

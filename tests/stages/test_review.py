@@ -171,3 +171,14 @@ def test_connection_reads_env_and_never_shows_the_token(tmp_path):
         Connection.from_env({"LABEL_STUDIO_URL": "http://x"})
     with pytest.raises(ReviewConfigError, match="TOKEN_FILE"):
         Connection.from_env({"LABEL_STUDIO_URL": "http://x", "LABEL_STUDIO_TOKEN_FILE": str(tmp_path / "missing")})
+
+
+def test_snapshot_export_shape_uses_the_annotations_own_prediction():
+    label = _label("L4")
+    task = to_task(label, {"source_uri": "/d/a.png"}, "/d", [])
+    prediction = task.pop("predictions")[0]  # exports list prediction ids on the task, the full one on the annotation
+    exported = {**task, "id": 11, "predictions": [5]}
+    annotation = {"id": 12, "completed_by": 1, "prediction": prediction,
+                  "result": copy.deepcopy(prediction["result"])}  # fmt: skip
+    row = reviewed_from_annotation(exported, annotation, "run")
+    assert (row.verdict, row.x0, row.click_x) == ("accept", None, None)
