@@ -251,10 +251,17 @@ class VlmEngine:
             messages, tokenize=False, add_generation_prompt=True, chat_template=self.config.chat_template
         )
 
-    def _sampling(self, request: Request):
+    def engine_input(self, request: Request) -> tuple[dict, Any]:
+        """The ``(prompt, SamplingParams)`` pair vLLM takes for ``request``: chat-formatted text with one image
+        placeholder per image, the images, greedy/seeded sampling with the request's JSON schema as structured
+        output. :meth:`submit` sends exactly this; benchmarks hand the same pairs to ``LLM.generate``."""
         from vllm.sampling_params import RequestOutputKind, SamplingParams, StructuredOutputsParams
 
-        return SamplingParams(
+        prompt: dict[str, Any] = {"prompt": self.render(request.text, len(request.images))}
+        if request.images:
+            images = list(request.images)
+            prompt["multi_modal_data"] = {"image": images[0] if len(images) == 1 else images}
+        return prompt, SamplingParams(
             max_tokens=request.max_tokens,
             temperature=self.config.temperature,
             seed=self.config.seed,
@@ -278,12 +285,9 @@ class VlmEngine:
             raise EngineInputError(
                 f"{len(request.images)} images, more than max_images_per_prompt={self.config.max_images_per_prompt}"
             )
-        prompt = {"prompt": self.render(request.text, len(request.images))}
-        if request.images:
-            images = list(request.images)
-            prompt["multi_modal_data"] = {"image": images[0] if len(images) == 1 else images}
         try:
-            (vllm_id,) = self.llm.enqueue([prompt], self._sampling(request), use_tqdm=False)
+            prompt, params = self.engine_input(request)
+            (vllm_id,) = self.llm.enqueue([prompt], params, use_tqdm=False)
         except Exception as e:  # noqa: BLE001 - vLLM raises ValueError/TypeError/RuntimeError for bad inputs
             raise EngineInputError(f"{type(e).__name__}: {e}") from e
         self._ids[vllm_id] = request.key

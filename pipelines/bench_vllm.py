@@ -52,7 +52,6 @@ def make_screens(folder: Path, n: int, per_shot: int, seed: int = 0) -> Path:
 
 def _requests(folder: Path, instructions: Path, recipe, engine):
     """(prompt dicts, sampling params) for every instruction line, images decoded."""
-    from annotators.vllm_engine import Request
     from schemas.images import load_rgb
 
     images: dict[str, object] = {}
@@ -61,10 +60,16 @@ def _requests(folder: Path, instructions: Path, recipe, engine):
         item = json.loads(line)
         if item["image"] not in images:
             images[item["image"]] = load_rgb((folder / item["image"]).read_bytes())
-        text = recipe.prompt(instruction=item["instruction"])
-        prompts.append({"prompt": engine.render(text, 1), "multi_modal_data": {"image": images[item["image"]]}})
-        params.append(engine._sampling(Request("b", text, (), recipe.answer_schema, recipe.max_tokens)))
+        prompt, param = engine.engine_input(_request(recipe, item["instruction"], images[item["image"]]))
+        prompts.append(prompt)
+        params.append(param)
     return prompts, params
+
+
+def _request(recipe, instruction: str, image):
+    from annotators.vllm_engine import Request
+
+    return Request("bench", recipe.prompt(instruction=instruction), (image,), recipe.answer_schema, recipe.max_tokens)
 
 
 def _ceiling(llm, prompts, params) -> dict:
@@ -111,16 +116,14 @@ class _NaiveGenerate:
                 self.tokens = Metrics.counter("bench", "output_tokens")
 
             def process(self, batch):
-                from annotators.vllm_engine import Request
                 from schemas.images import load_rgb
 
                 prompts, params = [], []
                 for name, instruction in batch:
                     image = load_rgb((Path(folder) / name).read_bytes())
-                    text = self.recipe.prompt(instruction=instruction)
-                    prompts.append({"prompt": self.engine.render(text, 1), "multi_modal_data": {"image": image}})
-                    request = Request("n", text, (), self.recipe.answer_schema, self.recipe.max_tokens)
-                    params.append(self.engine._sampling(request))
+                    prompt, param = self.engine.engine_input(_request(self.recipe, instruction, image))
+                    prompts.append(prompt)
+                    params.append(param)
                 for out in self.engine.llm.generate(prompts, params, use_tqdm=False):
                     self.tokens.inc(len(out.outputs[0].token_ids))
                     yield out.request_id
