@@ -135,10 +135,18 @@ def apply_quota(routed: list[Mapping[str, Any]], quota: int | None, seed: str) -
         groups[(label["annotator"], label["recipe"])].append(label)
     kept, over = [], []
     for group in groups.values():
-        group.sort(key=lambda r: _unit(r["label_id"], seed))
-        kept += group[:quota]
-        over += group[quota:]
+        k, o = within_quota(group, quota, seed, lambda r: r["label_id"])
+        kept += k
+        over += o
     return kept, over
+
+
+def within_quota(group: list, quota: int | None, seed: str, label_id) -> tuple[list, list]:
+    """One source's items → (the ``quota`` chosen by a stable hash of ``label_id(item)``, the rest)."""
+    if quota is None:
+        return list(group), []
+    ordered = sorted(group, key=lambda r: _unit(label_id(r), seed))
+    return ordered[:quota], ordered[quota:]
 
 
 def image_url(source_uri: str, files_root: str | None) -> str:
@@ -380,11 +388,10 @@ class _Quota(beam.DoFn):
 
     def process(self, item):
         _, tasks = item
-        tasks = sorted(tasks, key=lambda t: _unit(t["data"]["label_id"], self._policy.seed))
-        limit = self._policy.quota_per_source
-        kept = tasks if limit is None else tasks[:limit]
-        if len(tasks) > len(kept):
-            Metrics.counter(METRICS_PREFIX + STAGE, "over_quota").inc(len(tasks) - len(kept))
+        policy = self._policy
+        kept, over = within_quota(list(tasks), policy.quota_per_source, policy.seed, lambda t: t["data"]["label_id"])
+        if over:
+            Metrics.counter(METRICS_PREFIX + STAGE, "over_quota").inc(len(over))
         yield from kept
 
 
