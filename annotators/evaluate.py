@@ -79,8 +79,24 @@ class Match:
     point_in_box: bool
 
 
+class _Rates:
+    """``recall`` and ``point_accuracy`` from ``truth``, ``found`` and ``point_in_box`` (fields or properties)."""
+
+    __slots__ = ()
+
+    @property
+    def recall(self) -> float | None:
+        """found / truth elements; None when there is no truth element."""
+        return self.found / self.truth if self.truth else None
+
+    @property
+    def point_accuracy(self) -> float | None:
+        """matched predictions with the point inside the truth box / matched; None when nothing matched."""
+        return self.point_in_box / self.found if self.found else None
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
-class ImageScore:
+class ImageScore(_Rates):
     """Counts for one image (see :class:`EvalReport` for their meaning)."""
 
     image: str
@@ -90,17 +106,9 @@ class ImageScore:
     predictions: int
     unmatched: int
 
-    @property
-    def recall(self) -> float | None:
-        return self.found / self.truth if self.truth else None
-
-    @property
-    def point_accuracy(self) -> float | None:
-        return self.point_in_box / self.found if self.found else None
-
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class EvalReport:
+class EvalReport(_Rates):
     """Result of :func:`evaluate`.
 
     Attributes:
@@ -134,16 +142,6 @@ class EvalReport:
     @property
     def predictions(self) -> int:
         return sum(s.predictions for s in self.images)
-
-    @property
-    def recall(self) -> float | None:
-        """found / truth elements; None when the truth set is empty."""
-        return self.found / self.truth if self.truth else None
-
-    @property
-    def point_accuracy(self) -> float | None:
-        """matched predictions with the point inside the truth box / matched; None when nothing matched."""
-        return self.point_in_box / self.found if self.found else None
 
     def to_dict(self, details: bool = False) -> dict:
         """JSON-ready summary; ``details=True`` adds the missed truth texts and unmatched prediction texts."""
