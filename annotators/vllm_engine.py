@@ -173,13 +173,22 @@ class EngineConfig:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Request:
-    """One generation: ``text`` (a recipe's user turn), its images, the answer schema and a token budget."""
+    """One generation: ``text`` (a recipe's user turn), its images, the answer schema and a token budget.
+
+    ``image_ids`` (one per image, or empty) name each image's exact pixels, e.g. the screenshot's content hash plus
+    any resize applied. vLLM then identifies the image by that id instead of per request: requests that share a
+    screenshot (several instructions, a frame in several steps' history) share one vision-encoder pass through the
+    engine's encoder cache. Without ids, and with the preprocessor cache and prefix caching off (our defaults),
+    vLLM gives every image of every request its own identity and encodes it again. Two different images must never
+    share an id.
+    """
 
     key: str
     text: str
     images: Sequence[Any]
     schema: Mapping[str, Any]
     max_tokens: int
+    image_ids: Sequence[str] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -286,6 +295,10 @@ class VlmEngine:
         if request.images:
             images = list(request.images)
             prompt["multi_modal_data"] = {"image": images[0] if len(images) == 1 else images}
+            if request.image_ids:
+                if len(request.image_ids) != len(images):
+                    raise ValueError(f"{len(request.image_ids)} image ids for {len(images)} images")
+                prompt["multi_modal_uuids"] = {"image": list(request.image_ids)}
         return prompt, SamplingParams(
             max_tokens=request.max_tokens,
             temperature=self.config.temperature,

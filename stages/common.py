@@ -122,13 +122,14 @@ def read_screenshot(shot: Screenshot, limits: ImageLimits):
         A Pillow RGB image (EXIF orientation applied).
 
     Raises:
-        ImageRejected: ``changed_during_run`` when the bytes no longer hash to ``screenshot_id``, or any
+        ImageRejected: ``changed_during_run`` when the file no longer has the ingested size or its bytes no longer
+            hash to ``screenshot_id`` (at most ``byte_size + 1`` bytes are read), or any
             :mod:`schemas.images` reason when the pixels do not decode.
         OSError: the file cannot be read.
     """
     with FileSystems.open(shot.source_uri, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        data = f.read()
-    if hashlib.sha256(data).hexdigest() != shot.screenshot_id:
+        data = f.read(shot.byte_size + 1)  # bounded: a file swapped for a bigger one (or /dev/zero) is not read whole
+    if len(data) != shot.byte_size or hashlib.sha256(data).hexdigest() != shot.screenshot_id:
         raise ImageRejected("changed_during_run", "the file's bytes no longer match its content id")
     return load_rgb(data, limits)
 

@@ -162,6 +162,13 @@ class _RunEngine(beam.DoFn):
             image = resize_for_plan(image, shot.tile_plan)
         return image
 
+    def _image_id(self, shot: Screenshot) -> str:
+        """What identifies the pixels sent for ``shot``: its content hash, plus the grid size when pre-resized."""
+        plan = shot.tile_plan
+        if self._config.pre_resize and plan is not None:
+            return f"{shot.screenshot_id}@{plan.resized_width}x{plan.resized_height}"
+        return shot.screenshot_id
+
     def _image(self, shot: Screenshot) -> Future:
         """Decoded pixels as a future (decoding runs on threads while the engine steps), from a small cache: the
         units of one screenshot (its instructions, neighbouring steps' history frames) arrive together out of the
@@ -207,6 +214,7 @@ class _RunEngine(beam.DoFn):
                 images=images,
                 schema=self._recipe.answer_schema,
                 max_tokens=self._recipe.max_tokens,
+                image_ids=[self._image_id(s) for s in (*work.history, work.shot)],
             )
             try:
                 self._holder.submit(self._owner, request)

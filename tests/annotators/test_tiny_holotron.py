@@ -135,3 +135,46 @@ def test_image_tokens_follow_the_tiling(tiny_llm):
         assert ids.count(image_id) == expected, (size, ids.count(image_id))
         assert ids.count(start_id) == ids.count(end_id) == 1, size
         assert len(ids) == text_only - 1 + expected + 2, size
+
+
+def _vision_items(llm) -> list[int]:
+    """Wrap the in-process model's ``embed_multimodal`` and return a list that records, per call, how many images'
+    pixels went through the vision encoder (test-only inspection of the engine core running in this process)."""
+    model = llm.llm_engine.engine_core.engine_core.model_executor.driver_worker.worker.model_runner.model
+    calls: list[int] = []
+    original = model.embed_multimodal
+
+    def counting(**kwargs):
+        embeddings = original(**kwargs)
+        calls.append(len(embeddings))
+        return embeddings
+
+    model.embed_multimodal = counting
+    return calls
+
+
+def test_requests_sharing_an_image_id_share_one_vision_encoder_pass(tiny_llm):
+    """What ``Request.image_ids`` buys: with the preprocessor cache and prefix caching off (our engine defaults)
+    vLLM gives each request's image its own identity and encodes it again; an explicit ``multi_modal_uuids`` id lets
+    requests about the same screenshot share one encoder pass. Answers do not change (greedy decoding)."""
+    from vllm.sampling_params import SamplingParams, StructuredOutputsParams
+
+    params = SamplingParams(max_tokens=16, temperature=0, structured_outputs=StructuredOutputsParams(json=SCHEMA))
+    prompt = _prompt(tiny_llm)
+    shots = [_screen(300, 200, 1), _screen(256, 128, 2)]
+    plain = [{"prompt": prompt, "multi_modal_data": {"image": shots[i % 2]}} for i in range(6)]
+    named = [{**p, "multi_modal_uuids": {"image": [f"shot-{i % 2}"]}} for i, p in enumerate(plain)]
+    calls = _vision_items(tiny_llm)
+    try:
+        without_ids = tiny_llm.generate(plain, params, use_tqdm=False)
+        encoded_without = sum(calls)
+        calls.clear()
+        with_ids = tiny_llm.generate(named, params, use_tqdm=False)
+        encoded_with = sum(calls)
+    finally:
+        model = tiny_llm.llm_engine.engine_core.engine_core.model_executor.driver_worker.worker.model_runner.model
+        del model.embed_multimodal  # back to the class's method
+
+    assert encoded_without == 6  # one encoder pass per request
+    assert encoded_with == 2  # one per distinct screenshot
+    assert [o.outputs[0].text for o in with_ids] == [o.outputs[0].text for o in without_ids]

@@ -6,9 +6,9 @@ import datetime as dt
 
 import pytest
 
-from annotators.vllm_engine import Completion, EngineConfig
+from annotators.vllm_engine import Completion, EngineConfig, EngineInputError, Request, VlmEngine
 from schemas.records import Screenshot, TilePlan
-from stages.infer import VlmConfig, _EpisodeSteps, _frame, _history_text, _parse_instruction
+from stages.infer import VlmConfig, _EpisodeSteps, _frame, _history_text, _parse_instruction, _RunEngine
 
 ENGINE = EngineConfig(model="/models/Holotron-12B")
 
@@ -132,3 +132,32 @@ def test_run_refuses_a_missing_model_before_starting(tmp_path):
         run(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--annotator", "vllm",
              "--model", str(tmp_path / "no_model")])  # fmt: skip
     assert not (tmp_path / "out").exists()
+
+
+def test_image_ids_name_the_exact_pixels_sent():
+    """The id vLLM keys its encoder cache on: the content hash, plus the grid size when the image is pre-resized
+    (the same screenshot sent at two sizes must not share an encoding)."""
+    shot = _shot(sha="b" * 64)
+    plain = _RunEngine(VlmConfig(run_id="r", config_hash="h", engine=ENGINE))
+    resized = _RunEngine(VlmConfig(run_id="r", config_hash="h", engine=ENGINE, pre_resize=True))
+    assert plain._image_id(shot) == "b" * 64
+    assert resized._image_id(shot) == "b" * 64 + "@2048x1024"
+    assert resized._image_id(_shot(sha="c" * 64)) != resized._image_id(shot)
+
+
+def test_engine_input_carries_image_ids_as_multi_modal_uuids():
+    pytest.importorskip("vllm")
+    from PIL import Image
+
+    engine = VlmEngine(EngineConfig(model="m", chat_format="plain"))  # plain format: no tokenizer, no engine
+    images = (Image.new("RGB", (8, 8)), Image.new("RGB", (8, 8), "red"))
+    prompt, _ = engine.engine_input(Request("k", "where?", images, {"type": "object"}, 8, ("id-1", "id-2")))
+    assert prompt["multi_modal_uuids"] == {"image": ["id-1", "id-2"]}
+    assert prompt["prompt"] == "<image>\n<image>\nwhere?"
+    prompt, _ = engine.engine_input(Request("k", "where?", images[:1], {"type": "object"}, 8))
+    assert "multi_modal_uuids" not in prompt
+    with pytest.raises(ValueError, match="2 image ids for 1 images"):
+        engine.engine_input(Request("k", "where?", images[:1], {"type": "object"}, 8, ("id-1", "id-2")))
+    engine._llm = object()  # submit() refuses the request before it reaches the engine
+    with pytest.raises(EngineInputError, match="image ids"):
+        engine.submit(Request("k", "where?", images[:1], {"type": "object"}, 8, ("id-1", "id-2")))
