@@ -483,6 +483,14 @@ class SharedEngine:
             cls._current = SharedEngine(VlmEngine(config).load())
             return cls._current
 
+    @classmethod
+    def release(cls) -> None:
+        """Close this process's engine, if any; the next :meth:`get` builds a fresh one."""
+        with cls._lock:
+            current, cls._current = cls._current, None
+        if current is not None:
+            current.engine.close()
+
     def submit(self, owner: str, request: Request) -> None:
         """:meth:`VlmEngine.submit` on behalf of ``owner``."""
         with self._lock:

@@ -4,9 +4,11 @@
 (b) ``pipeline``: ``screenmill run --annotator vllm`` (ingest, tile, RunVlm, Parquet) over the same screenshots;
 (c) ``naive``: a Beam pipeline whose DoFn calls ``LLM.generate`` once per ``BatchElements`` batch (Beam's
     RunInference pattern: the engine idles at the tail of every batch);
-(d) ``transformers``: Hugging Face ``generate``, the model card's way, when transformers can build the model.
+(d) ``transformers``: Hugging Face ``generate``, the model card's way: ``AutoModel`` from the model's own remote code,
+    one request at a time, each generating exactly as many tokens as vLLM did for it (run last, after the engine is
+    released, so the two never share the accelerator's memory).
 
-Every mode uses the one engine of this process (:class:`annotators.vllm_engine.SharedEngine`), built and warmed
+Modes (a)–(c) use the one engine of this process (:class:`annotators.vllm_engine.SharedEngine`), built and warmed
 before anything is timed, with the same prompts, images and sampling (greedy, structured outputs). Printed:
 seconds, requests, output tokens, tokens/s, screenshots/s, and the ratios b/a, b/c, b/d.
 
@@ -51,11 +53,11 @@ def make_screens(folder: Path, n: int, per_shot: int, seed: int = 0) -> Path:
 
 
 def _requests(folder: Path, instructions: Path, recipe, engine):
-    """(prompt dicts, sampling params) for every instruction line, images decoded."""
+    """(prompt dicts, sampling params, (image, instruction) pairs) for every instruction line, images decoded."""
     from schemas.images import load_rgb
 
     images: dict[str, object] = {}
-    prompts, params = [], []
+    prompts, params, items = [], [], []
     for line in instructions.read_text().splitlines():
         item = json.loads(line)
         if item["image"] not in images:
@@ -63,7 +65,8 @@ def _requests(folder: Path, instructions: Path, recipe, engine):
         prompt, param = engine.engine_input(_request(recipe, item["instruction"], images[item["image"]]))
         prompts.append(prompt)
         params.append(param)
-    return prompts, params
+        items.append((images[item["image"]], item["instruction"]))
+    return prompts, params, items
 
 
 def _request(recipe, instruction: str, image):
@@ -76,7 +79,8 @@ def _ceiling(llm, prompts, params) -> dict:
     started = time.perf_counter()
     outs = llm.generate(prompts, params, use_tqdm=False)
     seconds = time.perf_counter() - started
-    return {"seconds": seconds, "requests": len(outs), "output_tokens": sum(len(o.outputs[0].token_ids) for o in outs)}
+    lengths = [len(o.outputs[0].token_ids) for o in outs]
+    return {"seconds": seconds, "requests": len(outs), "output_tokens": sum(lengths), "lengths": lengths}
 
 
 def _pipeline(run_argv: list[str], shared) -> dict:
@@ -153,23 +157,62 @@ def _naive(folder: Path, instructions: Path, vlm_cfg, batch_size: int) -> dict:
     return {"seconds": seconds, "requests": len(items), "output_tokens": out_tokens}
 
 
-def _transformers(model: str, prompts, recipe) -> dict:
-    """Hugging Face generate, when transformers can build this model; else why not."""
+def _transformers(engine_cfg, items: list[tuple[object, str]], recipe, lengths: list[int]) -> dict:
+    """(d) The model card's way: transformers ``AutoModel`` (the model's remote code), one ``generate`` per request.
+
+    Pixels come from the same tiling vLLM uses (vLLM's HF-style processor for this architecture, since the model
+    defines no processor of its own); each ``<image>`` is expanded InternVL-style into ``<img>``, one context token
+    per vision embedding and ``</img>``. Random weights (``from_config``) when ``load_format`` is ``dummy``. Every
+    request generates exactly the number of tokens vLLM generated for it (``lengths``), so the work is the same.
+
+    Returns:
+        seconds / requests / output_tokens, or ``{"unavailable": reason}`` when transformers cannot build the model.
+    """
     try:
         import torch
-        from transformers import AutoModelForImageTextToText, AutoProcessor
+        from transformers import AutoConfig, AutoModel, AutoTokenizer
+        from vllm.transformers_utils.processors.nano_nemotron_vl import NanoNemotronVLProcessor
 
-        proc = AutoProcessor.from_pretrained(model, trust_remote_code=True)
-        hf = AutoModelForImageTextToText.from_pretrained(model, trust_remote_code=True, torch_dtype=torch.bfloat16)
+        path = engine_cfg.model
+        config = AutoConfig.from_pretrained(path, trust_remote_code=True, revision=engine_cfg.revision)
+        kwargs = {"trust_remote_code": True, "dtype": torch.bfloat16}
+        if engine_cfg.load_format == "dummy":
+            model = AutoModel.from_config(config, **kwargs)
+        else:
+            model = AutoModel.from_pretrained(path, revision=engine_cfg.revision, **kwargs)
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        model = model.to(device).eval()
+        tokenizer = AutoTokenizer.from_pretrained(engine_cfg.tokenizer or path, revision=engine_cfg.revision)
+        model.img_context_token_id = tokenizer.convert_tokens_to_ids(config.img_context_token)
+        processor = NanoNemotronVLProcessor(
+            config, tokenizer, max_model_len=engine_cfg.max_model_len, max_num_tiles=engine_cfg.max_num_tiles
+        )
+        per_tile = processor.num_image_token
     except Exception as e:  # noqa: BLE001 - report the reason instead of failing the whole benchmark
-        return {"unavailable": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
-    started = time.perf_counter()
-    tokens = 0
-    for p in prompts:
-        inputs = proc(text=p["prompt"], images=p["multi_modal_data"]["image"], return_tensors="pt")
-        out = hf.generate(**inputs, max_new_tokens=recipe.max_tokens, do_sample=False)
-        tokens += int(out.shape[-1] - inputs["input_ids"].shape[-1])
-    return {"seconds": time.perf_counter() - started, "requests": len(prompts), "output_tokens": tokens}
+        return {"unavailable": f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"}
+
+    def generate(image, instruction: str, n: int) -> int:
+        pixels = processor(text=["<image>"], images=[image], return_tensors="pt")
+        tiles = int(pixels["image_num_patches"][0])
+        image_text = "<img>" + config.img_context_token * (tiles * per_tile) + "</img>"
+        messages = [{"role": "user", "content": "<image>\n" + recipe.prompt(instruction=instruction)}]
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        ids = tokenizer(text.replace("<image>", image_text, 1), add_special_tokens=False, return_tensors="pt")
+        out = model.generate(
+            pixel_values=pixels["pixel_values_flat"].to(device),
+            input_ids=ids["input_ids"].to(device),
+            attention_mask=ids["attention_mask"].to(device),
+            max_new_tokens=n,
+            min_new_tokens=n,
+            do_sample=False,
+        )
+        return int(out.shape[-1])  # generation from inputs_embeds returns the new tokens only
+
+    with torch.inference_mode():
+        generate(*items[0], 2)  # warm-up, not timed
+        started = time.perf_counter()
+        tokens = sum(generate(image, instruction, n) for (image, instruction), n in zip(items, lengths, strict=True))
+    return {"seconds": time.perf_counter() - started, "requests": len(items), "output_tokens": tokens}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         vlm_cfg = run_mod._vlm_config(run_args, "bench", ImageLimits())
         recipe = vlm_cfg.get_recipe()
         shared = SharedEngine.get(vlm_cfg.engine)
-        prompts, params = _requests(folder, instructions, recipe, shared.engine)
+        prompts, params, items = _requests(folder, instructions, recipe, shared.engine)
         shared.engine.llm.generate(prompts[:2], params[:2], use_tqdm=False)  # warm-up, not timed
         if "ceiling" in modes:
             results["ceiling"] = _ceiling(shared.engine.llm, prompts, params)
@@ -210,8 +253,11 @@ def main(argv: list[str] | None = None) -> int:
         if "naive" in modes:
             results["naive"] = _naive(folder, instructions, vlm_cfg, args.naive_batch)
         if "transformers" in modes:
-            results["transformers"] = _transformers(vlm_cfg.engine.model, prompts, recipe)
+            lengths = results.get("ceiling", {}).pop("lengths", None) or [recipe.max_tokens] * len(items)
+            SharedEngine.release()  # the transformers model gets the memory the engine held
+            results["transformers"] = _transformers(vlm_cfg.engine, items, recipe, lengths)
 
+    results.get("ceiling", {}).pop("lengths", None)
     print(f"{'mode':<13} {'seconds':>8} {'requests':>9} {'out tok':>8} {'tok/s':>8} {'shots/s':>8}")
     for mode, r in results.items():
         if "unavailable" in r:

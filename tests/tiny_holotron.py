@@ -14,6 +14,8 @@ that it loads and runs in seconds on a laptop CPU:
 * LM: ``nemotron_h``, hidden 128, layers ``"M-*-M-"`` (Mamba-2, MLP, attention, MLP, Mamba-2, MLP);
 * vision: RADIO ``vit_small_patch16_224`` (the smallest ViT vLLM's RADIO knows: 384 wide, 12 blocks), 64 px tiles,
   so one tile is (64 / 16) ** 2 = 16 patches, pixel-shuffled (``downsample_ratio`` 0.5) down to **4 LM tokens**;
+* ``modeling.py``: the same model for transformers (remote code, like the real model's), used by the benchmark's
+  transformers baseline;
 * a byte-level BPE tokenizer trained here on a small in-code corpus, with the special tokens vLLM looks up
   (``<img>``, ``</img>``, ``<image>``, ``<video>``) and a ChatML-style chat template.
 
@@ -123,6 +125,118 @@ class NemotronH_Nano_VL_V2_Config(PretrainedConfig):
         self.norm_std = list(norm_std)
         self.use_thumbnail = use_thumbnail
 '''
+
+# The model's transformers code, shipped in the folder as remote code like the real model's ``modeling.py``, so that
+# ``AutoModel.from_pretrained(dir, trust_remote_code=True)`` (the model card's way, and ``screenmill bench vllm``'s
+# transformers baseline) builds it. Same shapes as what vLLM builds from this config: a ViT of RADIO's
+# vit_small_patch16_224 size (patch 16, 384 wide, 12 pre-norm blocks of 6 heads, MLP x4, class + register tokens
+# dropped before the projector), InternVL pixel shuffle, the RMSNorm -> Linear -> ReLU^2 -> Linear projector
+# (``mlp1``), and transformers' own NemotronH language model. Weights are random (``from_config``).
+MODELING_PY = """\
+\"\"\"A tiny NemotronH_Nano_VL_V2 for transformers (random weights), from tests/tiny_holotron.py.\"\"\"
+
+import torch
+from torch import nn
+from transformers import GenerationMixin, NemotronHForCausalLM, PreTrainedModel
+
+from .configuration import NemotronH_Nano_VL_V2_Config
+
+
+class _LanguageModel(NemotronHForCausalLM):
+    \"\"\"transformers' NemotronH, able to start generation from ``inputs_embeds`` (image embeddings spliced in).\"\"\"
+
+    def prepare_inputs_for_generation(self, input_ids, inputs_embeds=None, **kwargs):
+        return super().prepare_inputs_for_generation(input_ids, inputs_embeds=inputs_embeds, **kwargs)
+
+
+class _Block(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(width, eps=1e-6)
+        self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.norm2 = nn.LayerNorm(width, eps=1e-6)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+
+    def forward(self, x):
+        y = self.norm1(x)
+        x = x + self.attn(y, y, y, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class _TinyRadio(nn.Module):
+    \"\"\"vit_small_patch16_224-sized ViT with RADIO's class + register prefix (padded to a multiple of 8).\"\"\"
+
+    def __init__(self, width, patch, image, blocks=12, heads=6, prefix=8):
+        super().__init__()
+        self.prefix = prefix
+        self.patch_embed = nn.Conv2d(3, width, patch, patch)
+        self.prefix_tokens = nn.Parameter(torch.zeros(1, prefix, width))
+        self.pos_embed = nn.Parameter(torch.zeros(1, (image // patch) ** 2, width))
+        self.blocks = nn.ModuleList(_Block(width, heads) for _ in range(blocks))
+        self.norm = nn.LayerNorm(width, eps=1e-6)
+
+    def forward(self, pixel_values):
+        x = self.patch_embed(pixel_values).flatten(2).transpose(1, 2) + self.pos_embed
+        x = torch.cat([self.prefix_tokens.expand(x.shape[0], -1, -1), x], dim=1)
+        for block in self.blocks:
+            x = block(x)
+        return self.norm(x)[:, self.prefix :]
+
+
+class _ReLUSquared(nn.Module):
+    def forward(self, x):
+        return torch.relu(x).square()
+
+
+class NemotronH_Nano_VL_V2(PreTrainedModel, GenerationMixin):
+    config_class = NemotronH_Nano_VL_V2_Config
+    base_model_prefix = ""
+    main_input_name = "input_ids"
+    _supports_cache_class = True
+
+    def __init__(self, config):
+        super().__init__(config)
+        vit, llm = config.vit_hidden_size, config.text_config.hidden_size
+        self.downsample_ratio = config.downsample_ratio
+        self.vision_model = _TinyRadio(vit, config.patch_size, config.force_image_size)
+        shuffled = vit * int(round(1 / config.downsample_ratio)) ** 2
+        self.mlp1 = nn.Sequential(
+            nn.RMSNorm(shuffled, eps=1e-5),
+            nn.Linear(shuffled, config.projector_hidden_size, bias=False),
+            _ReLUSquared(),
+            nn.Linear(config.projector_hidden_size, llm, bias=False),
+        )
+        self.language_model = _LanguageModel(config.text_config)
+        self.img_context_token_id = None  # set by the caller from the tokenizer, as in InternVL-style cards
+        self.post_init()
+
+    def _init_weights(self, module):
+        if isinstance(module, (nn.Linear, nn.Conv2d)):
+            nn.init.normal_(module.weight, std=0.02)
+
+    def pixel_shuffle(self, x, scale_factor=0.5):
+        n, h, w, c = x.size()
+        r = int(1 / scale_factor)
+        x = x.view(n, h // r, r, w // r, r, c).permute(0, 1, 3, 2, 4, 5)
+        return x.reshape(n, h // r, w // r, c * r * r)
+
+    def extract_feature(self, pixel_values):
+        x = self.vision_model(pixel_values)
+        side = int(x.shape[1] ** 0.5)
+        x = self.pixel_shuffle(x.reshape(x.shape[0], side, side, -1), self.downsample_ratio)
+        return self.mlp1(x.reshape(x.shape[0], -1, x.shape[-1]))
+
+    @torch.no_grad()
+    def generate(self, pixel_values=None, input_ids=None, attention_mask=None, **generate_kwargs):
+        embeds = self.language_model.get_input_embeddings()(input_ids)
+        if pixel_values is not None:
+            vision = self.extract_feature(pixel_values.to(embeds.dtype)).reshape(-1, embeds.shape[-1])
+            mask = input_ids == self.img_context_token_id
+            if int(mask.sum()) != vision.shape[0]:
+                raise ValueError(f"{int(mask.sum())} image tokens for {vision.shape[0]} vision embeddings")
+            embeds = embeds.masked_scatter(mask.unsqueeze(-1), vision.to(embeds.dtype))
+        return self.language_model.generate(inputs_embeds=embeds, attention_mask=attention_mask, **generate_kwargs)
+"""
 
 # A small corpus for the tokenizer: English about screens and clicks, JSON with the punctuation and digits a
 # grounding answer uses, and the frame captions vLLM tokenizes for videos.
@@ -248,7 +362,10 @@ def tiny_holotron_config(vocab_size: int, *, head_dim: int = 32, eos_token_id: i
     }
     return {
         "architectures": ["NemotronH_Nano_VL_V2"],
-        "auto_map": {"AutoConfig": "configuration.NemotronH_Nano_VL_V2_Config"},
+        "auto_map": {
+            "AutoConfig": "configuration.NemotronH_Nano_VL_V2_Config",
+            "AutoModel": "modeling.NemotronH_Nano_VL_V2",
+        },
         "model_type": "NemotronH_Nano_VL_V2",
         "llm_config": llm_config,
         "vision_config": vision_config,
@@ -276,8 +393,9 @@ def tiny_holotron_config(vocab_size: int, *, head_dim: int = 32, eos_token_id: i
 def build_tiny_holotron(dest: Path, *, head_dim: int = 32) -> Path:
     """Write a tiny random-weight Holotron (``NemotronH_Nano_VL_V2``) model folder for vLLM.
 
-    The folder holds ``config.json``, ``configuration.py`` (its ``auto_map`` target), ``generation_config.json`` and
-    the tokenizer files; no weights (use ``load_format="dummy"``, see :func:`tiny_llm_kwargs`).
+    The folder holds ``config.json``, ``configuration.py`` and ``modeling.py`` (its ``auto_map`` targets: the config,
+    and the transformers model the benchmark's baseline builds), ``generation_config.json`` and the tokenizer files;
+    no weights (use ``load_format="dummy"``, see :func:`tiny_llm_kwargs`).
 
     Args:
         dest: Folder to write (created if missing).
@@ -297,6 +415,7 @@ def build_tiny_holotron(dest: Path, *, head_dim: int = 32) -> Path:
     pad_id = tokenizer.convert_tokens_to_ids("</s>")
     config = tiny_holotron_config(vocab_size, head_dim=head_dim, eos_token_id=eos_id, pad_token_id=pad_id)
     (dest / "configuration.py").write_text(CONFIGURATION_PY)
+    (dest / "modeling.py").write_text(MODELING_PY)
     (dest / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     generation = {"bos_token_id": 1, "eos_token_id": [eos_id], "pad_token_id": pad_id}
     (dest / "generation_config.json").write_text(json.dumps(generation, indent=2) + "\n")
