@@ -211,6 +211,18 @@ class Completion:
         return float(math.exp(self.cumulative_logprob / self.output_tokens))
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Prepared:
+    """A request rendered for the engine by :meth:`VlmEngine.prepare` (``rendered`` is None where the installed vLLM
+    has no separate rendering step: :meth:`VlmEngine.submit` then renders while it enqueues)."""
+
+    request: Request
+    prompt: dict
+    params: Any
+    rendered: Any
+    generation: int
+
+
 class EngineInputError(RuntimeError):
     """The engine refused a request at submission (bad image, prompt too long for ``max_model_len`` …)."""
 
@@ -232,6 +244,7 @@ class VlmEngine:
         self._requests: dict[str, Request] = {}  # our key -> request, kept until it finishes (for resubmission)
         self._attempts: dict[str, int] = defaultdict(int)  # our key -> engine deaths it was in flight for
         self.max_num_seqs = config.max_num_seqs  # halved by every engine rebuild
+        self._generation = 0  # bumped by every (re)build: renderings made for an older engine are redone
         self.stats = {
             "requests": 0,
             "prompt_tokens": 0,
@@ -266,6 +279,7 @@ class VlmEngine:
         except ImportError as e:
             raise ImportError(f"{INSTALL_HINT} ({e})") from e
         self._llm = vllm.LLM(**{**self.config.llm_kwargs(), "max_num_seqs": self.max_num_seqs})
+        self._generation += 1
         return self
 
     @property
@@ -313,11 +327,15 @@ class VlmEngine:
     def in_flight(self) -> int:
         return len(self._ids)
 
-    def submit(self, request: Request) -> None:
-        """Queue one request; it runs as soon as the scheduler has room.
+    def prepare(self, request: Request) -> Prepared:
+        """Do the CPU-heavy part of a submission, without touching the engine's queue: the chat prompt, then vLLM's
+        own input rendering (tokenising, the multimodal processor's resize, tiling and normalisation of every image).
+
+        Thread-safe with respect to :meth:`poll`: workers run it on their own threads while another thread steps the
+        engine, so the accelerator is not left idle while images are processed. :meth:`submit` takes the result.
 
         Raises:
-            EngineInputError: the engine refused it (its message says why); nothing else is affected.
+            EngineInputError: the request cannot be rendered (too many images, a prompt vLLM refuses, ...).
         """
         if len(request.images) > self.config.max_images_per_prompt:
             raise EngineInputError(
@@ -325,7 +343,30 @@ class VlmEngine:
             )
         try:
             prompt, params = self.engine_input(request)
-            (vllm_id,) = self.llm.enqueue([prompt], params, use_tqdm=False)
+            llm = self.llm
+            render = getattr(llm, "_preprocess_cmpl_one", None)  # vLLM's renderer, the first half of enqueue()
+            rendered = render(prompt) if render is not None and hasattr(llm, "_render_and_add_requests") else None
+        except Exception as e:  # noqa: BLE001 - vLLM raises ValueError/TypeError/RuntimeError for bad inputs
+            raise EngineInputError(f"{type(e).__name__}: {e}") from e
+        return Prepared(request, prompt, params, rendered, self._generation)
+
+    def submit(self, request: Request | Prepared) -> None:
+        """Queue one request (or one :meth:`prepare` made); it runs as soon as the scheduler has room.
+
+        A prepared request whose rendering was made for an engine since rebuilt is rendered again.
+
+        Raises:
+            EngineInputError: the engine refused it (its message says why); nothing else is affected.
+        """
+        prepared = request if isinstance(request, Prepared) else self.prepare(request)
+        if prepared.generation != self._generation:
+            prepared = self.prepare(prepared.request)
+        request = prepared.request
+        try:
+            if prepared.rendered is not None:  # the second half of enqueue(): hand the rendered input to the engine
+                (vllm_id,) = self.llm._render_and_add_requests([prepared.rendered], [prepared.params])
+            else:
+                (vllm_id,) = self.llm.enqueue([prepared.prompt], prepared.params, use_tqdm=False)
         except Exception as e:  # noqa: BLE001 - vLLM raises ValueError/TypeError/RuntimeError for bad inputs
             raise EngineInputError(f"{type(e).__name__}: {e}") from e
         self._ids[vllm_id] = request.key
@@ -491,11 +532,12 @@ class SharedEngine:
         if current is not None:
             current.engine.close()
 
-    def submit(self, owner: str, request: Request) -> None:
-        """:meth:`VlmEngine.submit` on behalf of ``owner``."""
+    def submit(self, owner: str, request: Request | Prepared) -> None:
+        """:meth:`VlmEngine.submit` on behalf of ``owner`` (a :class:`Prepared` one was rendered off this lock)."""
+        key = request.request.key if isinstance(request, Prepared) else request.key
         with self._lock:
             self.engine.submit(request)
-            self._owner[request.key] = owner
+            self._owner[key] = owner
 
     def poll(self, owner: str, max_in_flight: int) -> list[Completion]:
         """Step while more than ``max_in_flight`` requests are queued; return ``owner``'s finished completions."""

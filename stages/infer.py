@@ -14,7 +14,11 @@ Work units by recipe kind (see :mod:`annotators.recipes`):
 Large effective batches: one engine per worker process (:class:`annotators.vllm_engine.SharedEngine`), fed
 request by request as elements arrive and stepped only while more than ``max_in_flight`` requests are queued, so its
 scheduler stays full across elements; a bundle is drained only at its end (``finish_bundle``). Packing is left to
-vLLM's own scheduler (token budget ``max_num_batched_tokens``, ``max_num_seqs``).
+vLLM's own scheduler (token budget ``max_num_batched_tokens``, ``max_num_seqs``). The CPU work of a request runs on
+threads ahead of the engine, overlapping its steps: decoding the screenshot, then vLLM's input rendering (the
+multimodal processor's resize, tiling and normalisation: :meth:`VlmEngine.prepare`). Every image is named by its
+content id (``Request.image_ids``), so the requests about one screenshot, or a frame in several steps' history, share
+one vision-encoder pass.
 
 Reason codes: ``changed_during_run`` / image reasons / ``unreadable`` (pixels), ``engine_failure`` (the engine
 refused or dropped the request), ``model_output_not_json``, ``model_output_schema``, ``coords_out_of_bounds``
@@ -41,7 +45,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.recipes import AnswerRejected, Frame, Target, get_recipe
 from annotators.recorded import RecordedAction, ui_actions
-from annotators.vllm_engine import EngineConfig, EngineInputError, Request, SharedEngine
+from annotators.vllm_engine import EngineConfig, EngineInputError, Prepared, Request, SharedEngine
 from schemas.images import ImageLimits, ImageRejected
 from schemas.records import ActionStep, GroundingLabel, Screenshot, stable_id
 from stages.annotate import first_occurrence
@@ -52,7 +56,8 @@ ACTIONS = "actions"
 MAX_HISTORY_CHARS = 1200
 IMAGE_CACHE = 8  # decoded screenshots kept per DoFn instance
 DECODE_THREADS = 2  # image reading + decoding overlaps the engine's steps
-PREFETCH = 8  # units decoded ahead of the engine before process() waits
+RENDER_THREADS = 2  # vLLM's input rendering (the multimodal processor) overlaps the engine's steps too
+PREFETCH = 8  # units decoded and rendered ahead of the engine before process() waits
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,14 +150,17 @@ class _RunEngine(beam.DoFn):
         self._seq = itertools.count()
         self._pending: dict[str, Work] = {}
         self._images: OrderedDict[str, Future] = OrderedDict()
-        self._queue: deque[tuple[Work, list[Future]]] = deque()
+        self._queue: deque[tuple[Work, str, Future]] = deque()
         self._decoder = ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="screenmill-decode")
+        # a pool of its own: render jobs wait on decode jobs, so sharing one pool could deadlock
+        self._renderer = ThreadPoolExecutor(RENDER_THREADS, thread_name_prefix="screenmill-render")
         self._holder = SharedEngine.get(self._config.engine)
         self._version = self._holder.engine.VERSION
         self._max_in_flight = self._config.max_in_flight or 4 * self._config.engine.max_num_seqs
 
     def teardown(self):
         self._decoder.shutdown(wait=False, cancel_futures=True)
+        self._renderer.shutdown(wait=False, cancel_futures=True)
 
     def _decode(self, shot: Screenshot):
         image = read_screenshot(shot, self._config.limits)
@@ -184,38 +192,48 @@ class _RunEngine(beam.DoFn):
 
     def process(self, work: Work):
         self._counters.total.inc()
-        self._queue.append((work, [self._image(s) for s in (*work.history, work.shot)]))
+        key = f"{self._owner}-{next(self._seq)}"
+        images = [self._image(s) for s in (*work.history, work.shot)]
+        self._queue.append((work, key, self._renderer.submit(self._prepare, work, key, images)))
         yield from self._submit_decoded(wait=False)
         for completion in self._holder.poll(self._owner, self._max_in_flight):
             yield from self._finish(completion)
 
+    def _prepare(self, work: Work, key: str, images: list[Future]) -> Request | Prepared:
+        """On a render thread: wait for the unit's pixels, build its request and render it for the engine while the
+        engine steps. Image errors propagate (the unit is dead-lettered); a rendering error returns the bare request,
+        which :meth:`SharedEngine.submit` renders again under the engine lock, where a refusal is final."""
+        request = Request(
+            key=key,
+            text=self._recipe.prompt(**dict(work.fields)),
+            images=[f.result() for f in images],
+            schema=self._recipe.answer_schema,
+            max_tokens=self._recipe.max_tokens,
+            image_ids=[self._image_id(s) for s in (*work.history, work.shot)],
+        )
+        try:
+            return self._holder.engine.prepare(request)
+        except EngineInputError:
+            return request
+
     def _submit_decoded(self, wait: bool):
-        """Hand queued units to the engine, in order, once their images are decoded; wait only when ``wait`` or
+        """Hand queued units to the engine, in order, once they are decoded and rendered; wait only when ``wait`` or
         when more than ``PREFETCH`` units are queued."""
         c, run_id = self._counters, self._config.run_id
         while self._queue:
-            work, futures = self._queue[0]
-            if not wait and len(self._queue) <= PREFETCH and not all(f.done() for f in futures):
+            work, key, future = self._queue[0]
+            if not wait and len(self._queue) <= PREFETCH and not future.done():
                 return
             self._queue.popleft()
             uri, input_id = work.shot.source_uri, self._input_id(work)
             try:
-                images = [f.result() for f in futures]
+                request = future.result()
             except ImageRejected as e:
                 yield dead_letter(c, input_id, e.reason, e.message, uri, run_id)
                 continue
             except Exception as e:  # noqa: BLE001 - an unreadable image is this unit's failure only
                 yield dead_letter(c, input_id, "unreadable", f"{type(e).__name__}: {e}", uri, run_id)
                 continue
-            key = f"{self._owner}-{next(self._seq)}"
-            request = Request(
-                key=key,
-                text=self._recipe.prompt(**dict(work.fields)),
-                images=images,
-                schema=self._recipe.answer_schema,
-                max_tokens=self._recipe.max_tokens,
-                image_ids=[self._image_id(s) for s in (*work.history, work.shot)],
-            )
             try:
                 self._holder.submit(self._owner, request)
             except EngineInputError as e:

@@ -113,3 +113,40 @@ def test_an_engine_that_keeps_dying_fails_the_bundle(model_dir):
                 engine.drain()
         finally:
             engine.close()
+
+
+def test_requests_rendered_on_threads_while_the_engine_steps_all_complete(model_dir):
+    """``prepare`` (vLLM's input rendering) runs on worker threads while another thread steps the engine; what it
+    renders for an engine that is rebuilt meanwhile is rendered again at submission, never sent to the new engine."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from annotators.vllm_engine import Prepared
+
+    with torch_compile_disabled():
+        engine = _engine(model_dir)
+        try:
+            requests = [Request(f"t-{i}", "Where is it?", [ui_image(128, 96, seed=i)], SCHEMA, 16) for i in range(8)]
+            with ThreadPoolExecutor(2) as pool:
+                futures = [pool.submit(engine.prepare, r) for r in requests]
+                done = []
+                for future in futures:  # submit each as soon as it is rendered, stepping in between
+                    prepared = future.result()
+                    assert isinstance(prepared, Prepared) and prepared.rendered is not None
+                    engine.submit(prepared)
+                    done += engine.poll(max_in_flight=2)
+            done += engine.drain()
+            assert Counter(c.key for c in done) == Counter(r.key for r in requests)
+            assert all(c.error is None and c.text for c in done)
+
+            stale = engine.prepare(Request("stale", "Where is it?", [ui_image(128, 96, seed=99)], SCHEMA, 16))
+            engine._restart(RuntimeError("rebuilt for the test"))  # a new engine: the rendering above is stale
+            rendered_again = []
+            original = engine.prepare
+            engine.prepare = lambda request: rendered_again.append(request.key) or original(request)
+            engine.submit(stale)
+            assert rendered_again == ["stale"]
+            (completion,) = engine.drain()
+            assert completion.key == "stale" and completion.error is None and completion.text
+        finally:
+            engine.close()
+            gc.collect()
