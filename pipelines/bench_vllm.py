@@ -173,16 +173,18 @@ def _transformers(engine_cfg, items: list[tuple[object, str]], recipe, lengths: 
         from transformers import AutoConfig, AutoModel, AutoTokenizer
         from vllm.transformers_utils.processors.nano_nemotron_vl import NanoNemotronVLProcessor
 
-        path = engine_cfg.model
-        config = AutoConfig.from_pretrained(path, trust_remote_code=True, revision=engine_cfg.revision)
-        kwargs = {"trust_remote_code": True, "dtype": torch.bfloat16}
+        path, remote = engine_cfg.model, engine_cfg.trust_remote_code  # the engine's own switch, not a second one
+        config = AutoConfig.from_pretrained(path, trust_remote_code=remote, revision=engine_cfg.revision)
+        kwargs = {"trust_remote_code": remote, "dtype": torch.bfloat16}
         if engine_cfg.load_format == "dummy":
             model = AutoModel.from_config(config, **kwargs)
         else:
             model = AutoModel.from_pretrained(path, revision=engine_cfg.revision, **kwargs)
         device = "cuda" if torch.cuda.is_available() else "cpu"
         model = model.to(device).eval()
-        tokenizer = AutoTokenizer.from_pretrained(engine_cfg.tokenizer or path, revision=engine_cfg.revision)
+        tokenizer = AutoTokenizer.from_pretrained(
+            engine_cfg.tokenizer or path, revision=engine_cfg.revision, trust_remote_code=remote
+        )
         model.img_context_token_id = tokenizer.convert_tokens_to_ids(config.img_context_token)
         processor = NanoNemotronVLProcessor(
             config, tokenizer, max_model_len=engine_cfg.max_model_len, max_num_tiles=engine_cfg.max_num_tiles

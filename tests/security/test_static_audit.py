@@ -26,12 +26,6 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "the Holotron / Nemotron-VL architecture ships its configuration code with the weights; the model id is the "
         "operator's choice (pin --revision in production), never data from an input"
     ),
-    ("pipelines/bench_vllm.py", "trust_remote_code", "AutoProcessor.from_pretrained(model, trust_remote_code=True)"): (
-        "benchmark-only transformers baseline of the same operator-chosen model"
-    ),
-    ("pipelines/bench_vllm.py", "trust_remote_code", "AutoModelForImageTextToText.from_pretrained("): (
-        "benchmark-only transformers baseline of the same operator-chosen model"
-    ),
     ("stages/dask_runner.py", "pickle", "pickler.loads(spec)"): (
         "Beam's pickler on DoFn specs this process pickled itself for its own in-process Dask workers; never bytes "
         "from an input, an answer or the network"
