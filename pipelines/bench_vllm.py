@@ -1,4 +1,4 @@
-"""``screenmill bench vllm``: the same localize requests four ways, side by side on one engine.
+"""``screenmill bench vllm``: the same requests four ways, side by side on one engine.
 
 (a) ``ceiling``: one raw ``LLM.generate`` over every request (images decoded beforehand, not timed);
 (b) ``pipeline``: ``screenmill run --annotator vllm`` (ingest, tile, RunVlm, Parquet) over the same screenshots;
@@ -9,16 +9,22 @@
     released, so the two never share the accelerator's memory).
 
 Modes (a)–(c) use the one engine of this process (:class:`annotators.vllm_engine.SharedEngine`), built and warmed
-before anything is timed, with the same prompts, images and sampling (greedy, structured outputs). Printed:
-seconds, requests, output tokens, tokens/s, screenshots/s, and the ratios b/a, b/c, b/d.
+before anything is timed, and send it identical engine inputs: the same prompts, images and sampling (greedy,
+structured outputs), and the same image ids (the screenshot's sha256, as the pipeline sends; salted per mode so no
+mode reuses an encoder output another mode left in the engine's cache). What differs between them is only how
+requests are fed, which is what b/a and b/c measure. Requests: ``holo2-localize`` / ``holo15-localize``, one per
+instruction (``--per-shot`` per screenshot, short answers); ``propose-elements``, one per screenshot (long answers:
+decode-heavy). Printed: seconds, requests, output tokens, tokens/s, screenshots/s, and the ratios b/a, b/c, b/d.
 
-Usage: ``screenmill bench vllm --model PATH_OR_ID [--n 32] [--per-shot 2] [any `screenmill run` engine option]``,
-e.g. ``--load-format dummy`` for random weights (throughput does not depend on weight values).
+Usage: ``screenmill bench vllm --model PATH_OR_ID [--recipe R] [--n 32] [--per-shot 2] [any `screenmill run` engine
+option]``, e.g. ``--load-format dummy`` for random weights (throughput does not depend on weight values) and
+``--max-new-tokens N`` to fix the answer budget.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import tempfile
@@ -26,6 +32,7 @@ import time
 from pathlib import Path
 
 MODES = ("ceiling", "pipeline", "naive", "transformers")
+RECIPES = ("holo2-localize", "holo15-localize", "propose-elements")
 
 
 def make_screens(folder: Path, n: int, per_shot: int, seed: int = 0) -> Path:
@@ -52,32 +59,49 @@ def make_screens(folder: Path, n: int, per_shot: int, seed: int = 0) -> Path:
     return path
 
 
-def _requests(folder: Path, instructions: Path, recipe, engine):
-    """(prompt dicts, sampling params, (image, instruction) pairs) for every instruction line, images decoded."""
+def _units(folder: Path, instructions: Path, recipe) -> list[tuple[str, dict[str, str]]]:
+    """(screenshot file name, prompt fields) per request, in the order every mode submits them: one per instruction
+    line for localize recipes, one per screenshot for propose."""
+    if recipe.kind == "propose":
+        return [(p.name, {}) for p in sorted(folder.glob("*.png"))]
+    lines = map(json.loads, instructions.read_text().splitlines())
+    return [(x["image"], {"instruction": x["instruction"]}) for x in lines]
+
+
+def _request(recipe, fields: dict[str, str], data: bytes, image, salt: str):
+    """The request every mode sends for one unit; ``salt`` keeps each mode's image ids its own."""
+    from annotators.vllm_engine import Request
+
+    image_id = f"{salt}:{hashlib.sha256(data).hexdigest()}"
+    return Request(salt, recipe.prompt(**fields), (image,), recipe.answer_schema, recipe.max_tokens, (image_id,))
+
+
+def _requests(folder: Path, units, recipe, engine, salt: str):
+    """(prompt dicts, sampling params, (image, prompt text) pairs) for ``units``, every image decoded once."""
     from schemas.images import load_rgb
 
-    images: dict[str, object] = {}
+    images: dict[str, tuple[bytes, object]] = {}
     prompts, params, items = [], [], []
-    for line in instructions.read_text().splitlines():
-        item = json.loads(line)
-        if item["image"] not in images:
-            images[item["image"]] = load_rgb((folder / item["image"]).read_bytes())
-        prompt, param = engine.engine_input(_request(recipe, item["instruction"], images[item["image"]]))
+    for name, fields in units:
+        if name not in images:
+            data = (folder / name).read_bytes()
+            images[name] = (data, load_rgb(data))
+        request = _request(recipe, fields, *images[name], salt)
+        prompt, param = engine.engine_input(request)
         prompts.append(prompt)
         params.append(param)
-        items.append((images[item["image"]], item["instruction"]))
+        items.append((request.images[0], request.text))
     return prompts, params, items
 
 
-def _request(recipe, instruction: str, image):
-    from annotators.vllm_engine import Request
+def _generate(shared, prompts, params):
+    """``LLM.generate`` on the engine's own thread, as the pipeline drives it (:meth:`SharedEngine.call`)."""
+    return shared.call(lambda: shared.engine.llm.generate(prompts, params, use_tqdm=False))
 
-    return Request("bench", recipe.prompt(instruction=instruction), (image,), recipe.answer_schema, recipe.max_tokens)
 
-
-def _ceiling(llm, prompts, params) -> dict:
+def _ceiling(shared, prompts, params) -> dict:
     started = time.perf_counter()
-    outs = llm.generate(prompts, params, use_tqdm=False)
+    outs = _generate(shared, prompts, params)
     seconds = time.perf_counter() - started
     lengths = [len(o.outputs[0].token_ids) for o in outs]
     return {"seconds": seconds, "requests": len(outs), "output_tokens": sum(lengths), "lengths": lengths}
@@ -115,7 +139,8 @@ class _NaiveGenerate:
             def setup(self):
                 from annotators.vllm_engine import SharedEngine
 
-                self.engine = SharedEngine.get(vlm_cfg.engine).engine
+                self.shared = SharedEngine.get(vlm_cfg.engine)
+                self.engine = self.shared.engine
                 self.recipe = vlm_cfg.get_recipe()
                 self.tokens = Metrics.counter("bench", "output_tokens")
 
@@ -123,23 +148,26 @@ class _NaiveGenerate:
                 from schemas.images import load_rgb
 
                 prompts, params = [], []
-                for name, instruction in batch:
-                    image = load_rgb((Path(folder) / name).read_bytes())
-                    prompt, param = self.engine.engine_input(_request(self.recipe, instruction, image))
+                for name, fields in batch:
+                    fields = dict(fields)
+                    data = (Path(folder) / name).read_bytes()
+                    prompt, param = self.engine.engine_input(
+                        _request(self.recipe, fields, data, load_rgb(data), "naive")
+                    )
                     prompts.append(prompt)
                     params.append(param)
-                for out in self.engine.llm.generate(prompts, params, use_tqdm=False):
+                for out in _generate(self.shared, prompts, params):
                     self.tokens.inc(len(out.outputs[0].token_ids))
                     yield out.request_id
 
         return NaiveGenerate()
 
 
-def _naive(folder: Path, instructions: Path, vlm_cfg, batch_size: int) -> dict:
+def _naive(folder: Path, units, vlm_cfg, batch_size: int) -> dict:
     import apache_beam as beam
     from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
-    items = [(x["image"], x["instruction"]) for x in map(json.loads, instructions.read_text().splitlines())]
+    items = [(name, sorted(fields.items())) for name, fields in units]
     started = time.perf_counter()
     pipeline = beam.Pipeline(runner=FnApiRunner())
     _ = (
@@ -157,7 +185,7 @@ def _naive(folder: Path, instructions: Path, vlm_cfg, batch_size: int) -> dict:
     return {"seconds": seconds, "requests": len(items), "output_tokens": out_tokens}
 
 
-def _transformers(engine_cfg, items: list[tuple[object, str]], recipe, lengths: list[int]) -> dict:
+def _transformers(engine_cfg, items: list[tuple[object, str]], lengths: list[int]) -> dict:
     """(d) The model card's way: transformers ``AutoModel`` (the model's remote code), one ``generate`` per request.
 
     Pixels come from the same tiling vLLM uses (vLLM's HF-style processor for this architecture, since the model
@@ -193,11 +221,11 @@ def _transformers(engine_cfg, items: list[tuple[object, str]], recipe, lengths: 
     except Exception as e:  # noqa: BLE001 - report the reason instead of failing the whole benchmark
         return {"unavailable": f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"}
 
-    def generate(image, instruction: str, n: int) -> int:
+    def generate(image, prompt: str, n: int) -> int:
         pixels = processor(text=["<image>"], images=[image], return_tensors="pt")
         tiles = int(pixels["image_num_patches"][0])
         image_text = "<img>" + config.img_context_token * (tiles * per_tile) + "</img>"
-        messages = [{"role": "user", "content": "<image>\n" + recipe.prompt(instruction=instruction)}]
+        messages = [{"role": "user", "content": "<image>\n" + prompt}]
         text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         ids = tokenizer(text.replace("<image>", image_text, 1), add_special_tokens=False, return_tensors="pt")
         out = model.generate(
@@ -213,14 +241,15 @@ def _transformers(engine_cfg, items: list[tuple[object, str]], recipe, lengths: 
     with torch.inference_mode():
         generate(*items[0], 2)  # warm-up, not timed
         started = time.perf_counter()
-        tokens = sum(generate(image, instruction, n) for (image, instruction), n in zip(items, lengths, strict=True))
+        tokens = sum(generate(image, prompt, n) for (image, prompt), n in zip(items, lengths, strict=True))
     return {"seconds": time.perf_counter() - started, "requests": len(items), "output_tokens": tokens}
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="screenmill bench vllm", description=__doc__.splitlines()[0])
+    p.add_argument("--recipe", default="holo2-localize", choices=RECIPES, help="what every request asks")
     p.add_argument("--n", type=int, default=32, help="screenshots")
-    p.add_argument("--per-shot", type=int, default=2, help="instructions per screenshot")
+    p.add_argument("--per-shot", type=int, default=2, help="instructions per screenshot (localize recipes)")
     p.add_argument("--naive-batch", type=int, default=8, help="BatchElements max size of the naive DoFn")
     p.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
     p.add_argument("--json", default=None, help="also write the results here")
@@ -238,26 +267,29 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="screenmill-bench-vllm-") as tmp:
         folder = Path(tmp) / "screens"
         instructions = make_screens(folder, args.n, args.per_shot)
+        localize = ["--instructions", str(instructions)] if args.recipe != "propose-elements" else []
         run_argv = [
             "--input", str(folder), "--output", str(Path(tmp) / "out"), "--quiet", "--annotator", "vllm",
-            "--recipe", "holo2-localize", "--instructions", str(instructions), *run_extra,
+            "--recipe", args.recipe, *localize, *run_extra,
         ]  # fmt: skip
         run_args, _ = run_mod.build_parser().parse_known_args(run_argv)
         vlm_cfg = run_mod._vlm_config(run_args, "bench", ImageLimits())
         recipe = vlm_cfg.get_recipe()
         shared = SharedEngine.get(vlm_cfg.engine)
-        prompts, params, items = _requests(folder, instructions, recipe, shared.engine)
-        shared.engine.llm.generate(prompts[:2], params[:2], use_tqdm=False)  # warm-up, not timed
+        units = _units(folder, instructions, recipe)
+        warm, warm_params, _ = _requests(folder, units[:2], recipe, shared.engine, "warm-up")
+        _generate(shared, warm, warm_params)  # warm-up, not timed
+        prompts, params, items = _requests(folder, units, recipe, shared.engine, "ceiling")
         if "ceiling" in modes:
-            results["ceiling"] = _ceiling(shared.engine.llm, prompts, params)
+            results["ceiling"] = _ceiling(shared, prompts, params)
         if "pipeline" in modes:
             results["pipeline"] = _pipeline(run_argv, shared)
         if "naive" in modes:
-            results["naive"] = _naive(folder, instructions, vlm_cfg, args.naive_batch)
+            results["naive"] = _naive(folder, units, vlm_cfg, args.naive_batch)
         if "transformers" in modes:
             lengths = results.get("ceiling", {}).pop("lengths", None) or [recipe.max_tokens] * len(items)
             SharedEngine.release()  # the transformers model gets the memory the engine held
-            results["transformers"] = _transformers(vlm_cfg.engine, items, recipe, lengths)
+            results["transformers"] = _transformers(vlm_cfg.engine, items, lengths)
 
     results.get("ceiling", {}).pop("lengths", None)
     print(f"{'mode':<13} {'seconds':>8} {'requests':>9} {'out tok':>8} {'tok/s':>8} {'shots/s':>8}")
@@ -279,5 +311,6 @@ def main(argv: list[str] | None = None) -> int:
             ratios[name] = o["seconds"] / b["seconds"]  # same work: the time ratio is the throughput ratio
     print("ratios (throughput, pipeline over other): " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()))
     if args.json:
-        Path(args.json).write_text(json.dumps({"results": results, "ratios": ratios, "n": args.n}, indent=2))
+        report = {"results": results, "ratios": ratios, "n": args.n, "recipe": args.recipe, "per_shot": args.per_shot}
+        Path(args.json).write_text(json.dumps(report, indent=2))
     return 0
