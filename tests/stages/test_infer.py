@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 
@@ -121,6 +122,46 @@ def test_preflight_names_a_missing_model_dir(tmp_path):
     with pytest.raises(FileNotFoundError, match="config.json"):
         EngineConfig(model=str(tmp_path / "empty")).preflight()
     EngineConfig(model="Hcompany/Holotron-12B").preflight()  # a hub id is left to vLLM
+
+
+def test_preflight_checks_the_modules_the_architecture_needs(tmp_path, monkeypatch):
+    pytest.importorskip("vllm")
+    from annotators import vllm_engine
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["TinyArch"]}))
+    monkeypatch.setitem(vllm_engine.ARCHITECTURE_IMPORTS, "TinyArch", ("screenmill_absent_module.sub",))
+    with pytest.raises(ImportError, match=r"TinyArch with `import screenmill_absent_module.sub`.*install the package"):
+        EngineConfig(model=str(model)).preflight()
+    monkeypatch.setitem(vllm_engine.ARCHITECTURE_IMPORTS, "TinyArch", ("json",))
+    EngineConfig(model=str(model)).preflight()  # importable: nothing to say
+    (model / "config.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not a JSON object"):
+        EngineConfig(model=str(model)).preflight()
+
+
+def test_run_refuses_a_nemotron_vl_model_without_torchvision_before_starting(tmp_path, monkeypatch):
+    """CPU machines have no torchvision build: vLLM would fail deep inside a worker ("failed to be inspected");
+    the run refuses up front and says what is missing."""
+    pytest.importorskip("vllm")
+    import importlib.util
+    import sys
+
+    from pipelines.run import run
+
+    for name in ("torchvision", "torchvision.transforms"):  # the tests' stand-in, if another module left it
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    if importlib.util.find_spec("torchvision") is not None:
+        pytest.skip("torchvision is installed here")
+    model = tmp_path / "Holotron-12B"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["NemotronH_Nano_VL_V2"]}))
+    (tmp_path / "in").mkdir()
+    with pytest.raises(SystemExit, match=r"NemotronH_Nano_VL_V2 with `import torchvision.transforms`.*torchvision"):
+        run(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--annotator", "vllm",
+             "--model", str(model)])  # fmt: skip
+    assert not (tmp_path / "out").exists()
 
 
 def test_run_refuses_a_missing_model_before_starting(tmp_path):
