@@ -14,7 +14,8 @@ structured outputs), and the same image ids (the screenshot's sha256, as the pip
 mode reuses an encoder output another mode left in the engine's cache). What differs between them is only how
 requests are fed, which is what b/a and b/c measure. Requests: ``holo2-localize`` / ``holo15-localize``, one per
 instruction (``--per-shot`` per screenshot, short answers); ``propose-elements``, one per screenshot (long answers:
-decode-heavy). Printed: seconds, requests, output tokens, tokens/s, screenshots/s, and the ratios b/a, b/c, b/d.
+decode-heavy). Printed: seconds, requests, output tokens, tokens/s, screenshots/s, tokens per engine step (the
+effective batch, from vLLM's own step histogram) and the ratios b/a, b/c, b/d.
 
 Usage: ``screenmill bench vllm --model PATH_OR_ID [--recipe R] [--n 32] [--per-shot 2] [any `screenmill run` engine
 option]``, e.g. ``--load-format dummy`` for random weights (throughput does not depend on weight values) and
@@ -120,9 +121,34 @@ def _pipeline(run_argv: list[str], shared) -> dict:
         "requests": stats["requests"] - before["requests"],
         "output_tokens": stats["output_tokens"] - before["output_tokens"],
         "engine_busy_s": stats["busy_s"] - before["busy_s"],
-        "engine_steps": stats["steps"] - before["steps"],
         "labels": manifest["tables"].get("grounding", {}).get("rows", 0),
     }
+
+
+def _step_totals(shared) -> tuple[int, float] | None:
+    """(engine steps, tokens they scheduled) so far, from vLLM's own ``vllm:iteration_tokens_total`` histogram (kept
+    with ``disable_log_stats=False``, which the benchmark sets); None where the installed vLLM does not report it."""
+    try:
+        metrics = shared.call(shared.engine.llm.get_metrics)
+    except Exception:  # noqa: BLE001 - an older vLLM or stats off: the figure is left out, the run goes on
+        return None
+    histograms = [m for m in metrics if m.name == "vllm:iteration_tokens_total"]
+    if not histograms:
+        return None
+    return sum(m.count for m in histograms), sum(m.sum for m in histograms)
+
+
+def _with_step_stats(shared, measure) -> dict:
+    """``measure()``'s result plus the engine steps it took and the tokens per step (the effective batch: prompt and
+    answer tokens the scheduler put into one forward pass, averaged; on an accelerator whose step time hardly grows
+    with the batch, throughput follows it)."""
+    before = _step_totals(shared)
+    result = measure()
+    after = _step_totals(shared)
+    if before is not None and after is not None and after[0] > before[0]:
+        result["engine_steps"] = after[0] - before[0]
+        result["tokens_per_step"] = (after[1] - before[1]) / result["engine_steps"]
+    return result
 
 
 class _NaiveGenerate:
@@ -270,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         localize = ["--instructions", str(instructions)] if args.recipe != "propose-elements" else []
         run_argv = [
             "--input", str(folder), "--output", str(Path(tmp) / "out"), "--quiet", "--annotator", "vllm",
-            "--recipe", args.recipe, *localize, *run_extra,
+            "--recipe", args.recipe, *localize, "--engine-arg", "disable_log_stats=false", *run_extra,
         ]  # fmt: skip
         run_args, _ = run_mod.build_parser().parse_known_args(run_argv)
         vlm_cfg = run_mod._vlm_config(run_args, "bench", ImageLimits())
@@ -281,27 +307,28 @@ def main(argv: list[str] | None = None) -> int:
         _generate(shared, warm, warm_params)  # warm-up, not timed
         prompts, params, items = _requests(folder, units, recipe, shared.engine, "ceiling")
         if "ceiling" in modes:
-            results["ceiling"] = _ceiling(shared, prompts, params)
+            results["ceiling"] = _with_step_stats(shared, lambda: _ceiling(shared, prompts, params))
         if "pipeline" in modes:
-            results["pipeline"] = _pipeline(run_argv, shared)
+            results["pipeline"] = _with_step_stats(shared, lambda: _pipeline(run_argv, shared))
         if "naive" in modes:
-            results["naive"] = _naive(folder, units, vlm_cfg, args.naive_batch)
+            results["naive"] = _with_step_stats(shared, lambda: _naive(folder, units, vlm_cfg, args.naive_batch))
         if "transformers" in modes:
             lengths = results.get("ceiling", {}).pop("lengths", None) or [recipe.max_tokens] * len(items)
             SharedEngine.release()  # the transformers model gets the memory the engine held
             results["transformers"] = _transformers(vlm_cfg.engine, items, lengths)
 
     results.get("ceiling", {}).pop("lengths", None)
-    print(f"{'mode':<13} {'seconds':>8} {'requests':>9} {'out tok':>8} {'tok/s':>8} {'shots/s':>8}")
+    print(f"{'mode':<13} {'seconds':>8} {'requests':>9} {'out tok':>8} {'tok/s':>8} {'shots/s':>8} {'tok/step':>8}")
     for mode, r in results.items():
         if "unavailable" in r:
             print(f"{mode:<13} unavailable: {r['unavailable']}")
             continue
         r["tokens_per_s"] = r["output_tokens"] / r["seconds"]
         r["shots_per_s"] = args.n / r["seconds"]
+        per_step = f"{r['tokens_per_step']:>8.1f}" if "tokens_per_step" in r else f"{'-':>8}"
         print(
             f"{mode:<13} {r['seconds']:>8.2f} {r['requests']:>9} {r['output_tokens']:>8} "
-            f"{r['tokens_per_s']:>8.1f} {r['shots_per_s']:>8.2f}"
+            f"{r['tokens_per_s']:>8.1f} {r['shots_per_s']:>8.2f} {per_step}"
         )
     ratios = {}
     b = results.get("pipeline")
