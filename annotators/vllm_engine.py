@@ -408,8 +408,8 @@ class VlmEngine:
 
     def poll(self, max_in_flight: int = 0, min_steps: int = 0) -> list[Completion]:
         """Step the engine until at most ``max_in_flight`` requests are unfinished, and at least ``min_steps`` times
-        while any is (``poll(len(queued), 1)``: one step, e.g. while the caller waits for CPU work); return what
-        finished."""
+        while any is (``poll(sys.maxsize, 1)``: exactly one step, e.g. while the caller waits for CPU work); return
+        what finished."""
         done: list[Completion] = []
         steps = 0
         while self._ids and (len(self._ids) > max_in_flight or steps < min_steps):
