@@ -205,6 +205,10 @@ class _RunEngine(beam.DoFn):
         key = f"{self._owner}-{next(self._seq)}"
         images = [self._image(s) for s in (*work.history, work.shot)]
         self._queue.append((work, key, self._renderer.submit(self._prepare, work, key, images)))
+        yield from self._feed()
+
+    def _feed(self):
+        """The feeding policy, after a unit was queued: hand rendered units to the engine, step it."""
         yield from self._submit_decoded(wait=False)
         # Once a full batch is queued in the engine, one step per arriving unit keeps it busy without starving the
         # feed (stepping a trickle of requests earlier would run small batches); over max_in_flight, step until back
