@@ -2,8 +2,9 @@
 
 (a) ``ceiling``: one raw ``LLM.generate`` over every request (images decoded beforehand, not timed);
 (b) ``pipeline``: ``screenmill run --annotator vllm`` (ingest, tile, RunVlm, Parquet) over the same screenshots;
-(c) ``naive``: a Beam pipeline whose DoFn calls ``LLM.generate`` once per ``BatchElements`` batch (Beam's
-    RunInference pattern: the engine idles at the tail of every batch);
+(c) ``naive``: the same pipeline, its model DoFn feeding the engine the way Beam's RunInference does: collect a
+    batch of ``--naive-batch`` units, render it, generate it to completion, then read the next (the engine idles at
+    the tail of every batch and while the next one is rendered);
 (d) ``transformers``: Hugging Face ``generate``, the model card's way: ``AutoModel`` from the model's own remote code,
     one request at a time, each generating exactly as many tokens as vLLM did for it (run last, after the engine is
     released, so the two never share the accelerator's memory).
@@ -58,6 +59,18 @@ def make_screens(folder: Path, n: int, per_shot: int, seed: int = 0) -> Path:
     path = folder.parent / "instructions.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     return path
+
+
+def _recompressed(folder: Path, dest: Path) -> Path:
+    """A copy of ``folder``'s PNGs with the same pixels and other bytes (another zlib level): the same work under new
+    content ids, so a mode never reuses encoder outputs an earlier mode left in the engine's cache."""
+    from PIL import Image
+
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in sorted(folder.glob("*.png")):
+        with Image.open(path) as im:
+            im.save(dest / path.name, compress_level=1)
+    return dest
 
 
 def _units(folder: Path, instructions: Path, recipe) -> list[tuple[str, dict[str, str]]]:
@@ -151,64 +164,36 @@ def _with_step_stats(shared, measure) -> dict:
     return result
 
 
-class _NaiveGenerate:
-    """Built lazily so Beam is imported only when the naive mode runs."""
+def _per_batch_engine(batch: int):
+    """RunVlm's model DoFn with Beam RunInference's feeding: collect ``batch`` units, render them all, then generate
+    them to completion before the next batch is read (the engine idles at every batch's tail and while the next batch
+    is rendered). Everything else is the pipeline's own code: the only difference from (b) is how the engine is fed."""
+    from concurrent.futures import wait
 
-    @staticmethod
-    def build(folder: str, vlm_cfg):
-        import apache_beam as beam
-        from apache_beam.metrics import Metrics
+    from stages.infer import _RunEngine
 
-        class NaiveGenerate(beam.DoFn):
-            """RunInference-style: one ``LLM.generate`` per batch, the engine idles at each batch's tail."""
+    class PerBatchEngine(_RunEngine):
+        def _feed(self):
+            if len(self._queue) >= batch:
+                yield from self._drain()
 
-            def setup(self):
-                from annotators.vllm_engine import SharedEngine
+        def _drain(self):
+            wait([future for _, _, future in self._queue])  # the whole batch is rendered before it is generated
+            yield from super()._drain()
 
-                self.shared = SharedEngine.get(vlm_cfg.engine)
-                self.engine = self.shared.engine
-                self.recipe = vlm_cfg.get_recipe()
-                self.tokens = Metrics.counter("bench", "output_tokens")
-
-            def process(self, batch):
-                from schemas.images import load_rgb
-
-                prompts, params = [], []
-                for name, fields in batch:
-                    fields = dict(fields)
-                    data = (Path(folder) / name).read_bytes()
-                    prompt, param = self.engine.engine_input(
-                        _request(self.recipe, fields, data, load_rgb(data), "naive")
-                    )
-                    prompts.append(prompt)
-                    params.append(param)
-                for out in _generate(self.shared, prompts, params):
-                    self.tokens.inc(len(out.outputs[0].token_ids))
-                    yield out.request_id
-
-        return NaiveGenerate()
+    return PerBatchEngine
 
 
-def _naive(folder: Path, units, vlm_cfg, batch_size: int) -> dict:
-    import apache_beam as beam
-    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+def _naive(run_argv: list[str], shared, batch: int) -> dict:
+    """(c): ``screenmill run`` as in (b), its model DoFn swapped for :func:`_per_batch_engine`'s."""
+    import stages.infer as infer
 
-    items = [(name, sorted(fields.items())) for name, fields in units]
-    started = time.perf_counter()
-    pipeline = beam.Pipeline(runner=FnApiRunner())
-    _ = (
-        pipeline
-        | beam.Create(items)
-        | beam.Reshuffle()
-        | beam.BatchElements(min_batch_size=1, max_batch_size=batch_size)
-        | beam.ParDo(_NaiveGenerate.build(str(folder), vlm_cfg))
-    )
-    result = pipeline.run()
-    result.wait_until_finish()
-    seconds = time.perf_counter() - started
-    counters = result.metrics().query()["counters"]
-    out_tokens = sum(c.committed or c.attempted or 0 for c in counters if c.key.metric.name == "output_tokens")
-    return {"seconds": seconds, "requests": len(items), "output_tokens": out_tokens}
+    original = infer._RunEngine
+    infer._RunEngine = _per_batch_engine(batch)
+    try:
+        return _pipeline(run_argv, shared)
+    finally:
+        infer._RunEngine = original
 
 
 def _transformers(engine_cfg, items: list[tuple[object, str]], lengths: list[int]) -> dict:
@@ -276,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--recipe", default="holo2-localize", choices=RECIPES, help="what every request asks")
     p.add_argument("--n", type=int, default=32, help="screenshots")
     p.add_argument("--per-shot", type=int, default=2, help="instructions per screenshot (localize recipes)")
-    p.add_argument("--naive-batch", type=int, default=8, help="BatchElements max size of the naive DoFn")
+    p.add_argument("--naive-batch", type=int, default=8, help="units per generate() in the naive mode")
     p.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
     p.add_argument("--json", default=None, help="also write the results here")
     args, run_extra = p.parse_known_args(argv)
@@ -311,7 +296,9 @@ def main(argv: list[str] | None = None) -> int:
         if "pipeline" in modes:
             results["pipeline"] = _with_step_stats(shared, lambda: _pipeline(run_argv, shared))
         if "naive" in modes:
-            results["naive"] = _with_step_stats(shared, lambda: _naive(folder, units, vlm_cfg, args.naive_batch))
+            naive_in = _recompressed(folder, Path(tmp) / "screens-naive")
+            naive_argv = [*run_argv, "--input", str(naive_in), "--output", str(Path(tmp) / "out-naive")]  # last wins
+            results["naive"] = _with_step_stats(shared, lambda: _naive(naive_argv, shared, args.naive_batch))
         if "transformers" in modes:
             lengths = results.get("ceiling", {}).pop("lengths", None) or [recipe.max_tokens] * len(items)
             SharedEngine.release()  # the transformers model gets the memory the engine held
