@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--image-placeholder", default="<image>", help="text the processor expands into image tokens")
     v.add_argument("--pre-resize", action="store_true", help="send images resized to their tile grid")
     v.add_argument("--max-in-flight", type=int, default=None, help="requests queued per engine before stepping")
+    v.add_argument("--decode-threads", type=int, default=2, help="threads decoding screenshots per model worker")
+    v.add_argument("--render-threads", type=int, default=2, help="threads running vLLM's input processor per worker")
     v.add_argument("--max-num-batched-tokens", type=int, default=None)
     v.add_argument("--max-new-tokens", type=int, default=None, help="answer budget (default: the recipe's)")
     v.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs / torch.compile of the LM")
@@ -290,6 +292,8 @@ def _vlm_config(args, run_id: str, limits: ImageLimits) -> VlmConfig:
         limits=limits,
         pre_resize=args.pre_resize,
         max_in_flight=args.max_in_flight,
+        decode_threads=args.decode_threads,
+        render_threads=args.render_threads,
         max_new_tokens=args.max_new_tokens,
     )
 

@@ -63,8 +63,8 @@ STAGE = "infer"
 ACTIONS = "actions"
 MAX_HISTORY_CHARS = 1200
 IMAGE_CACHE = 8  # decoded screenshots kept per DoFn instance
-DECODE_THREADS = 2  # image reading + decoding overlaps the engine's steps
-RENDER_THREADS = 2  # vLLM's input rendering (the multimodal processor) overlaps the engine's steps too
+DECODE_THREADS = 2  # default: image reading + decoding overlaps the engine's steps
+RENDER_THREADS = 2  # default: vLLM's input rendering (the multimodal processor) overlaps the engine's steps too
 PREFETCH = 8  # units decoded and rendered ahead of the engine before process() waits
 
 
@@ -84,6 +84,9 @@ class VlmConfig:
         pre_resize: send images already resized to their tile grid (less CPU work on GPU hosts).
         max_in_flight: requests queued in the engine before it is stepped (None: 4 × ``max_num_seqs``).
         max_new_tokens: answer budget per request (None: the recipe's ``max_tokens``).
+        decode_threads: threads per DoFn instance reading and decoding screenshots (execution only).
+        render_threads: threads per DoFn instance running vLLM's input rendering (the multimodal processor), one
+            torch thread each (execution only); raise it on GPU hosts with many cores when rendering is the bottleneck.
     """
 
     run_id: str
@@ -97,6 +100,8 @@ class VlmConfig:
     pre_resize: bool = False
     max_in_flight: int | None = None
     max_new_tokens: int | None = None
+    decode_threads: int = DECODE_THREADS
+    render_threads: int = RENDER_THREADS
 
     def __post_init__(self):
         if not self.run_id or not self.config_hash:
@@ -108,6 +113,8 @@ class VlmConfig:
             raise ValueError(f"VlmConfig.history must be 0..3, got {self.history}")
         if self.max_in_flight is not None and self.max_in_flight < 1:
             raise ValueError("VlmConfig.max_in_flight must be >= 1")
+        if not (1 <= self.decode_threads <= 64 and 1 <= self.render_threads <= 64):
+            raise ValueError("VlmConfig.decode_threads and render_threads must be 1..64")
 
     def get_recipe(self):
         overrides = {"version": self.recipe_version, "max_tokens": self.max_new_tokens}
@@ -159,10 +166,10 @@ class _RunEngine(beam.DoFn):
         self._pending: dict[str, Work] = {}
         self._images: OrderedDict[str, Future] = OrderedDict()
         self._queue: deque[tuple[Work, str, Future]] = deque()
-        self._decoder = ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="screenmill-decode")
+        self._decoder = ThreadPoolExecutor(self._config.decode_threads, thread_name_prefix="screenmill-decode")
         # a pool of its own: render jobs wait on decode jobs, so sharing one pool could deadlock
         self._renderer = ThreadPoolExecutor(
-            RENDER_THREADS, thread_name_prefix="screenmill-render", initializer=render_thread_init
+            self._config.render_threads, thread_name_prefix="screenmill-render", initializer=render_thread_init
         )
         self._holder = SharedEngine.get(self._config.engine)
         self._version = self._holder.engine.VERSION

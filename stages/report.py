@@ -67,6 +67,8 @@ EXECUTION_ONLY = frozenset(
         "intra_op_threads",
         "max_batch_size",
         "max_in_flight",
+        "decode_threads",
+        "render_threads",
         "max_num_seqs",
         "max_num_batched_tokens",
         "gpu_memory_utilization",

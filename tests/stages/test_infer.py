@@ -50,6 +50,18 @@ def test_config_checks():
     assert VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe_version="9").get_recipe().version == "9"
 
 
+def test_thread_counts_are_checked_and_left_out_of_the_config_hash():
+    from stages.report import config_hash
+
+    base = VlmConfig(run_id="r", config_hash="h", engine=ENGINE)
+    more = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, decode_threads=8, render_threads=16)
+    other_recipe = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="navigate-step")
+    assert config_hash(base) == config_hash(more)  # execution only: a rerun with more threads redoes nothing
+    assert config_hash(base) != config_hash(other_recipe)
+    with pytest.raises(ValueError, match="render_threads"):
+        VlmConfig(run_id="r", config_hash="h", engine=ENGINE, render_threads=0)
+
+
 def test_engine_config_defaults_for_hybrid_models():
     kwargs = ENGINE.llm_kwargs()
     assert kwargs["enable_prefix_caching"] is False
