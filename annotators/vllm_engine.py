@@ -133,19 +133,20 @@ class EngineConfig:
             if not ok:
                 raise ValueError(f"EngineConfig: {message}")
 
-    def preflight(self) -> None:
+    def preflight(self, check_imports: bool = True) -> None:
         """Fail fast, before a pipeline starts, on what would otherwise fail inside every worker.
 
+        Args:
+            check_imports: also run :meth:`check_imports` here; pass False when the model runs on workers whose
+                environment is not this one (Dask, Dataflow, Flink, Spark): they check in ``setup()`` themselves.
+
         Raises:
-            ImportError: vLLM is not installed (with the install hint), or a module vLLM imports for the local model's
-                architecture (:data:`ARCHITECTURE_IMPORTS`) fails to import (the message says what to install).
+            ImportError: vLLM is not installed (with the install hint), or :meth:`check_imports` failed.
             FileNotFoundError: ``model`` names a local path (absolute, ``./``, ``../``, ``~``) that does not exist,
                 or a local directory without ``config.json``.
             ValueError: the local ``config.json`` is not a JSON object.
         """
-        import importlib
         import importlib.util
-        import json
         import os
 
         if importlib.util.find_spec("vllm") is None:
@@ -156,10 +157,28 @@ class EngineConfig:
             raise FileNotFoundError(f"model directory {self.model!r} does not exist")
         if local and not os.path.isfile(os.path.join(path, "config.json")):
             raise FileNotFoundError(f"model directory {self.model!r} has no config.json")
-        if not local:
-            return  # a hub id: vLLM fetches and checks its config
+        if local and check_imports:
+            self.check_imports()
+
+    def check_imports(self) -> None:
+        """Import, in this process, the modules vLLM imports for the local model's architecture
+        (:data:`ARCHITECTURE_IMPORTS`), so a missing one is named with what to install instead of surfacing as vLLM's
+        "failed to be inspected" from deep inside the engine's start. A hub id, or a directory without ``config.json``
+        here, is left to vLLM.
+
+        Raises:
+            ImportError: such a module fails to import (the message says which, why, and what to install).
+            ValueError: the local ``config.json`` is not a JSON object.
+        """
+        import importlib
+        import json
+        import os
+
+        config_path = os.path.join(os.path.expanduser(self.model), "config.json")
+        if not os.path.isfile(config_path):
+            return
         try:
-            with open(os.path.join(path, "config.json"), encoding="utf-8") as f:
+            with open(config_path, encoding="utf-8") as f:
                 architectures = json.load(f).get("architectures") or []
         except (OSError, ValueError, AttributeError) as e:
             raise ValueError(f"model directory {self.model!r}: config.json is not a JSON object ({e})") from None

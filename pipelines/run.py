@@ -30,7 +30,7 @@ from schemas.images import ImageLimits
 from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, Screenshot
 from stages.annotate import AnnotateConfig, AnnotateScreenshots
 from stages.commit import commit_run, recover, staging_dir
-from stages.dask_runner import resolve_runner
+from stages.dask_runner import resolve_runner, runs_in_this_environment
 from stages.done import MarkDone, ReadDoneIndex, is_new, not_held
 from stages.guard import GuardBenchmarkLeakage, GuardConfig
 from stages.infer import RunVlm, VlmConfig
@@ -171,8 +171,8 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
     run_hash = label_cfg.config_hash
     ingest_cfg = IngestConfig(pattern=args.input, run_id=run_id, limits=limits, config_hash=run_hash)
     if args.annotator == "vllm":
-        try:
-            label_cfg.engine.preflight()
+        try:  # the model's own imports are checked here only where it runs in this environment
+            label_cfg.engine.preflight(check_imports=runs_in_this_environment(beam_args))
         except (ImportError, FileNotFoundError, ValueError) as e:
             raise SystemExit(f"screenmill run: {e}") from None
 

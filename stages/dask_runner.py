@@ -117,6 +117,24 @@ def resolve_runner(beam_args: list[str]) -> list[str]:
     return out
 
 
+#: Runners whose workers run in the driver's environment (this machine, the same installed packages).
+LOCAL_RUNNERS = frozenset(
+    {"DirectRunner", "FnApiRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner", "PrismRunner"}
+)
+
+
+def runs_in_this_environment(beam_args: list[str]) -> bool:
+    """Whether the job's workers share this process's installed packages: no ``--runner`` (Beam's in-process
+    runner) or a local one (:data:`LOCAL_RUNNERS`), not Dask, Dataflow, Flink or Spark workers."""
+    name = None
+    for i, arg in enumerate(beam_args):
+        if arg.startswith("--runner="):
+            name = arg.split("=", 1)[1]
+        elif arg == "--runner" and i + 1 < len(beam_args):
+            name = beam_args[i + 1]
+    return name is None or name.rsplit(".", 1)[-1] in LOCAL_RUNNERS
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # What runs inside a Dask task.
 

@@ -171,6 +171,7 @@ class _RunEngine(beam.DoFn):
         self._renderer = ThreadPoolExecutor(
             self._config.render_threads, thread_name_prefix="screenmill-render", initializer=render_thread_init
         )
+        self._config.engine.check_imports()  # this worker's environment, which may not be the driver's
         self._holder = SharedEngine.get(self._config.engine)
         self._version = self._holder.engine.VERSION
         self._max_in_flight = self._config.max_in_flight or 4 * self._config.engine.max_num_seqs

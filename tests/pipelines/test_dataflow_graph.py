@@ -22,7 +22,8 @@ GBK_URN = common_urns.primitives.GROUP_BY_KEY.urn
 
 @pytest.fixture(autouse=True)
 def _no_model_check(monkeypatch):
-    monkeypatch.setattr(EngineConfig, "preflight", lambda self: None)  # a graph needs no vLLM and no weights
+    # a graph needs no vLLM and no weights
+    monkeypatch.setattr(EngineConfig, "preflight", lambda self, check_imports=True: None)
 
 
 def _graph(tmp_path, *extra: str):

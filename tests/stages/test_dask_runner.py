@@ -16,7 +16,7 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from stages.dask_runner import RUNNER, STOCK_RUNNER, resolve_runner
+from stages.dask_runner import RUNNER, STOCK_RUNNER, resolve_runner, runs_in_this_environment
 from tests.dask_cluster import dask_args, local_cluster
 
 pytest.importorskip("distributed")
@@ -241,3 +241,20 @@ def test_unsupported_windowing_fails_at_translation(cluster):
 )
 def test_resolve_runner_swaps_only_the_stock_dask_runner(args, expected):
     assert resolve_runner(args) == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "here"),
+    [
+        ([], True),
+        (["--direct_num_workers=2", "--direct_running_mode=multi_processing"], True),
+        (["--runner=DirectRunner"], True),
+        (["--runner", "PrismRunner"], True),
+        (["--runner=apache_beam.runners.portability.fn_api_runner.FnApiRunner"], True),
+        ([f"--runner={RUNNER}"], False),
+        (["--runner", "DataflowRunner", "--project=p"], False),
+        (["--runner=FlinkRunner"], False),
+    ],
+)
+def test_runs_in_this_environment_only_for_local_runners(args, here):
+    assert runs_in_this_environment(args) is here

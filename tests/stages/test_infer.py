@@ -176,6 +176,30 @@ def test_run_refuses_a_nemotron_vl_model_without_torchvision_before_starting(tmp
     assert not (tmp_path / "out").exists()
 
 
+def test_remote_workers_check_the_architecture_imports_themselves(tmp_path, monkeypatch):
+    """On Dask or Dataflow the model loads in the workers' environment, not the driver's: the driver skips the import
+    check, and the model DoFn's setup() runs it, refusing before any engine is built."""
+    pytest.importorskip("vllm")
+    import importlib.util
+    import sys
+
+    from annotators.vllm_engine import SharedEngine
+
+    for name in ("torchvision", "torchvision.transforms"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    if importlib.util.find_spec("torchvision") is not None:
+        pytest.skip("torchvision is installed here")
+    model = tmp_path / "Holotron-12B"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["NemotronH_Nano_VL_V2"]}))
+    engine = EngineConfig(model=str(model))
+    engine.preflight(check_imports=False)  # a driver without torchvision submitting to GPU workers
+    before = SharedEngine._current
+    with pytest.raises(ImportError, match=r"NemotronH_Nano_VL_V2 with `import torchvision.transforms`"):
+        _RunEngine(VlmConfig(run_id="r", config_hash="h", engine=engine)).setup()
+    assert SharedEngine._current is before  # refused before an engine was built
+
+
 def test_run_refuses_a_missing_model_before_starting(tmp_path):
     pytest.importorskip("vllm")
     from pipelines.run import run
