@@ -153,37 +153,13 @@ def test_preflight_checks_the_modules_the_architecture_needs(tmp_path, monkeypat
         EngineConfig(model=str(model)).preflight()
 
 
-def test_run_refuses_a_nemotron_vl_model_without_torchvision_before_starting(tmp_path, monkeypatch):
-    """CPU machines have no torchvision build: vLLM would fail deep inside a worker ("failed to be inspected");
-    the run refuses up front and says what is missing."""
+@pytest.fixture
+def nemotron_vl_without_torchvision(tmp_path, monkeypatch):
+    """A local Nemotron-VL (Holotron) model folder, in a process where torchvision cannot be imported (the tests'
+    stand-in taken out of ``sys.modules`` if another module left it; skipped where a real torchvision is installed)."""
     pytest.importorskip("vllm")
     import importlib.util
     import sys
-
-    from pipelines.run import run
-
-    for name in ("torchvision", "torchvision.transforms"):  # the tests' stand-in, if another module left it
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    if importlib.util.find_spec("torchvision") is not None:
-        pytest.skip("torchvision is installed here")
-    model = tmp_path / "Holotron-12B"
-    model.mkdir()
-    (model / "config.json").write_text(json.dumps({"architectures": ["NemotronH_Nano_VL_V2"]}))
-    (tmp_path / "in").mkdir()
-    with pytest.raises(SystemExit, match=r"NemotronH_Nano_VL_V2 with `import torchvision.transforms`.*torchvision"):
-        run(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--annotator", "vllm",
-             "--model", str(model)])  # fmt: skip
-    assert not (tmp_path / "out").exists()
-
-
-def test_remote_workers_check_the_architecture_imports_themselves(tmp_path, monkeypatch):
-    """On Dask or Dataflow the model loads in the workers' environment, not the driver's: the driver skips the import
-    check, and the model DoFn's setup() runs it, refusing before any engine is built."""
-    pytest.importorskip("vllm")
-    import importlib.util
-    import sys
-
-    from annotators.vllm_engine import SharedEngine
 
     for name in ("torchvision", "torchvision.transforms"):
         monkeypatch.delitem(sys.modules, name, raising=False)
@@ -192,7 +168,27 @@ def test_remote_workers_check_the_architecture_imports_themselves(tmp_path, monk
     model = tmp_path / "Holotron-12B"
     model.mkdir()
     (model / "config.json").write_text(json.dumps({"architectures": ["NemotronH_Nano_VL_V2"]}))
-    engine = EngineConfig(model=str(model))
+    return model
+
+
+def test_run_refuses_a_nemotron_vl_model_without_torchvision_up_front(tmp_path, nemotron_vl_without_torchvision):
+    """CPU machines have no torchvision build: vLLM would fail deep inside a worker ("failed to be inspected");
+    the run refuses up front and says what is missing."""
+    from pipelines.run import run
+
+    (tmp_path / "in").mkdir()
+    with pytest.raises(SystemExit, match=r"NemotronH_Nano_VL_V2 with `import torchvision.transforms`.*torchvision"):
+        run(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--annotator", "vllm",
+             "--model", str(nemotron_vl_without_torchvision)])  # fmt: skip
+    assert not (tmp_path / "out").exists()
+
+
+def test_remote_workers_check_the_architecture_imports_themselves(nemotron_vl_without_torchvision):
+    """On Dask or Dataflow the model loads in the workers' environment, not the driver's: the driver skips the import
+    check, and the model DoFn's setup() runs it, refusing before any engine is built."""
+    from annotators.vllm_engine import SharedEngine
+
+    engine = EngineConfig(model=str(nemotron_vl_without_torchvision))
     engine.preflight(check_imports=False)  # a driver without torchvision submitting to GPU workers
     before = SharedEngine._current
     with pytest.raises(ImportError, match=r"NemotronH_Nano_VL_V2 with `import torchvision.transforms`"):
