@@ -11,9 +11,10 @@
 
 Modes (a)–(c) use the one engine of this process (:class:`annotators.vllm_engine.SharedEngine`), built and warmed
 before anything is timed, and send it identical engine inputs: the same prompts, images and sampling (greedy,
-structured outputs), and the same image ids (the screenshot's sha256, as the pipeline sends; salted per mode so no
-mode reuses an encoder output another mode left in the engine's cache). What differs between them is only how
-requests are fed, which is what b/a and b/c measure. Requests: ``holo2-localize`` / ``holo15-localize``, one per
+structured outputs), and image ids of the same kind (a sha256 of the screenshot's bytes, as the pipeline sends: the
+ceiling's salted, the naive mode's taken from re-encoded copies of the same pixels, so no mode reuses an encoder
+output another left in the engine's cache). b/c compares two feedings of the same pipeline; b/a also counts the
+pipeline's own work (Beam start-up, ingest, decoding, Parquet) that the ceiling leaves out. Requests: ``holo2-localize`` / ``holo15-localize``, one per
 instruction (``--per-shot`` per screenshot, short answers); ``propose-elements``, one per screenshot (long answers:
 decode-heavy). Printed: seconds, requests, output tokens, tokens/s, screenshots/s, tokens per engine step (the
 effective batch, from vLLM's own step histogram) and the ratios b/a, b/c, b/d.
