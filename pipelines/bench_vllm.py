@@ -14,10 +14,12 @@ before anything is timed, and send it identical engine inputs: the same prompts,
 structured outputs), and image ids of the same kind (a sha256 of the screenshot's bytes, as the pipeline sends: the
 ceiling's salted, the naive mode's taken from re-encoded copies of the same pixels, so no mode reuses an encoder
 output another left in the engine's cache). b/c compares two feedings of the same pipeline; b/a also counts the
-pipeline's own work (Beam start-up, ingest, decoding, Parquet) that the ceiling leaves out. Requests: ``holo2-localize`` / ``holo15-localize``, one per
-instruction (``--per-shot`` per screenshot, short answers); ``propose-elements``, one per screenshot (long answers:
-decode-heavy). Printed: seconds, requests, output tokens, tokens/s, screenshots/s, tokens per engine step (the
-effective batch, from vLLM's own step histogram) and the ratios b/a, b/c, b/d.
+pipeline's own work (Beam start-up, ingest, decoding, Parquet) that the ceiling leaves out.
+
+Requests: ``holo2-localize`` / ``holo15-localize``, one per instruction (``--per-shot`` per screenshot, short
+answers); ``propose-elements``, one per screenshot (long answers: decode-heavy). Printed: seconds, requests, output
+tokens, tokens/s, screenshots/s, tokens per engine step (the effective batch, from vLLM's own step histogram) and the
+ratios b/a, b/c, b/d.
 
 Usage: ``screenmill bench vllm --model PATH_OR_ID [--recipe R] [--n 32] [--per-shot 2] [any `screenmill run` engine
 option]``, e.g. ``--load-format dummy`` for random weights (throughput does not depend on weight values) and
