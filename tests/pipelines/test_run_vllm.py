@@ -261,3 +261,52 @@ def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(tiny_model,
     assert name.startswith("screenmill-engine") and n == SharedEngine._torch_threads
     render_side = {(name.split("_")[0], n) for what, name, n in events if what == "prepare"}
     assert render_side == {("screenmill-render", 1)}, render_side
+
+
+def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):
+    """vLLM's default mode, the one GPU hosts run: the model and scheduler in an engine-core process of their own,
+    this process feeding it over sockets from the engine thread and rendering on its render threads. The CLI runs
+    in a subprocess with the torchvision stand-in in every process it and vLLM start (``tests/standin_site``)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    inputs = tmp_path / "in"
+    _screens(inputs, 3)
+    instructions = tmp_path / "instructions.jsonl"
+    lines = [{"image": f"screen_{i}.png", "instruction": text} for i in range(3) for text in ("click OK", "open menu")]
+    instructions.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    out = tmp_path / "out"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root / "tests" / "standin_site"), str(root)]),
+        "SCREENMILL_TORCHVISION_STANDIN": "1",
+        "VLLM_ENABLE_V1_MULTIPROCESSING": "1",
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "HF_HUB_OFFLINE": "1",
+    }
+    driver = tmp_path / "driver.py"  # what `screenmill run` does, then which client fed the engine
+    driver.write_text(
+        "import sys\n"
+        "from annotators.vllm_engine import SharedEngine\n"
+        "from pipelines.run import run\n"
+        "if __name__ == '__main__':\n"
+        "    run(sys.argv[1:])\n"
+        "    print('ENGINE_CLIENT', type(SharedEngine._current.engine.llm.llm_engine.engine_core).__name__)\n"
+    )
+    args = [
+        sys.executable, str(driver), "--input", str(inputs), "--output", str(out), "--dt", "2026-11-24", "--quiet",
+        "--annotator", "vllm", "--recipe", "holo2-localize", "--instructions", str(instructions),
+        *tiny_run_args(tiny_model),
+    ]  # fmt: skip
+    done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "ENGINE_CLIENT SyncMPClient" in done.stdout, done.stdout  # the model ran in vLLM's own process
+    (manifest_path,) = (out / "_runs").glob("*.json")
+    manifest = json.loads(manifest_path.read_text())
+    total, forwarded, dropped = _accounted(manifest, "infer")
+    assert total == 6 and forwarded + dropped == 6
+    labels = read_shards(str(out), "grounding").to_pylist()
+    assert len(labels) == forwarded and {row["recipe"] for row in labels} <= {"holo2-localize"}
