@@ -166,13 +166,14 @@ class _RunEngine(beam.DoFn):
         self._pending: dict[str, Work] = {}
         self._images: OrderedDict[str, Future] = OrderedDict()
         self._queue: deque[tuple[Work, str, Future]] = deque()
+        # the engine first: a worker that cannot load the model refuses before it starts any thread
+        self._config.engine.check_imports()  # this worker's environment, which may not be the driver's
+        self._holder = SharedEngine.get(self._config.engine)
         self._decoder = ThreadPoolExecutor(self._config.decode_threads, thread_name_prefix="screenmill-decode")
         # a pool of its own: render jobs wait on decode jobs, so sharing one pool could deadlock
         self._renderer = ThreadPoolExecutor(
             self._config.render_threads, thread_name_prefix="screenmill-render", initializer=render_thread_init
         )
-        self._config.engine.check_imports()  # this worker's environment, which may not be the driver's
-        self._holder = SharedEngine.get(self._config.engine)
         self._version = self._holder.engine.VERSION
         self._max_in_flight = self._config.max_in_flight or 4 * self._config.engine.max_num_seqs
 
