@@ -33,7 +33,7 @@ from stages.commit import commit_run, recover, staging_dir
 from stages.dask_runner import resolve_runner, runs_in_this_environment
 from stages.done import MarkDone, ReadDoneIndex, is_new, not_held
 from stages.guard import GuardBenchmarkLeakage, GuardConfig
-from stages.infer import RunVlm, VlmConfig
+from stages.infer import DECODE_THREADS, RENDER_THREADS, RunVlm, VlmConfig
 from stages.ingest import IngestConfig, IngestScreenshots
 from stages.report import build_manifest, config_hash, format_summary, new_run_id
 from stages.tile import TileConfig, TileScreenshots
@@ -86,8 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--image-placeholder", default="<image>", help="text the processor expands into image tokens")
     v.add_argument("--pre-resize", action="store_true", help="send images resized to their tile grid")
     v.add_argument("--max-in-flight", type=int, default=None, help="requests queued per engine before stepping")
-    v.add_argument("--decode-threads", type=int, default=2, help="threads decoding screenshots per model worker")
-    v.add_argument("--render-threads", type=int, default=2, help="threads running vLLM's input processor per worker")
+    v.add_argument("--decode-threads", type=int, default=DECODE_THREADS, help="threads decoding images per worker")
+    v.add_argument("--render-threads", type=int, default=RENDER_THREADS, help="threads running vLLM's input processor")
     v.add_argument("--max-num-batched-tokens", type=int, default=None)
     v.add_argument("--max-new-tokens", type=int, default=None, help="answer budget (default: the recipe's)")
     v.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs / torch.compile of the LM")
