@@ -77,8 +77,9 @@ def _recompressed(folder: Path, dest: Path) -> Path:
 
 
 def _units(folder: Path, instructions: Path, recipe) -> list[tuple[str, dict[str, str]]]:
-    """(screenshot file name, prompt fields) per request, in the order every mode submits them: one per instruction
-    line for localize recipes, one per screenshot for propose."""
+    """(screenshot file name, prompt fields) per request of the ceiling (the pipeline modes build the same requests
+    from the screenshots and the instructions file): one per instruction line for localize recipes, one per
+    screenshot for propose."""
     if recipe.kind == "propose":
         return [(p.name, {}) for p in sorted(folder.glob("*.png"))]
     lines = map(json.loads, instructions.read_text().splitlines())
@@ -86,7 +87,8 @@ def _units(folder: Path, instructions: Path, recipe) -> list[tuple[str, dict[str
 
 
 def _request(recipe, fields: dict[str, str], data: bytes, image, salt: str):
-    """The request every mode sends for one unit; ``salt`` keeps each mode's image ids its own."""
+    """The ceiling's (or the warm-up's) request for one unit, as RunVlm builds it; ``salt`` keeps its image ids apart
+    from the pipeline modes' (the screenshot's sha256 unsalted)."""
     from annotators.vllm_engine import Request
 
     image_id = f"{salt}:{hashlib.sha256(data).hexdigest()}"
