@@ -156,20 +156,24 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
     _progress_to_stderr(not args.quiet)
     run_id = new_run_id()
     dt = args.dt or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
-    limits = ImageLimits(max_pixels=args.max_pixels, min_side=args.min_side, max_side=args.max_side)
-    tile_cfg = TileConfig(
-        run_id=run_id,
-        tile_size=args.tile_size,
-        max_tiles=args.max_tiles,
-        rule=args.tile_rule,
-        tokens_per_tile=args.tokens_per_tile,
-    )
-    label_cfg = _vlm_config(args, run_id, limits) if args.annotator == "vllm" else _ocr_config(args, run_id, limits)
-    if args.annotator == "vllm":  # the hash must see the recipe version the code registers, not just its name
-        label_cfg = dataclasses.replace(label_cfg, recipe_version=label_cfg.get_recipe().version)
-    label_cfg = dataclasses.replace(label_cfg, config_hash=config_hash(label_cfg, tile_cfg))
-    run_hash = label_cfg.config_hash
-    ingest_cfg = IngestConfig(pattern=args.input, run_id=run_id, limits=limits, config_hash=run_hash)
+    try:  # every config checks its values: a bad option ends here with the reason, not a traceback
+        limits = ImageLimits(max_pixels=args.max_pixels, min_side=args.min_side, max_side=args.max_side)
+        tile_cfg = TileConfig(
+            run_id=run_id,
+            tile_size=args.tile_size,
+            max_tiles=args.max_tiles,
+            rule=args.tile_rule,
+            tokens_per_tile=args.tokens_per_tile,
+        )
+        vllm = args.annotator == "vllm"
+        label_cfg = _vlm_config(args, run_id, limits) if vllm else _ocr_config(args, run_id, limits)
+        if vllm:  # the hash must see the recipe version the code registers, not just its name
+            label_cfg = dataclasses.replace(label_cfg, recipe_version=label_cfg.get_recipe().version)
+        label_cfg = dataclasses.replace(label_cfg, config_hash=config_hash(label_cfg, tile_cfg))
+        run_hash = label_cfg.config_hash
+        ingest_cfg = IngestConfig(pattern=args.input, run_id=run_id, limits=limits, config_hash=run_hash)
+    except (ValueError, KeyError) as e:
+        raise SystemExit(f"screenmill run: {e.args[0] if e.args else e}") from None
     if args.annotator == "vllm":
         try:  # the model's own imports are checked here only where it runs in this environment
             label_cfg.engine.preflight(check_imports=runs_in_this_environment(beam_args))

@@ -196,6 +196,23 @@ def test_remote_workers_check_the_architecture_imports_themselves(nemotron_vl_wi
     assert SharedEngine._current is before  # refused before an engine was built
 
 
+@pytest.mark.parametrize(
+    ("option", "reason"),
+    [
+        (("--render-threads", "0"), "render_threads must be 1..64"),
+        (("--decode-threads", "65"), "render_threads must be 1..64"),
+        (("--max-in-flight", "0"), "max_in_flight must be >= 1"),
+    ],
+)
+def test_run_refuses_bad_model_stage_options_with_the_reason(tmp_path, option, reason):
+    from pipelines.run import run
+
+    (tmp_path / "in").mkdir()
+    with pytest.raises(SystemExit, match=f"^screenmill run: .*{reason}"):
+        run(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--annotator", "vllm", *option])
+    assert not (tmp_path / "out").exists()
+
+
 def test_run_refuses_a_missing_model_before_starting(tmp_path):
     pytest.importorskip("vllm")
     from pipelines.run import run
