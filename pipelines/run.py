@@ -87,7 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--pre-resize", action="store_true", help="send images resized to their tile grid")
     v.add_argument("--max-in-flight", type=int, default=None, help="requests queued per engine before stepping")
     v.add_argument("--decode-threads", type=int, default=DECODE_THREADS, help="threads decoding images per worker")
-    v.add_argument("--render-threads", type=int, default=RENDER_THREADS, help="threads running vLLM's input processor")
+    v.add_argument(
+        "--render-threads",
+        type=int,
+        default=None,
+        help=f"threads running vLLM's input processor; 0: on the engine's thread (default: 0 where vLLM runs on the "
+        f"CPU, {RENDER_THREADS} elsewhere)",
+    )
     v.add_argument("--max-num-batched-tokens", type=int, default=None)
     v.add_argument("--max-new-tokens", type=int, default=None, help="answer budget (default: the recipe's)")
     v.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs / torch.compile of the LM")

@@ -16,7 +16,10 @@ request by request as elements arrive and stepped only while more than ``max_in_
 scheduler stays full across elements; a bundle is drained only at its end (``finish_bundle``). Packing is left to
 vLLM's own scheduler (token budget ``max_num_batched_tokens``, ``max_num_seqs``). The CPU work of a request runs on
 threads ahead of the engine, overlapping its steps: decoding the screenshot, then vLLM's input rendering (the
-multimodal processor's resize, tiling and normalisation: :meth:`VlmEngine.prepare`). Every image is named by its
+multimodal processor's resize, tiling and normalisation: :meth:`VlmEngine.prepare`). Where the engine computes on the
+CPU itself, rendering runs on the engine's own thread at submission instead (``render_threads`` 0, the default
+there): the engine's OpenMP team already holds every core, and a render thread beside it only stalls that team (on 2
+cores, its steps took 2.4x as long). Every image is named by its
 content id (``Request.image_ids``), so the requests about one screenshot, or a frame in several steps' history, share
 one vision-encoder pass.
 
@@ -32,6 +35,7 @@ import itertools
 import json
 import posixpath
 import sys
+import threading
 import uuid
 from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -64,7 +68,7 @@ ACTIONS = "actions"
 MAX_HISTORY_CHARS = 1200
 IMAGE_CACHE = 8  # decoded screenshots kept per DoFn instance
 DECODE_THREADS = 2  # default: image reading + decoding overlaps the engine's steps
-RENDER_THREADS = 2  # default: vLLM's input rendering (the multimodal processor) overlaps the engine's steps too
+RENDER_THREADS = 2  # default on accelerators: vLLM's input rendering (the multimodal processor) overlaps the steps too
 PREFETCH = 8  # units decoded and rendered ahead of the engine before process() waits
 
 
@@ -87,6 +91,8 @@ class VlmConfig:
         decode_threads: threads per DoFn instance reading and decoding screenshots (execution only).
         render_threads: threads per DoFn instance running vLLM's input rendering (the multimodal processor), one
             torch thread each (execution only); raise it on GPU hosts with many cores when rendering is the bottleneck.
+            0: render on the engine's own thread when a request is submitted. None (default): 0 where vLLM runs on
+            the CPU (its steps use every core already), :data:`RENDER_THREADS` elsewhere.
     """
 
     run_id: str
@@ -101,7 +107,7 @@ class VlmConfig:
     max_in_flight: int | None = None
     max_new_tokens: int | None = None
     decode_threads: int = DECODE_THREADS
-    render_threads: int = RENDER_THREADS
+    render_threads: int | None = None
 
     def __post_init__(self):
         if not self.run_id or not self.config_hash:
@@ -113,8 +119,12 @@ class VlmConfig:
             raise ValueError(f"VlmConfig.history must be 0..3, got {self.history}")
         if self.max_in_flight is not None and self.max_in_flight < 1:
             raise ValueError("VlmConfig.max_in_flight must be >= 1")
-        if not (1 <= self.decode_threads <= 64 and 1 <= self.render_threads <= 64):
-            raise ValueError("VlmConfig.decode_threads and render_threads must be 1..64")
+        if not 1 <= self.decode_threads <= 64:
+            raise ValueError(f"VlmConfig.decode_threads must be 1..64, got {self.decode_threads}")
+        if self.render_threads is not None and not 0 <= self.render_threads <= 64:
+            raise ValueError(
+                f"VlmConfig.render_threads must be 0..64 (0: on the engine's thread), got {self.render_threads}"
+            )
 
     def get_recipe(self):
         overrides = {"version": self.recipe_version, "max_tokens": self.max_new_tokens}
@@ -145,6 +155,28 @@ class VlmOutputs(NamedTuple):
     dead_letter: beam.PCollection
 
 
+def _when_done(futures: list[Future], build) -> Future:
+    """A future of ``build()``, run (on whichever thread finishes last) once every one of ``futures`` is done; what
+    ``build`` raises is the future's exception."""
+    out: Future = Future()
+    left = [len(futures)]
+    lock = threading.Lock()
+
+    def one_done(_):
+        with lock:
+            left[0] -= 1
+            if left[0]:
+                return
+        try:
+            out.set_result(build())
+        except Exception as e:  # noqa: BLE001 - handed to whoever reads the future
+            out.set_exception(e)
+
+    for future in futures:
+        future.add_done_callback(one_done)
+    return out
+
+
 def _frame(shot: Screenshot) -> Frame:
     plan = shot.tile_plan
     if plan is None:
@@ -170,16 +202,22 @@ class _RunEngine(beam.DoFn):
         self._config.engine.check_imports()  # this worker's environment, which may not be the driver's
         self._holder = SharedEngine.get(self._config.engine)
         self._decoder = ThreadPoolExecutor(self._config.decode_threads, thread_name_prefix="screenmill-decode")
+        render_threads = self._config.render_threads
+        if render_threads is None:
+            render_threads = 0 if self._holder.engine.on_cpu else RENDER_THREADS
         # a pool of its own: render jobs wait on decode jobs, so sharing one pool could deadlock
-        self._renderer = ThreadPoolExecutor(
-            self._config.render_threads, thread_name_prefix="screenmill-render", initializer=render_thread_init
+        self._renderer = (
+            ThreadPoolExecutor(render_threads, thread_name_prefix="screenmill-render", initializer=render_thread_init)
+            if render_threads
+            else None
         )
         self._version = self._holder.engine.VERSION
         self._max_in_flight = self._config.max_in_flight or 4 * self._config.engine.max_num_seqs
 
     def teardown(self):
         self._decoder.shutdown(wait=False, cancel_futures=True)
-        self._renderer.shutdown(wait=False, cancel_futures=True)
+        if self._renderer is not None:
+            self._renderer.shutdown(wait=False, cancel_futures=True)
 
     def _decode(self, shot: Screenshot):
         image = read_screenshot(shot, self._config.limits)
@@ -213,7 +251,11 @@ class _RunEngine(beam.DoFn):
         self._counters.total.inc()
         key = f"{self._owner}-{next(self._seq)}"
         images = [self._image(s) for s in (*work.history, work.shot)]
-        self._queue.append((work, key, self._renderer.submit(self._prepare, work, key, images)))
+        if self._renderer is None:  # the engine's thread renders it at submission
+            request = _when_done(images, lambda: self._request(work, key, images))
+        else:
+            request = self._renderer.submit(self._prepare, work, key, images)
+        self._queue.append((work, key, request))
         yield from self._feed()
 
     def _feed(self):
@@ -229,11 +271,10 @@ class _RunEngine(beam.DoFn):
         for completion in self._holder.poll(self._owner, max_in_flight, min_steps):
             yield from self._finish(completion)
 
-    def _prepare(self, work: Work, key: str, images: list[Future]) -> Request | Prepared:
-        """On a render thread: wait for the unit's pixels, build its request and render it for the engine while the
-        engine steps. Image errors propagate (the unit is dead-lettered); a rendering error returns the bare request,
-        which :meth:`SharedEngine.submit` renders again under the engine lock, where a refusal is final."""
-        request = Request(
+    def _request(self, work: Work, key: str, images: list[Future]) -> Request:
+        """The unit's engine request, once its pixels are decoded; image errors propagate (the unit is
+        dead-lettered)."""
+        return Request(
             key=key,
             text=self._recipe.prompt(**dict(work.fields)),
             images=[f.result() for f in images],
@@ -241,6 +282,12 @@ class _RunEngine(beam.DoFn):
             max_tokens=self._recipe.max_tokens,
             image_ids=[self._image_id(s) for s in (*work.history, work.shot)],
         )
+
+    def _prepare(self, work: Work, key: str, images: list[Future]) -> Request | Prepared:
+        """On a render thread: wait for the unit's pixels, build its request and render it for the engine while the
+        engine steps. Image errors propagate (the unit is dead-lettered); a rendering error returns the bare request,
+        which :meth:`SharedEngine.submit` renders again under the engine lock, where a refusal is final."""
+        request = self._request(work, key, images)
         try:
             return self._holder.engine.prepare(request)
         except EngineInputError:

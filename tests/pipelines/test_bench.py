@@ -65,7 +65,10 @@ def test_bench_vllm_runs_all_modes_on_the_tiny_model(tmp_path, capsys):
     # model's) and generates exactly the tokens vLLM generated for each request
     assert results["transformers"]["requests"] == 6, results["transformers"]
     assert results["transformers"]["output_tokens"] == tokens["ceiling"]
-    assert set(report["ratios"]) == {"b/a", "b/c", "b/d"}
+    assert set(report["ratios"]) == {"b/a", "b/a'", "b/c", "b/d"}
+    a = results["ceiling"]
+    assert a["decode_s"] > 0
+    assert report["ratios"]["b/a'"] == pytest.approx((a["seconds"] + a["decode_s"]) / results["pipeline"]["seconds"])
 
 
 def test_transformers_baseline_is_the_engine_model_size(tmp_path):

@@ -102,6 +102,37 @@ def test_propose_elements_writes_grounding_labels(tiny_model, tmp_path):
     assert [d["reason"] for d in read_shards(str(out), "_dead_letter/ingest").to_pylist()] == ["empty_file"]
 
 
+@pytest.mark.parametrize("render_threads", [None, "2"], ids=["engine-thread-renders", "render-threads"])
+def test_pixels_that_fail_at_the_model_stage_are_dead_lettered(tiny_model, tmp_path, monkeypatch, render_threads):
+    """A screenshot whose file changed after ingest, or can no longer be read, when the model stage re-reads it: the
+    unit is dead-lettered with the reason (whichever thread builds and renders its request); the others go on."""
+    import stages.infer as infer
+    from schemas.images import ImageRejected
+
+    read = infer.read_screenshot
+
+    def failing_read(shot, limits):
+        if shot.source_uri.endswith("screen_1.png"):
+            raise ImageRejected("changed_during_run", "the file's bytes no longer match its content id")
+        if shot.source_uri.endswith("screen_2.png"):
+            raise OSError("disk went away")
+        return read(shot, limits)
+
+    monkeypatch.setattr(infer, "read_screenshot", failing_read)
+    inputs, out = tmp_path / "in", tmp_path / "out"
+    _screens(inputs, 4)
+    threads = ("--render-threads", render_threads) if render_threads else ()
+    manifest = _run(tiny_model, inputs, out, "--max-new-tokens", "24", *threads)
+
+    total, forwarded, dropped = _accounted(manifest, "infer")
+    assert total == 4 and forwarded + dropped == 4
+    dead = {d["input_id"].rsplit("/", 1)[-1]: d for d in read_shards(str(out), "_dead_letter/infer").to_pylist()}
+    assert dead["screen_1.png"]["reason"] == "changed_during_run"
+    assert dead["screen_2.png"]["reason"] == "unreadable" and "disk went away" in dead["screen_2.png"]["error"]
+    assert manifest["counts"]["infer"]["dropped_changed_during_run"] == 1
+    assert manifest["counts"]["infer"]["dropped_unreadable"] == 1
+
+
 def test_localize_with_instructions_file(tiny_model, tmp_path):
     inputs = tmp_path / "in"
     _screens(inputs, 3)
@@ -211,10 +242,19 @@ def test_explain_recorded_actions_inverse_labelling(tiny_model, tmp_path, sample
             assert r["x0"] == r["x1"] == r["click_x"]
 
 
-def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(tiny_model, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("render_threads", "renderer"),
+    [(None, "screenmill-engine"), ("2", "screenmill-render")],
+    ids=["cpu-default-renders-on-the-engine-thread", "render-threads"],
+)
+def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(
+    tiny_model, tmp_path, monkeypatch, render_threads, renderer
+):
     """The feeding policy of RunVlm: the engine is stepped as soon as a full batch (``max_num_seqs``) is in flight or
-    the next unit is still being rendered, not only once ``max_in_flight`` requests are queued or the bundle ends;
-    every submission and step runs on the one engine thread; render threads run torch with one intra-op thread."""
+    the next unit is still being decoded or rendered, not only once ``max_in_flight`` requests are queued or the
+    bundle ends; every submission and step runs on the one engine thread. Rendering (vLLM's input processor) runs on
+    that thread too by default on a CPU engine (whose OpenMP team a render thread would stall), on render threads
+    with one torch intra-op thread each under ``--render-threads N``."""
     import threading
 
     import torch
@@ -247,7 +287,8 @@ def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(tiny_model,
     monkeypatch.setattr(VlmEngine, "prepare", traced_prepare)
     inputs = tmp_path / "in"
     _screens(inputs, 12)
-    manifest = _run(tiny_model, inputs, tmp_path / "out", "--max-num-seqs", "2", "--max-new-tokens", "24")
+    threads = ("--render-threads", render_threads) if render_threads else ()
+    manifest = _run(tiny_model, inputs, tmp_path / "out", "--max-num-seqs", "2", "--max-new-tokens", "24", *threads)
 
     total, forwarded, dropped = _accounted(manifest, "infer")
     assert total == 12 and forwarded + dropped == 12
@@ -260,7 +301,9 @@ def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(tiny_model,
     ((name, n),) = engine_side
     assert name.startswith("screenmill-engine") and n == SharedEngine._torch_threads
     render_side = {(name.split("_")[0], n) for what, name, n in events if what == "prepare"}
-    assert render_side == {("screenmill-render", 1)}, render_side
+    torch_threads = SharedEngine._torch_threads if renderer == "screenmill-engine" else 1
+    assert render_side == {(renderer, torch_threads)}, render_side
+    assert kinds.count("prepare") == 12  # rendered once each, never again at submission
 
 
 def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):

@@ -55,11 +55,15 @@ def test_thread_counts_are_checked_and_left_out_of_the_config_hash():
 
     base = VlmConfig(run_id="r", config_hash="h", engine=ENGINE)
     more = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, decode_threads=8, render_threads=16)
+    inline = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, render_threads=0)  # on the engine's thread
     other_recipe = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="navigate-step")
-    assert config_hash(base) == config_hash(more)  # execution only: a rerun with more threads redoes nothing
+    assert config_hash(base) == config_hash(more) == config_hash(inline)  # execution only: a rerun redoes nothing
     assert config_hash(base) != config_hash(other_recipe)
-    with pytest.raises(ValueError, match="render_threads"):
-        VlmConfig(run_id="r", config_hash="h", engine=ENGINE, render_threads=0)
+    for bad in (-1, 65):
+        with pytest.raises(ValueError, match="render_threads must be 0..64"):
+            VlmConfig(run_id="r", config_hash="h", engine=ENGINE, render_threads=bad)
+    with pytest.raises(ValueError, match="decode_threads must be 1..64"):
+        VlmConfig(run_id="r", config_hash="h", engine=ENGINE, decode_threads=0)
 
 
 def test_engine_config_defaults_for_hybrid_models():
@@ -199,8 +203,8 @@ def test_remote_workers_check_the_architecture_imports_themselves(nemotron_vl_wi
 @pytest.mark.parametrize(
     ("option", "reason"),
     [
-        (("--render-threads", "0"), "render_threads must be 1..64"),
-        (("--decode-threads", "65"), "render_threads must be 1..64"),
+        (("--render-threads", "-1"), "render_threads must be 0..64"),
+        (("--decode-threads", "65"), "decode_threads must be 1..64"),
         (("--max-in-flight", "0"), "max_in_flight must be >= 1"),
     ],
 )
