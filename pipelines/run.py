@@ -30,7 +30,7 @@ from schemas.images import ImageLimits
 from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, Screenshot
 from stages.annotate import AnnotateConfig, AnnotateScreenshots
 from stages.commit import commit_run, recover, staging_dir
-from stages.dask_runner import resolve_runner, runs_in_this_environment
+from stages.dask_runner import resolve_runner, runner_name, runs_in_this_environment
 from stages.done import MarkDone, ReadDoneIndex, is_new, not_held
 from stages.guard import GuardBenchmarkLeakage, GuardConfig
 from stages.infer import DECODE_THREADS, RENDER_THREADS, RunVlm, VlmConfig
@@ -163,6 +163,7 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
     run_id = new_run_id()
     dt = args.dt or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
     try:  # every config checks its values: a bad option ends here with the reason, not a traceback
+        runner = runner_name(beam_args)
         limits = ImageLimits(max_pixels=args.max_pixels, min_side=args.min_side, max_side=args.max_side)
         tile_cfg = TileConfig(
             run_id=run_id,
@@ -203,8 +204,7 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
         )
 
     options = PipelineOptions(beam_args)
-    runner = None if any(a.startswith("--runner") for a in beam_args) else _default_runner()
-    pipeline = beam.Pipeline(runner=runner, options=options)
+    pipeline = beam.Pipeline(runner=None if runner else _default_runner(), options=options)
     done_index = pipeline | "DoneIndex" >> ReadDoneIndex(args.output)
     skip = done_index | "DoneHere" >> beam.Filter(lambda kv: kv[1] == run_hash) | "SkipKeys" >> beam.Keys()
     known = beam.pvalue.AsDict(done_index | "KnownKeys" >> beam.Map(lambda kv: (kv[0], True)))

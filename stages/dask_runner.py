@@ -123,15 +123,34 @@ LOCAL_RUNNERS = frozenset(
 )
 
 
-def runs_in_this_environment(beam_args: list[str]) -> bool:
-    """Whether the job's workers share this process's installed packages: no ``--runner`` (Beam's in-process
-    runner) or a local one (:data:`LOCAL_RUNNERS`), not Dask, Dataflow, Flink or Spark workers."""
+def runner_name(beam_args: list[str]) -> str | None:
+    """The runner Beam arguments name (``--runner=X`` or ``--runner X``; the last one wins, as in Beam's own parser),
+    None where they name none.
+
+    Raises:
+        ValueError: a ``--runner`` without a value.
+    """
     name = None
     for i, arg in enumerate(beam_args):
         if arg.startswith("--runner="):
             name = arg.split("=", 1)[1]
-        elif arg == "--runner" and i + 1 < len(beam_args):
+        elif arg == "--runner":
+            if i + 1 == len(beam_args) or beam_args[i + 1].startswith("--"):
+                raise ValueError("--runner needs a value (e.g. --runner=DaskRunner)")
             name = beam_args[i + 1]
+    if name == "":
+        raise ValueError("--runner needs a value (e.g. --runner=DaskRunner)")
+    return name
+
+
+def runs_in_this_environment(beam_args: list[str]) -> bool:
+    """Whether the job's workers share this process's installed packages: no ``--runner`` (Beam's in-process
+    runner) or a local one (:data:`LOCAL_RUNNERS`), not Dask, Dataflow, Flink or Spark workers.
+
+    Raises:
+        ValueError: a ``--runner`` without a value.
+    """
+    name = runner_name(beam_args)
     return name is None or name.rsplit(".", 1)[-1] in LOCAL_RUNNERS
 
 
