@@ -308,7 +308,8 @@ def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(
 
 def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):
     """vLLM's default mode, the one GPU hosts run: the model and scheduler in an engine-core process of their own,
-    this process feeding it over sockets from the engine thread and rendering on its render threads. The CLI runs
+    this process feeding it over sockets from the engine thread and rendering on render threads (``--render-threads
+    2``, the default off CPU; a CPU engine renders on the engine thread). The CLI runs
     in a subprocess with the torchvision stand-in in every process it and vLLM start (``tests/standin_site``)."""
     import os
     import subprocess
@@ -342,7 +343,7 @@ def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):
     args = [
         sys.executable, str(driver), "--input", str(inputs), "--output", str(out), "--dt", "2026-11-24", "--quiet",
         "--annotator", "vllm", "--recipe", "holo2-localize", "--instructions", str(instructions),
-        *tiny_run_args(tiny_model),
+        *tiny_run_args(tiny_model), "--render-threads", "2",
     ]  # fmt: skip
     done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
