@@ -172,6 +172,9 @@ def _when_done(futures: list[Future], build) -> Future:
         except Exception as e:  # noqa: BLE001 - handed to whoever reads the future
             out.set_exception(e)
 
+    if not futures:
+        left[0] = 1
+        one_done(None)
     for future in futures:
         future.add_done_callback(one_done)
     return out
