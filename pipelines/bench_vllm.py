@@ -290,7 +290,11 @@ def main(argv: list[str] | None = None) -> int:
             "--recipe", args.recipe, *localize, "--engine-arg", "disable_log_stats=false", *run_extra,
         ]  # fmt: skip
         run_args, _ = run_mod.build_parser().parse_known_args(run_argv)
-        vlm_cfg = run_mod._vlm_config(run_args, "bench", ImageLimits())
+        try:  # what `screenmill run` refuses up front (a bad option, a missing model dir, no vLLM) ends here too
+            vlm_cfg = run_mod._vlm_config(run_args, "bench", ImageLimits())
+            vlm_cfg.engine.preflight()
+        except (ImportError, FileNotFoundError, ValueError, KeyError) as e:
+            raise SystemExit(f"screenmill bench vllm: {e.args[0] if e.args else e}") from None
         recipe = vlm_cfg.get_recipe()
         shared = SharedEngine.get(vlm_cfg.engine)
         units = _units(folder, instructions, recipe)

