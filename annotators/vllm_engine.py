@@ -137,14 +137,16 @@ class EngineConfig:
         """Fail fast, before a pipeline starts, on what would otherwise fail inside every worker.
 
         Args:
-            check_imports: also run :meth:`check_imports` here; pass False when the model runs on workers whose
-                environment is not this one (Dask, Dataflow, Flink, Spark): they check in ``setup()`` themselves.
+            check_imports: also run :meth:`check_imports` and the offline hub-cache check here; pass False when the
+                model runs on workers whose environment (packages, cache) is not this one (Dask, Dataflow, Flink,
+                Spark): they check imports in ``setup()`` themselves.
 
         Raises:
             ImportError: vLLM is not installed (with the install hint), or :meth:`check_imports` failed.
             FileNotFoundError: ``model`` names a local path (absolute, ``./``, ``../``, ``~``) that does not exist,
-                or a local directory without ``config.json``.
-            ValueError: the local ``config.json`` is not a JSON object.
+                or a local directory without ``config.json``; or, with ``HF_HUB_OFFLINE`` set, a hub id whose
+                ``config.json`` is not in the local Hugging Face cache.
+            ValueError: the local ``config.json`` is not a JSON object, or the hub id is malformed.
         """
         import importlib.util
         import os
@@ -159,6 +161,15 @@ class EngineConfig:
             raise FileNotFoundError(f"model directory {self.model!r} has no config.json")
         if local and check_imports:
             self.check_imports()
+        offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+        if not local and offline and check_imports:  # this environment's cache: only where the model runs here
+            from huggingface_hub import try_to_load_from_cache
+
+            if not isinstance(try_to_load_from_cache(self.model, "config.json", revision=self.revision), str):
+                raise FileNotFoundError(
+                    f"model {self.model!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set: download "
+                    f"it where the hub is reachable (`hf download {self.model}`) or pass a local model directory"
+                )
 
     def check_imports(self) -> None:
         """Import, in this process, the modules vLLM imports for the local model's architecture

@@ -131,13 +131,38 @@ def test_frame_uses_the_tile_grid():
     assert (f.width, f.height, f.resized_width, f.resized_height) == (1920, 1080, 2048, 1024)
 
 
-def test_preflight_names_a_missing_model_dir(tmp_path):
+def test_preflight_offline_needs_the_hub_model_in_the_local_cache(tmp_path, monkeypatch):
+    """With ``HF_HUB_OFFLINE`` set (offline clusters), a hub id that is not cached is refused before the run starts,
+    not by vLLM inside a worker; a cached one, or the same id with the hub reachable, goes on."""
+    pytest.importorskip("vllm")
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    engine = EngineConfig(model="Hcompany/Holotron-12B")
+    with pytest.raises(FileNotFoundError, match="'Hcompany/Holotron-12B' is not in the local Hugging Face cache"):
+        engine.preflight()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    engine.preflight()  # online: left to vLLM's download
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    engine.preflight(check_imports=False)  # the model runs on workers with a cache of their own
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    repo = tmp_path / "models--Hcompany--Holotron-12B"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("abc123")
+    (repo / "snapshots" / "abc123").mkdir(parents=True)
+    (repo / "snapshots" / "abc123" / "config.json").write_text("{}")
+    engine.preflight()  # cached: goes on
+
+
+def test_preflight_names_a_missing_model_dir(tmp_path, monkeypatch):
     pytest.importorskip("vllm")
     with pytest.raises(FileNotFoundError, match="does not exist"):
         EngineConfig(model=str(tmp_path / "nope")).preflight()
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="config.json"):
         EngineConfig(model=str(tmp_path / "empty")).preflight()
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     EngineConfig(model="Hcompany/Holotron-12B").preflight()  # a hub id is left to vLLM
 
 
