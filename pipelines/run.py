@@ -30,7 +30,7 @@ from schemas.images import ImageLimits
 from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, Screenshot
 from stages.annotate import AnnotateConfig, AnnotateScreenshots
 from stages.commit import commit_run, recover, staging_dir
-from stages.dask_runner import resolve_runner, runner_name, runs_in_this_environment
+from stages.dask_runner import is_local_runner, resolve_runner, runner_name
 from stages.done import MarkDone, ReadDoneIndex, is_new, not_held
 from stages.guard import GuardBenchmarkLeakage, GuardConfig
 from stages.infer import DECODE_THREADS, RENDER_THREADS, RunVlm, VlmConfig
@@ -183,7 +183,7 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
         raise SystemExit(f"screenmill run: {e.args[0] if e.args else e}") from None
     if args.annotator == "vllm":
         try:  # the model's own imports are checked here only where it runs in this environment
-            label_cfg.engine.preflight(check_imports=runs_in_this_environment(beam_args))
+            label_cfg.engine.preflight(check_imports=is_local_runner(runner))
         except (ImportError, FileNotFoundError, ValueError) as e:
             raise SystemExit(f"screenmill run: {e}") from None
 

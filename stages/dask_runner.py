@@ -150,7 +150,12 @@ def runs_in_this_environment(beam_args: list[str]) -> bool:
     Raises:
         ValueError: a ``--runner`` without a value.
     """
-    name = runner_name(beam_args)
+    return is_local_runner(runner_name(beam_args))
+
+
+def is_local_runner(name: str | None) -> bool:
+    """Whether the runner :func:`runner_name` returned (None: Beam's in-process default) runs the job's workers in
+    this environment (:data:`LOCAL_RUNNERS`, by class name or class path)."""
     return name is None or name.rsplit(".", 1)[-1] in LOCAL_RUNNERS
 
 
