@@ -30,12 +30,12 @@ from schemas.images import ImageLimits
 from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, Screenshot
 from stages.annotate import AnnotateConfig, AnnotateScreenshots
 from stages.commit import commit_run, recover, staging_dir
-from stages.dask_runner import is_local_runner, resolve_runner, runner_name
 from stages.done import MarkDone, ReadDoneIndex, is_new, not_held
 from stages.guard import GuardBenchmarkLeakage, GuardConfig
 from stages.infer import DECODE_THREADS, RENDER_THREADS, RunVlm, VlmConfig
 from stages.ingest import IngestConfig, IngestScreenshots
 from stages.report import build_manifest, config_hash, format_summary, new_run_id
+from stages.runners import is_local_runner, resolve_runner, runner_name
 from stages.tile import TileConfig, TileScreenshots
 from stages.write import WriteConfig, WriteShards
 

@@ -33,7 +33,7 @@ This runner keeps the stock options (``--dask_client_address``, ``--dask_npartit
 
 Only what the screenmill jobs use is supported: global windows, bounded sources (``Read`` reads a source in one
 task), no state or timers; anything else raises ``NotImplementedError`` when the pipeline is translated, never
-silently. ``resolve_runner`` maps ``--runner=DaskRunner`` (or the stock class path) to this class.
+silently. :func:`stages.runners.resolve_runner` maps ``--runner=DaskRunner`` (or the stock class path) to this class.
 """
 
 from __future__ import annotations
@@ -78,15 +78,14 @@ from apache_beam.transforms.window import GlobalWindow, GlobalWindows
 from apache_beam.utils.counters import CounterFactory
 from apache_beam.utils.windowed_value import WindowedValue
 
+from stages.runners import RUNNER
+
 try:  # Beam's DaskRunner module imports dask: screenmill's `dask` extra
     from apache_beam.runners.dask import dask_runner as _stock
 except ImportError:
     _stock = None
 
-STOCK_RUNNER = "apache_beam.runners.dask.dask_runner.DaskRunner"
 INSTALL_HINT = "the Dask runner needs dask and distributed: pip install 'screenmill[dask]'"
-RUNNER = f"{__name__}.DaskRunner"
-_DASK_NAMES = ("DaskRunner", STOCK_RUNNER)
 _HAS_TASK_SPEC = _stock is not None and importlib.util.find_spec("dask._task_spec") is not None
 _log = logging.getLogger("screenmill.dask")
 
@@ -100,63 +99,6 @@ class FanOutOptions(PipelineOptions):
             default=None,
             help="partitions a Reshuffle splits its input into (default: 2 x the worker threads)",
         )
-
-
-def resolve_runner(beam_args: list[str]) -> list[str]:
-    """``beam_args`` with ``--runner=DaskRunner`` or the stock DaskRunner's class path replaced by this runner's.
-
-    The stock runner silently drops most of a screenmill job's outputs (see the module docstring), so it is never
-    used; every other argument passes through untouched.
-    """
-    out = list(beam_args)
-    for i, arg in enumerate(out):
-        if arg.startswith("--runner=") and arg.split("=", 1)[1] in _DASK_NAMES:
-            out[i] = f"--runner={RUNNER}"
-        elif arg == "--runner" and i + 1 < len(out) and out[i + 1] in _DASK_NAMES:
-            out[i + 1] = RUNNER
-    return out
-
-
-#: Runners whose workers run in the driver's environment (this machine, the same installed packages).
-LOCAL_RUNNERS = frozenset(
-    {"DirectRunner", "FnApiRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner", "PrismRunner"}
-)
-
-
-def runner_name(beam_args: list[str]) -> str | None:
-    """The runner Beam arguments name (``--runner=X`` or ``--runner X``; the last one wins, as in Beam's own parser),
-    None where they name none.
-
-    Raises:
-        ValueError: a ``--runner`` without a value.
-    """
-    name = None
-    for i, arg in enumerate(beam_args):
-        if arg.startswith("--runner="):
-            name = arg.split("=", 1)[1]
-        elif arg == "--runner":
-            if i + 1 == len(beam_args) or beam_args[i + 1].startswith("--"):
-                raise ValueError("--runner needs a value (e.g. --runner=DaskRunner)")
-            name = beam_args[i + 1]
-    if name == "":
-        raise ValueError("--runner needs a value (e.g. --runner=DaskRunner)")
-    return name
-
-
-def runs_in_this_environment(beam_args: list[str]) -> bool:
-    """Whether the job's workers share this process's installed packages: no ``--runner`` (Beam's in-process
-    runner) or a local one (:data:`LOCAL_RUNNERS`), not Dask, Dataflow, Flink or Spark workers.
-
-    Raises:
-        ValueError: a ``--runner`` without a value.
-    """
-    return is_local_runner(runner_name(beam_args))
-
-
-def is_local_runner(name: str | None) -> bool:
-    """Whether the runner :func:`runner_name` returned (None: Beam's in-process default) runs the job's workers in
-    this environment (:data:`LOCAL_RUNNERS`, by class name or class path)."""
-    return name is None or name.rsplit(".", 1)[-1] in LOCAL_RUNNERS
 
 
 # ---------------------------------------------------------------------------------------------------------------

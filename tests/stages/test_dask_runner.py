@@ -16,7 +16,7 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from stages.dask_runner import RUNNER, STOCK_RUNNER, resolve_runner, runner_name, runs_in_this_environment
+from stages.runners import RUNNER, STOCK_RUNNER, resolve_runner
 from tests.dask_cluster import dask_args, local_cluster
 
 pytest.importorskip("distributed")
@@ -227,59 +227,3 @@ def test_unsupported_windowing_fails_at_translation(cluster):
 
     with pytest.raises(NotImplementedError, match="global windows"):
         _run(build, dask_args(cluster, RUNNER))
-
-
-@pytest.mark.parametrize(
-    "args, expected",
-    [
-        ([f"--runner={STOCK_RUNNER}", "--x=1"], [f"--runner={RUNNER}", "--x=1"]),
-        (["--runner", "DaskRunner"], ["--runner", RUNNER]),
-        (["--runner=DaskRunner"], [f"--runner={RUNNER}"]),
-        (["--runner=DirectRunner", "--dask_client_address=a"], ["--runner=DirectRunner", "--dask_client_address=a"]),
-        ([], []),
-    ],
-)
-def test_resolve_runner_swaps_only_the_stock_dask_runner(args, expected):
-    assert resolve_runner(args) == expected
-
-
-@pytest.mark.parametrize(
-    ("args", "here"),
-    [
-        ([], True),
-        (["--direct_num_workers=2", "--direct_running_mode=multi_processing"], True),
-        (["--runner=DirectRunner"], True),
-        (["--runner", "PrismRunner"], True),
-        (["--runner=apache_beam.runners.portability.fn_api_runner.FnApiRunner"], True),
-        ([f"--runner={RUNNER}"], False),
-        (["--runner", "DataflowRunner", "--project=p"], False),
-        (["--runner=FlinkRunner"], False),
-    ],
-)
-def test_runs_in_this_environment_only_for_local_runners(args, here):
-    assert runs_in_this_environment(args) is here
-
-
-@pytest.mark.parametrize(
-    ("args", "name"),
-    [
-        ([], None),
-        (["--direct_num_workers=2"], None),
-        (["--runner=DirectRunner"], "DirectRunner"),
-        (["--runner", "PrismRunner", "--x=1"], "PrismRunner"),
-        (["--runner=DirectRunner", "--runner", "DataflowRunner"], "DataflowRunner"),  # the last wins, as in Beam
-    ],
-)
-def test_runner_name(args, name):
-    assert runner_name(args) == name
-
-
-@pytest.mark.parametrize("args", [["--runner"], ["--runner", "--project=p"], ["--runner="]])
-def test_a_runner_option_without_a_value_is_refused(args, tmp_path):
-    from pipelines.run import run
-
-    with pytest.raises(ValueError, match="--runner needs a value"):
-        runner_name(args)
-    with pytest.raises(SystemExit, match="^screenmill run: --runner needs a value"):
-        run(["--input", str(tmp_path), "--output", str(tmp_path / "out"), "--annotator", "none", *args])
-    assert not (tmp_path / "out").exists()

@@ -1,0 +1,59 @@
+"""Which runner Beam arguments name, and where its workers run; no runner is imported here.
+
+Kept apart from :mod:`stages.dask_runner` (which imports dask and distributed, ~0.5 s) so that a job on the default
+runner never pays for it: Beam imports ``stages.dask_runner.DaskRunner`` by its class path only when a job names it.
+"""
+
+from __future__ import annotations
+
+#: The class :func:`resolve_runner` puts in place of Beam's stock DaskRunner.
+RUNNER = "stages.dask_runner.DaskRunner"
+STOCK_RUNNER = "apache_beam.runners.dask.dask_runner.DaskRunner"
+_DASK_NAMES = ("DaskRunner", STOCK_RUNNER)
+
+
+def resolve_runner(beam_args: list[str]) -> list[str]:
+    """``beam_args`` with ``--runner=DaskRunner`` or the stock DaskRunner's class path replaced by this runner's.
+
+    The stock runner silently drops most of a screenmill job's outputs (see :mod:`stages.dask_runner`), so it is never
+    used; every other argument passes through untouched.
+    """
+    out = list(beam_args)
+    for i, arg in enumerate(out):
+        if arg.startswith("--runner=") and arg.split("=", 1)[1] in _DASK_NAMES:
+            out[i] = f"--runner={RUNNER}"
+        elif arg == "--runner" and i + 1 < len(out) and out[i + 1] in _DASK_NAMES:
+            out[i + 1] = RUNNER
+    return out
+
+
+#: Runners whose workers run in the driver's environment (this machine, the same installed packages).
+LOCAL_RUNNERS = frozenset(
+    {"DirectRunner", "FnApiRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner", "PrismRunner"}
+)
+
+
+def runner_name(beam_args: list[str]) -> str | None:
+    """The runner Beam arguments name (``--runner=X`` or ``--runner X``; the last one wins, as in Beam's own parser),
+    None where they name none.
+
+    Raises:
+        ValueError: a ``--runner`` without a value.
+    """
+    name = None
+    for i, arg in enumerate(beam_args):
+        if arg.startswith("--runner="):
+            name = arg.split("=", 1)[1]
+        elif arg == "--runner":
+            if i + 1 == len(beam_args) or beam_args[i + 1].startswith("--"):
+                raise ValueError("--runner needs a value (e.g. --runner=DaskRunner)")
+            name = beam_args[i + 1]
+    if name == "":
+        raise ValueError("--runner needs a value (e.g. --runner=DaskRunner)")
+    return name
+
+
+def is_local_runner(name: str | None) -> bool:
+    """Whether the runner :func:`runner_name` returned (None: Beam's in-process default) runs the job's workers in
+    this environment (:data:`LOCAL_RUNNERS`, by class name or class path)."""
+    return name is None or name.rsplit(".", 1)[-1] in LOCAL_RUNNERS
