@@ -41,6 +41,9 @@ IMPORT_HINTS = {
         "architecture — the tests use a test-only stand-in, tests/tiny_holotron.py)"
     ),
 }
+#: Architectures whose image resize :mod:`stages.tile_plan` reproduces (Nemotron-Nano-VL-v2 dynamic tiling):
+#: the tile plan's resized size is the model's own only for these.
+TILED_ARCHITECTURES = frozenset({"NemotronH_Nano_VL_V2"})
 STRUCTURED_BACKENDS = ("guidance", "xgrammar", "outlines", "auto")
 
 _log = logging.getLogger("screenmill.engine")
@@ -171,6 +174,38 @@ class EngineConfig:
                     f"it where the hub is reachable (`hf download {self.model}`) or pass a local model directory"
                 )
 
+    def local_architectures(self) -> tuple[str, ...] | None:
+        """The ``architectures`` of a local model directory's ``config.json``; None for a hub id, or a directory
+        without ``config.json`` here (the model's files live where it runs).
+
+        Raises:
+            ValueError: the local ``config.json`` is not a JSON object.
+        """
+        import json
+        import os
+
+        config_path = os.path.join(os.path.expanduser(self.model), "config.json")
+        if not os.path.isfile(config_path):
+            return None
+        try:
+            with open(config_path, encoding="utf-8") as f:
+                architectures = json.load(f).get("architectures") or []
+        except (OSError, ValueError, AttributeError) as e:
+            raise ValueError(f"model directory {self.model!r}: config.json is not a JSON object ({e})") from None
+        return tuple(str(a) for a in architectures)
+
+    def tiled(self) -> bool:
+        """Whether the model resizes images the way the tile plan (:mod:`stages.tile_plan`) computes: one of
+        :data:`TILED_ARCHITECTURES`, or a hub id / remote path whose config is not readable here (the default model,
+        Holotron, is tiled). Only then are the plan's resized size (``pixel_resized`` answers, ``--pre-resize``) and
+        the ``max_num_tiles`` processor option meaningful.
+
+        Raises:
+            ValueError: the local ``config.json`` is not a JSON object.
+        """
+        architectures = self.local_architectures()
+        return architectures is None or any(a in TILED_ARCHITECTURES for a in architectures)
+
     def check_imports(self) -> None:
         """Import, in this process, the modules vLLM imports for the local model's architecture
         (:data:`ARCHITECTURE_IMPORTS`), so a missing one is named with what to install instead of surfacing as vLLM's
@@ -182,18 +217,8 @@ class EngineConfig:
             ValueError: the local ``config.json`` is not a JSON object.
         """
         import importlib
-        import json
-        import os
 
-        config_path = os.path.join(os.path.expanduser(self.model), "config.json")
-        if not os.path.isfile(config_path):
-            return
-        try:
-            with open(config_path, encoding="utf-8") as f:
-                architectures = json.load(f).get("architectures") or []
-        except (OSError, ValueError, AttributeError) as e:
-            raise ValueError(f"model directory {self.model!r}: config.json is not a JSON object ({e})") from None
-        for arch in architectures:
+        for arch in self.local_architectures() or ():
             for module in ARCHITECTURE_IMPORTS.get(arch, ()):
                 try:
                     importlib.import_module(module)
@@ -218,7 +243,8 @@ class EngineConfig:
             "enable_prefix_caching": self.enable_prefix_caching,
             "mm_processor_cache_gb": self.mm_processor_cache_gb,
             "limit_mm_per_prompt": {"image": self.max_images_per_prompt},
-            "mm_processor_kwargs": {"max_num_tiles": self.max_num_tiles},
+            # Nemotron-VL's tile cap; other processors do not take it (transformers warns and drops it)
+            "mm_processor_kwargs": {"max_num_tiles": self.max_num_tiles} if self.tiled() else None,
             "trust_remote_code": self.trust_remote_code,
             "seed": self.seed,
             "enforce_eager": self.enforce_eager,

@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         run_args, _ = run_mod.build_parser().parse_known_args(run_argv)
         try:  # what `screenmill run` refuses up front (a bad option, a missing model dir, no vLLM) ends here too
             vlm_cfg = run_mod._vlm_config(run_args, "bench", ImageLimits())
-            vlm_cfg.engine.preflight()
+            vlm_cfg.preflight()
         except (ImportError, FileNotFoundError, ValueError, KeyError) as e:
             raise SystemExit(f"screenmill bench vllm: {e.args[0] if e.args else e}") from None
         recipe = vlm_cfg.get_recipe()

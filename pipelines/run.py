@@ -183,7 +183,7 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
         raise SystemExit(f"screenmill run: {e.args[0] if e.args else e}") from None
     if args.annotator == "vllm":
         try:  # the model's own imports are checked here only where it runs in this environment
-            label_cfg.engine.preflight(check_imports=is_local_runner(runner))
+            label_cfg.preflight(check_imports=is_local_runner(runner))
         except (ImportError, FileNotFoundError, ValueError) as e:
             raise SystemExit(f"screenmill run: {e}") from None
 

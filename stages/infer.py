@@ -6,7 +6,8 @@ Work units by recipe kind (see :mod:`annotators.recipes`):
 * ``localize``: one request per (screenshot, instruction) from an instructions JSONL
   (``{"image": <file name or sha256>, "instruction": ...}``), joined on the screenshot's file name or content id
   → one grounding label each; an instruction whose image is not among the inputs is dead-lettered
-  (``instruction_without_image``);
+  (``instruction_without_image``), and so is every repeat of a line (same image, same instruction after whitespace
+  is collapsed: ``duplicate_instruction``), which is labelled once;
 * ``step``: one request per episode step: the episode's task, the current screenshot and up to ``history`` previous
   ones → one :class:`ActionStep`; screenshots outside episodes are counted ``ignored``; episodes without a task are
   dead-lettered (``episode_without_task``).
@@ -26,7 +27,8 @@ one vision-encoder pass.
 
 Reason codes: ``changed_during_run`` / image reasons / ``unreadable`` (pixels), ``engine_failure`` (the engine
 refused or dropped the request), ``model_output_not_json``, ``model_output_schema``, ``coords_out_of_bounds``
-(the answer; ``payload_ref`` holds the raw text), ``instruction_without_image``, ``episode_without_task``.
+(the answer; ``payload_ref`` holds the raw text), ``instruction_without_image``, ``duplicate_instruction``,
+``episode_without_task``.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import posixpath
 import sys
 import threading
 import uuid
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -52,6 +54,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 from annotators.recipes import AnswerRejected, Frame, Target, get_recipe
 from annotators.recorded import RecordedAction, ui_actions
 from annotators.vllm_engine import (
+    TILED_ARCHITECTURES,
     EngineConfig,
     EngineInputError,
     Prepared,
@@ -131,6 +134,33 @@ class VlmConfig:
     def get_recipe(self):
         overrides = {"version": self.recipe_version, "max_tokens": self.max_new_tokens}
         return get_recipe(self.recipe, **{k: v for k, v in overrides.items() if v is not None})
+
+    def preflight(self, check_imports: bool = True) -> None:
+        """:meth:`EngineConfig.preflight`, then refuse what needs the tile plan's resize for a model that resizes
+        images its own way (a local model whose architecture is not one of
+        :data:`annotators.vllm_engine.TILED_ARCHITECTURES`): a ``pixel_resized`` recipe (its answers would be mapped
+        back through the wrong size) and ``pre_resize`` (it would distort the image).
+
+        Raises:
+            ImportError, FileNotFoundError, ValueError: see :meth:`EngineConfig.preflight`; ValueError also for a
+                recipe or ``pre_resize`` that this model's resize rules out.
+        """
+        self.engine.preflight(check_imports=check_imports)
+        if self.engine.tiled():
+            return
+        clashes = []
+        if self.get_recipe().coord_system == "pixel_resized":
+            clashes.append(f"recipe {self.recipe} answers in pixels of the model's resized image")
+        if self.pre_resize:
+            clashes.append("--pre-resize resizes images to the tile plan's grid")
+        if clashes:
+            architectures = ", ".join(self.engine.local_architectures() or ())
+            raise ValueError(
+                f"{'; '.join(clashes)}, but the tile plan reproduces the resize of "
+                f"{', '.join(sorted(TILED_ARCHITECTURES))} only and this model is {architectures}: use a recipe "
+                "that answers in normalised or original-image coordinates (holo2-localize, propose-elements, "
+                "navigate-step, explain-step) and no --pre-resize"
+            )
 
     @property
     def annotator(self) -> str:
@@ -540,14 +570,21 @@ class _JoinInstructions(beam.DoFn):
     def process(self, item):
         key, grouped = item
         shots = list(grouped["shots"])
-        instructions = sorted(set(grouped["instructions"]))
+        lines = Counter(grouped["instructions"])
+        instructions = sorted(lines)
+        c, path, run_id = self._counters, self._config.instructions, self._config.run_id
+        for text in instructions:  # a repeated line is labelled once; each repeat is accounted for
+            for copy in range(2, lines[text] + 1):
+                c.total.inc()
+                msg = f"the same image and instruction as an earlier line of the file ({lines[text]} in all)"
+                yield dead_letter(
+                    c, f"{key}#instruction={text}#copy={copy}", "duplicate_instruction", msg, path, run_id
+                )
         if not shots:
-            c = self._counters
             for text in instructions:
                 c.total.inc()
                 msg = f"no input screenshot has the file name or content id {key!r}"
-                yield dead_letter(c, f"{key}#instruction={text}", "instruction_without_image", msg,
-                                  self._config.instructions, self._config.run_id)  # fmt: skip
+                yield dead_letter(c, f"{key}#instruction={text}", "instruction_without_image", msg, path, run_id)
             return
         shot = first_occurrence(shots)
         for text in instructions:

@@ -263,6 +263,24 @@ def _corpus() -> list[str]:
     return lines
 
 
+def train_bpe(special_tokens: list[str], corpus: list[str], vocab_size: int) -> Any:
+    """A byte-level BPE ``tokenizers.Tokenizer`` trained on ``corpus``, ``special_tokens`` first in its vocabulary."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=2,
+        special_tokens=special_tokens,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(corpus, trainer=trainer)
+    return tok
+
+
 def train_tokenizer(vocab_size: int = 500) -> Any:
     """Train a byte-level BPE tokenizer on the in-code corpus and wrap it as a transformers fast tokenizer.
 
@@ -272,22 +290,10 @@ def train_tokenizer(vocab_size: int = 500) -> Any:
     Returns:
         A ``transformers.PreTrainedTokenizerFast`` with the special tokens and chat template set.
     """
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    tok = Tokenizer(models.BPE(unk_token=None))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        min_frequency=2,
-        special_tokens=SPECIAL_TOKENS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(_corpus(), trainer=trainer)
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok,
+        tokenizer_object=train_bpe(SPECIAL_TOKENS, _corpus(), vocab_size),
         unk_token="<unk>",
         bos_token="<s>",
         eos_token=IM_END,

@@ -166,6 +166,37 @@ def test_preflight_names_a_missing_model_dir(tmp_path, monkeypatch):
     EngineConfig(model="Hcompany/Holotron-12B").preflight()  # a hub id is left to vLLM
 
 
+@pytest.mark.parametrize(
+    ("architectures", "tiled"),
+    [(None, True), (["NemotronH_Nano_VL_V2"], True), (["Idefics3ForConditionalGeneration"], False), ([], False)],
+)
+def test_the_tile_cap_goes_only_to_models_the_tile_plan_describes(tmp_path, architectures, tiled):
+    model = tmp_path / "model"
+    model.mkdir()
+    if architectures is not None:  # None: no config.json here (a hub id or a remote path) is taken as Holotron
+        (model / "config.json").write_text(json.dumps({"architectures": architectures}))
+    engine = EngineConfig(model=str(model), max_num_tiles=6)
+    assert engine.tiled() is tiled
+    assert engine.llm_kwargs().get("mm_processor_kwargs") == ({"max_num_tiles": 6} if tiled else None)
+    assert EngineConfig(model="Hcompany/Holotron-12B").tiled()
+
+
+def test_a_pixel_resized_recipe_or_pre_resize_is_refused_for_a_model_tiled_otherwise(tmp_path):
+    pytest.importorskip("vllm")
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["Idefics3ForConditionalGeneration"]}))
+    engine = EngineConfig(model=str(model))
+    cfg = VlmConfig(run_id="r", config_hash="h", engine=engine, recipe="holo15-localize", instructions="i.jsonl")
+    with pytest.raises(ValueError, match="holo15-localize answers in pixels.*Idefics3ForConditionalGeneration"):
+        cfg.preflight()
+    VlmConfig(run_id="r", config_hash="h", engine=engine, recipe="holo2-localize", instructions="i").preflight()
+    with pytest.raises(ValueError, match="--pre-resize"):
+        VlmConfig(run_id="r", config_hash="h", engine=engine, pre_resize=True).preflight()
+    (model / "config.json").write_text(json.dumps({"architectures": ["NemotronH_Nano_VL_V2"]}))
+    cfg.preflight(check_imports=False)  # Holotron's resize is the plan's own: nothing to refuse
+
+
 def test_preflight_checks_the_modules_the_architecture_needs(tmp_path, monkeypatch):
     pytest.importorskip("vllm")
     from annotators import vllm_engine
@@ -304,3 +335,24 @@ def test_when_done_builds_once_every_image_is_decoded():
     with pytest.raises(ImageRejected):
         failed.result(timeout=1)
     assert _when_done([], lambda: "none to wait for").result(timeout=1) == "none to wait for"
+
+
+def test_repeated_instruction_lines_are_labelled_once_and_each_repeat_is_dead_lettered():
+    from apache_beam.pvalue import TaggedOutput
+
+    from stages.infer import _JoinInstructions
+
+    cfg = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="holo2-localize", instructions="i.jsonl")
+    join = _JoinInstructions(cfg)
+    join.setup()
+    shot = _shot()
+    lines = ["click Save", "open the menu", "click Save", "click Save"]
+    out = list(join.process(("0.png", {"shots": [shot], "instructions": lines})))
+    work = [o for o in out if not isinstance(o, TaggedOutput)]
+    dead = [o.value for o in out if isinstance(o, TaggedOutput)]
+    assert sorted(w.fields for w in work) == [(("instruction", "click Save"),), (("instruction", "open the menu"),)]
+    assert [d.reason for d in dead] == ["duplicate_instruction"] * 2
+    assert len({d.input_id for d in dead}) == 2 and all("click Save" in d.input_id for d in dead)
+    assert len(work) + len(dead) == len(lines)
+    orphans = list(join.process(("gone.png", {"shots": [], "instructions": ["a", "a"]})))
+    assert sorted(o.value.reason for o in orphans) == ["duplicate_instruction", "instruction_without_image"]
