@@ -228,6 +228,18 @@ class EngineConfig:
                         f"vLLM loads {arch} with `import {module}`, which fails here ({type(e).__name__}: {e}): {hint}"
                     ) from None
 
+    def render(self, tokenizer, text: str, n_images: int) -> str:
+        """The prompt string for a user turn with ``n_images`` images before ``text``: ``image_placeholder`` lines
+        then the text, through ``tokenizer``'s chat template (or ``chat_template``) for the ``model`` chat format
+        (``tokenizer`` may be None for ``plain``). The engine and the benchmark's transformers baseline both use it."""
+        placeholders = "".join(f"{self.image_placeholder}\n" for _ in range(n_images))
+        if self.chat_format == "plain":
+            return placeholders + text
+        messages = [{"role": "user", "content": placeholders + text}]
+        return tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True, chat_template=self.chat_template
+        )
+
     def llm_kwargs(self) -> dict[str, Any]:
         """The ``vllm.LLM(...)`` keyword arguments."""
         kwargs: dict[str, Any] = {
@@ -390,14 +402,8 @@ class VlmEngine:
 
     def render(self, text: str, n_images: int) -> str:
         """The prompt string for a user turn with ``n_images`` images before ``text``."""
-        placeholders = "".join(f"{self.config.image_placeholder}\n" for _ in range(n_images))
-        if self.config.chat_format == "plain":
-            return placeholders + text
-        tokenizer = self.llm.get_tokenizer()
-        messages = [{"role": "user", "content": placeholders + text}]
-        return tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=True, chat_template=self.config.chat_template
-        )
+        tokenizer = self.llm.get_tokenizer() if self.config.chat_format == "model" else None
+        return self.config.render(tokenizer, text, n_images)
 
     def engine_input(self, request: Request) -> tuple[dict, Any]:
         """The ``(prompt, SamplingParams)`` pair vLLM takes for ``request``: chat-formatted text with one image

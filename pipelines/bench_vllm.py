@@ -203,40 +203,69 @@ def _naive(run_argv: list[str], shared, batch: int) -> dict:
 
 
 def _transformers(engine_cfg, items: list[tuple[object, str]], lengths: list[int]) -> dict:
-    """(d) The model card's way: transformers ``AutoModel`` (the model's remote code), one ``generate`` per request.
+    """(d) The model card's way: transformers (the model's remote code where it has some), one ``generate`` per
+    request, each generating exactly as many tokens as vLLM generated for it (``lengths``), so the work is the same.
+    Random weights (``from_config``) when ``load_format`` is ``dummy``.
 
-    Pixels come from the same tiling vLLM uses (vLLM's HF-style processor for this architecture, since the model
-    defines no processor of its own); each ``<image>`` is expanded InternVL-style into ``<img>``, one context token
-    per vision embedding and ``</img>``. Random weights (``from_config``) when ``load_format`` is ``dummy``. Every
-    request generates exactly the number of tokens vLLM generated for it (``lengths``), so the work is the same.
+    Nemotron-VL (Holotron) defines no processor of its own: pixels come from the same tiling vLLM uses (vLLM's
+    HF-style processor for this architecture) and each ``<image>`` is expanded InternVL-style into ``<img>``, one
+    context token per vision embedding and ``</img>``. Any other architecture: ``AutoModelForImageTextToText`` and
+    the model's own ``AutoProcessor`` on the prompt text vLLM was given (:meth:`EngineConfig.render`).
 
     Returns:
         seconds / requests / output_tokens, or ``{"unavailable": reason}`` when transformers cannot build the model.
     """
     try:
         import torch
-        from transformers import AutoConfig, AutoModel, AutoTokenizer
-        from vllm.transformers_utils.processors.nano_nemotron_vl import NanoNemotronVLProcessor
 
-        path, remote = engine_cfg.model, engine_cfg.trust_remote_code  # the engine's own switch, not a second one
-        config = AutoConfig.from_pretrained(path, trust_remote_code=remote, revision=engine_cfg.revision)
-        kwargs = {"trust_remote_code": remote, "dtype": torch.bfloat16}
-        if engine_cfg.load_format == "dummy":
-            model = AutoModel.from_config(config, **kwargs)
-        else:
-            model = AutoModel.from_pretrained(path, revision=engine_cfg.revision, **kwargs)
         device = "cuda" if torch.cuda.is_available() else "cpu"
-        model = model.to(device).eval()
-        tokenizer = AutoTokenizer.from_pretrained(
-            engine_cfg.tokenizer or path, revision=engine_cfg.revision, trust_remote_code=remote
-        )
-        model.img_context_token_id = tokenizer.convert_tokens_to_ids(config.img_context_token)
-        processor = NanoNemotronVLProcessor(
-            config, tokenizer, max_model_len=engine_cfg.max_model_len, max_num_tiles=engine_cfg.max_num_tiles
-        )
-        per_tile = processor.num_image_token
+        build = _nemotron_vl_generate if engine_cfg.tiled() else _image_text_generate
+        generate = build(engine_cfg, device)
     except Exception as e:  # noqa: BLE001 - report the reason instead of failing the whole benchmark
         return {"unavailable": f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"}
+
+    with torch.inference_mode():
+        generate(*items[0], 2)  # warm-up, not timed
+        started = time.perf_counter()
+        tokens = sum(generate(image, prompt, n) for (image, prompt), n in zip(items, lengths, strict=True))
+    return {"seconds": time.perf_counter() - started, "requests": len(items), "output_tokens": tokens}
+
+
+def _load(engine_cfg, auto_class, config, device):
+    import torch
+
+    kwargs = {"trust_remote_code": engine_cfg.trust_remote_code, "dtype": torch.bfloat16}
+    if engine_cfg.load_format == "dummy":
+        model = auto_class.from_config(config, **kwargs)
+    else:
+        model = auto_class.from_pretrained(engine_cfg.model, revision=engine_cfg.revision, **kwargs)
+    return model.to(device).eval()
+
+
+def _fixed_length(model, n: int, **inputs) -> int:
+    """Generate exactly ``n`` new tokens greedily; the number generated."""
+    out = model.generate(**inputs, max_new_tokens=n, min_new_tokens=n, do_sample=False)
+    prompt = inputs.get("input_ids")
+    if prompt is not None and out.shape[-1] > n:  # decoder-only generate returns the prompt too
+        return int(out.shape[-1] - prompt.shape[-1])
+    return int(out.shape[-1])  # generation from inputs_embeds returns the new tokens only
+
+
+def _nemotron_vl_generate(engine_cfg, device: str):
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+    from vllm.transformers_utils.processors.nano_nemotron_vl import NanoNemotronVLProcessor
+
+    remote = engine_cfg.trust_remote_code  # the engine's own switch, not a second one
+    config = AutoConfig.from_pretrained(engine_cfg.model, trust_remote_code=remote, revision=engine_cfg.revision)
+    model = _load(engine_cfg, AutoModel, config, device)
+    tokenizer = AutoTokenizer.from_pretrained(
+        engine_cfg.tokenizer or engine_cfg.model, revision=engine_cfg.revision, trust_remote_code=remote
+    )
+    model.img_context_token_id = tokenizer.convert_tokens_to_ids(config.img_context_token)
+    processor = NanoNemotronVLProcessor(
+        config, tokenizer, max_model_len=engine_cfg.max_model_len, max_num_tiles=engine_cfg.max_num_tiles
+    )
+    per_tile = processor.num_image_token
 
     def generate(image, prompt: str, n: int) -> int:
         pixels = processor(text=["<image>"], images=[image], return_tensors="pt")
@@ -245,21 +274,32 @@ def _transformers(engine_cfg, items: list[tuple[object, str]], lengths: list[int
         messages = [{"role": "user", "content": "<image>\n" + prompt}]
         text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         ids = tokenizer(text.replace("<image>", image_text, 1), add_special_tokens=False, return_tensors="pt")
-        out = model.generate(
+        return _fixed_length(
+            model,
+            n,
             pixel_values=pixels["pixel_values_flat"].to(device),
             input_ids=ids["input_ids"].to(device),
             attention_mask=ids["attention_mask"].to(device),
-            max_new_tokens=n,
-            min_new_tokens=n,
-            do_sample=False,
         )
-        return int(out.shape[-1])  # generation from inputs_embeds returns the new tokens only
 
-    with torch.inference_mode():
-        generate(*items[0], 2)  # warm-up, not timed
-        started = time.perf_counter()
-        tokens = sum(generate(image, prompt, n) for (image, prompt), n in zip(items, lengths, strict=True))
-    return {"seconds": time.perf_counter() - started, "requests": len(items), "output_tokens": tokens}
+    return generate
+
+
+def _image_text_generate(engine_cfg, device: str):
+    from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
+
+    remote = engine_cfg.trust_remote_code
+    config = AutoConfig.from_pretrained(engine_cfg.model, trust_remote_code=remote, revision=engine_cfg.revision)
+    model = _load(engine_cfg, AutoModelForImageTextToText, config, device)
+    processor = AutoProcessor.from_pretrained(engine_cfg.model, revision=engine_cfg.revision, trust_remote_code=remote)
+    tokenizer = processor.tokenizer
+
+    def generate(image, prompt: str, n: int) -> int:
+        text = engine_cfg.render(tokenizer, prompt, 1)
+        inputs = processor(text=[text], images=[[image]], return_tensors="pt", add_special_tokens=False)
+        return _fixed_length(model, n, **{k: v.to(device) for k, v in inputs.items()})
+
+    return generate
 
 
 def main(argv: list[str] | None = None) -> int:

