@@ -6,8 +6,9 @@ Work units by recipe kind (see :mod:`annotators.recipes`):
 * ``localize``: one request per (screenshot, instruction) from an instructions JSONL
   (``{"image": <file name or sha256>, "instruction": ...}``), joined on the screenshot's file name or content id
   → one grounding label each; an instruction whose image is not among the inputs is dead-lettered
-  (``instruction_without_image``), and so is every repeat of a line (same image, same instruction after whitespace
-  is collapsed: ``duplicate_instruction``), which is labelled once;
+  (``instruction_without_image``), and so is every repeat of a request (the same screenshot and instruction after
+  whitespace is collapsed, on several lines, by file name or content id alike: ``duplicate_instruction``), which is
+  labelled once;
 * ``step``: one request per episode step: the episode's task, the current screenshot and up to ``history`` previous
   ones → one :class:`ActionStep`; screenshots outside episodes are counted ``ignored``; episodes without a task are
   dead-lettered (``episode_without_task``).
@@ -570,25 +571,44 @@ class _JoinInstructions(beam.DoFn):
     def process(self, item):
         key, grouped = item
         shots = list(grouped["shots"])
-        lines = Counter(grouped["instructions"])
-        instructions = sorted(lines)
+        if shots:  # every line, repeats included: _OneRequestPerInstruction labels one and accounts for the rest
+            shot = first_occurrence(shots)
+            for text in grouped["instructions"]:
+                yield Work(key=f"{shot.screenshot_id}#{text}", shot=shot, fields=(("instruction", text),))
+            return
         c, path, run_id = self._counters, self._config.instructions, self._config.run_id
-        for text in instructions:  # a repeated line is labelled once; each repeat is accounted for
+        lines = Counter(grouped["instructions"])
+        for text in sorted(lines):
+            c.total.inc()
+            msg = f"no input screenshot has the file name or content id {key!r}"
+            yield dead_letter(c, f"{key}#instruction={text}", "instruction_without_image", msg, path, run_id)
             for copy in range(2, lines[text] + 1):
                 c.total.inc()
                 msg = f"the same image and instruction as an earlier line of the file ({lines[text]} in all)"
                 yield dead_letter(
                     c, f"{key}#instruction={text}#copy={copy}", "duplicate_instruction", msg, path, run_id
                 )
-        if not shots:
-            for text in instructions:
-                c.total.inc()
-                msg = f"no input screenshot has the file name or content id {key!r}"
-                yield dead_letter(c, f"{key}#instruction={text}", "instruction_without_image", msg, path, run_id)
-            return
-        shot = first_occurrence(shots)
-        for text in instructions:
-            yield Work(key=f"{shot.screenshot_id}#{text}", shot=shot, fields=(("instruction", text),))
+
+
+class _OneRequestPerInstruction(beam.DoFn):
+    """(work key, units) → one unit; the others (the same screenshot and instruction on several lines, by file name
+    or content id alike) are dead-lettered as ``duplicate_instruction``."""
+
+    def __init__(self, config: VlmConfig):
+        self._config = config
+
+    def setup(self):
+        self._counters = StageCounters(STAGE)
+
+    def process(self, item):
+        key, units = item
+        units = list(units)
+        yield units[0]
+        c, path, run_id = self._counters, self._config.instructions, self._config.run_id
+        for copy in range(2, len(units) + 1):
+            c.total.inc()
+            msg = f"the same screenshot and instruction as another line of the file ({len(units)} in all)"
+            yield dead_letter(c, f"{key}#copy={copy}", "duplicate_instruction", msg, path, run_id)
 
 
 def _parse_instruction(line: str, path: str):
@@ -657,7 +677,13 @@ class RunVlm(beam.PTransform):
                 | "Join" >> beam.CoGroupByKey()
                 | "ToWork" >> beam.ParDo(_JoinInstructions(cfg)).with_outputs(DEAD_LETTER, main="good")
             )
-            work, dead = joined.good, [joined.dead_letter]
+            once = (
+                joined.good
+                | "ByRequest" >> beam.Map(lambda w: (w.key, w))
+                | "Requests" >> beam.GroupByKey()
+                | "OncePerRequest" >> beam.ParDo(_OneRequestPerInstruction(cfg)).with_outputs(DEAD_LETTER, main="good")
+            )
+            work, dead = once.good, [joined.dead_letter, once.dead_letter]
         else:
             grouped = (
                 shots

@@ -6,6 +6,7 @@ The CLI runs in a process of its own with no test stand-in: the model is a tiny 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -52,6 +53,8 @@ def _inputs(tmp_path: Path) -> tuple[Path, Path, list[dict]]:
     ]
     lines.append({"image": "not_there.png", "instruction": "click Help"})
     lines.append({"img_filename": "screen_0.png", "instruction": "click  Button 1"})  # ScreenSpot's key; a repeat
+    content_id = hashlib.sha256((folder / "screen_1.png").read_bytes()).hexdigest()
+    lines.append({"image": content_id, "instruction": "click Button 2"})  # screen_1 by content id: a repeat too
     instructions = tmp_path / "instructions.jsonl"
     instructions.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     return folder, instructions, lines
@@ -77,7 +80,7 @@ def test_the_cli_labels_screenshots_with_a_local_model_dir(idefics3_dir, tmp_pat
     dead = read_shards(str(out), "_dead_letter/infer").to_pylist()
     assert len(rows) + len(dead) == len(lines)  # every instruction is labelled or dead-lettered with its reason
     reasons = [d["reason"] for d in dead]
-    assert reasons.count("instruction_without_image") == 1 and reasons.count("duplicate_instruction") == 1
+    assert reasons.count("instruction_without_image") == 1 and reasons.count("duplicate_instruction") == 2
     assert rows, f"no labels at all: {[d['reason'] for d in dead]}"
     sizes = dict(zip((f"screen_{i}.png" for i in range(len(SIZES))), SIZES, strict=True))
     shots = {r["screenshot_id"]: r for r in read_shards(str(out), "screenshots").to_pylist()}

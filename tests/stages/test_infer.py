@@ -340,19 +340,27 @@ def test_when_done_builds_once_every_image_is_decoded():
 def test_repeated_instruction_lines_are_labelled_once_and_each_repeat_is_dead_lettered():
     from apache_beam.pvalue import TaggedOutput
 
-    from stages.infer import _JoinInstructions
+    from stages.infer import _JoinInstructions, _OneRequestPerInstruction
 
     cfg = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="holo2-localize", instructions="i.jsonl")
-    join = _JoinInstructions(cfg)
+    join, once = _JoinInstructions(cfg), _OneRequestPerInstruction(cfg)
     join.setup()
+    once.setup()
     shot = _shot()
-    lines = ["click Save", "open the menu", "click Save", "click Save"]
-    out = list(join.process(("0.png", {"shots": [shot], "instructions": lines})))
+    by_name = ["click Save", "open the menu", "click Save"]
+    by_id = ["click Save"]  # the same screenshot named by its content id on another line
+    units = [*join.process(("0.png", {"shots": [shot], "instructions": by_name}))]
+    units += join.process((shot.screenshot_id, {"shots": [shot], "instructions": by_id}))
+    assert len(units) == 4 and not any(isinstance(u, TaggedOutput) for u in units)
+    groups: dict[str, list] = {}
+    for u in units:
+        groups.setdefault(u.key, []).append(u)
+    out = [o for key, group in sorted(groups.items()) for o in once.process((key, group))]
     work = [o for o in out if not isinstance(o, TaggedOutput)]
     dead = [o.value for o in out if isinstance(o, TaggedOutput)]
     assert sorted(w.fields for w in work) == [(("instruction", "click Save"),), (("instruction", "open the menu"),)]
     assert [d.reason for d in dead] == ["duplicate_instruction"] * 2
     assert len({d.input_id for d in dead}) == 2 and all("click Save" in d.input_id for d in dead)
-    assert len(work) + len(dead) == len(lines)
+    assert len(work) + len(dead) == len(by_name) + len(by_id)
     orphans = list(join.process(("gone.png", {"shots": [], "instructions": ["a", "a"]})))
     assert sorted(o.value.reason for o in orphans) == ["duplicate_instruction", "instruction_without_image"]
