@@ -220,7 +220,7 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
         labels = tiled.good | "Annotate" >> AnnotateScreenshots(label_cfg, resource_hints=hints)
         outputs["grounding"], dead["annotate"] = labels.good, labels.dead_letter
     elif args.annotator == "vllm":
-        vlm = tiled.good | "RunVlm" >> RunVlm(label_cfg, resource_hints=hints)
+        vlm = tiled.good | "RunVlm" >> RunVlm(label_cfg, resource_hints=hints, duplicates=shots.dead_letter)
         outputs["grounding"], outputs["actions"], dead["infer"] = vlm.good, vlm.actions, vlm.dead_letter
     label_dead = dead.get("annotate", dead.get("infer")) or pipeline | "NoLabelStage" >> beam.Create([])
     marked = (tiled.good, label_dead) | "MarkDone" >> MarkDone(run_hash, run_id)

@@ -8,7 +8,8 @@ Work units by recipe kind (see :mod:`annotators.recipes`):
   → one grounding label each; an instruction whose image is not among the inputs is dead-lettered
   (``instruction_without_image``), and so is every repeat of a request (the same screenshot and instruction after
   whitespace is collapsed, on several lines, by file name or content id alike: ``duplicate_instruction``), which is
-  labelled once;
+  labelled once; a file ingest set aside as a ``duplicate`` (the same bytes as a kept one) still names the kept
+  screenshot;
 * ``step``: one request per episode step: the episode's task, the current screenshot and up to ``history`` previous
   ones → one :class:`ActionStep`; screenshots outside episodes are counted ``ignored``; episodes without a task are
   dead-lettered (``episode_without_task``).
@@ -611,6 +612,16 @@ class _OneRequestPerInstruction(beam.DoFn):
             yield dead_letter(c, f"{key}#copy={copy}", "duplicate_instruction", msg, path, run_id)
 
 
+def _copy_names(item):
+    """(kept screenshot's uri, {shot, copy}) → (file name of each duplicate copy, kept screenshot)."""
+    _, grouped = item
+    shots = list(grouped["shot"])
+    if shots:
+        shot = first_occurrence(shots)
+        for name in set(grouped["copy"]) - {_basename(shot.source_uri)}:
+            yield name, shot
+
+
 def _parse_instruction(line: str, path: str):
     """One JSONL line → (image key, instruction); a bad line raises ValueError naming the file."""
     try:
@@ -645,12 +656,21 @@ class RunVlm(beam.PTransform):
         config: what the model is asked and how.
         resource_hints: Beam resource hints for the model stage (``Generate``) only, e.g.
             ``{"accelerator": "type:nvidia-h100-80gb;count:1;install-nvidia-driver", "min_ram": "64GB"}``.
+        duplicates: ingest's dead letters (optional): for localize recipes, a file ingest set aside as a
+            ``duplicate`` of another (the same bytes) still names that screenshot in the instructions file, so an
+            instruction about either file is labelled, once, on the screenshot kept.
     """
 
-    def __init__(self, config: VlmConfig, resource_hints: dict[str, str] | None = None):
+    def __init__(
+        self,
+        config: VlmConfig,
+        resource_hints: dict[str, str] | None = None,
+        duplicates: beam.PCollection | None = None,
+    ):
         super().__init__()
         self._config = config
         self._hints = dict(resource_hints or {})
+        self._duplicates = duplicates
 
     def expand(self, shots):
         cfg = self._config
@@ -672,6 +692,19 @@ class RunVlm(beam.PTransform):
                 | "ParseInstructions" >> beam.Map(_parse_instruction, path)
             )
             keyed = shots | "ByName" >> beam.FlatMap(lambda s: [(_basename(s.source_uri), s), (s.screenshot_id, s)])
+            if self._duplicates is not None:
+                copies = (
+                    self._duplicates
+                    | "Duplicates" >> beam.Filter(lambda d: d.reason == "duplicate")
+                    | "CopyOf" >> beam.Map(lambda d: (d.payload_ref, _basename(d.input_id)))
+                )
+                by_uri = shots | "ByUri" >> beam.Map(lambda s: (s.source_uri, s))
+                aliases = (
+                    {"shot": by_uri, "copy": copies}
+                    | "KeptShot" >> beam.CoGroupByKey()
+                    | "CopyNames" >> beam.FlatMap(_copy_names)
+                )
+                keyed = (keyed, aliases) | "AllNames" >> beam.Flatten()
             joined = (
                 {"shots": keyed, "instructions": instructions}
                 | "Join" >> beam.CoGroupByKey()

@@ -53,6 +53,8 @@ def _inputs(tmp_path: Path) -> tuple[Path, Path, list[dict]]:
     ]
     lines.append({"image": "not_there.png", "instruction": "click Help"})
     lines.append({"img_filename": "screen_0.png", "instruction": "click  Button 1"})  # ScreenSpot's key; a repeat
+    (folder / "copy_of_2.png").write_bytes((folder / "screen_2.png").read_bytes())  # ingest keeps one of the two
+    lines.append({"image": "copy_of_2.png", "instruction": "click Button 9"})  # labelled on the screenshot kept
     content_id = hashlib.sha256((folder / "screen_1.png").read_bytes()).hexdigest()
     lines.append({"image": content_id, "instruction": "click Button 2"})  # screen_1 by content id: a repeat too
     instructions = tmp_path / "instructions.jsonl"
@@ -82,7 +84,14 @@ def test_the_cli_labels_screenshots_with_a_local_model_dir(idefics3_dir, tmp_pat
     reasons = [d["reason"] for d in dead]
     assert reasons.count("instruction_without_image") == 1 and reasons.count("duplicate_instruction") == 2
     assert rows, f"no labels at all: {[d['reason'] for d in dead]}"
+    assert read_shards(str(out), "_dead_letter/ingest").column("reason").to_pylist() == ["duplicate"]
+    copy = [r for r in rows if r["instruction"] == "click Button 9"]
+    assert (
+        len(copy) == 1
+        and copy[0]["screenshot_id"] == hashlib.sha256((folder / "screen_2.png").read_bytes()).hexdigest()
+    )
     sizes = dict(zip((f"screen_{i}.png" for i in range(len(SIZES))), SIZES, strict=True))
+    sizes["copy_of_2.png"] = SIZES[2]
     shots = {r["screenshot_id"]: r for r in read_shards(str(out), "screenshots").to_pylist()}
     for r in rows:
         assert r["annotator"] == "vllm:Idefics3-tiny" and r["recipe"] == "holo2-localize"
