@@ -158,11 +158,11 @@ def run(argv: list[str] | None = None) -> dict:
 def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunContext]:
     """Parse ``screenmill run`` options and build the job's pipeline, without running it or touching the output."""
     args, beam_args = build_parser().parse_known_args(argv)
-    beam_args = resolve_runner(beam_args)
     _progress_to_stderr(not args.quiet)
     run_id = new_run_id()
     dt = args.dt or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
     try:  # every config checks its values: a bad option ends here with the reason, not a traceback
+        beam_args = resolve_runner(beam_args)
         runner = runner_name(beam_args)
         limits = ImageLimits(max_pixels=args.max_pixels, min_side=args.min_side, max_side=args.max_side)
         tile_cfg = TileConfig(

@@ -12,18 +12,40 @@ STOCK_RUNNER = "apache_beam.runners.dask.dask_runner.DaskRunner"
 _DASK_NAMES = ("DaskRunner", STOCK_RUNNER)
 
 
+def _runner_options(beam_args: list[str]):
+    """``(index, name)`` for every ``--runner`` option: the index of the argument that holds the runner's name
+    (``--runner=X`` itself, or the ``X`` after ``--runner``).
+
+    Raises:
+        ValueError: a ``--runner`` without a value.
+    """
+    for i, arg in enumerate(beam_args):
+        if arg.startswith("--runner="):
+            name = arg.split("=", 1)[1]
+        elif arg == "--runner":
+            if i + 1 == len(beam_args) or beam_args[i + 1].startswith("--"):
+                raise ValueError("--runner needs a value (e.g. --runner=DaskRunner)")
+            i, name = i + 1, beam_args[i + 1]
+        else:
+            continue
+        if not name:
+            raise ValueError("--runner needs a value (e.g. --runner=DaskRunner)")
+        yield i, name
+
+
 def resolve_runner(beam_args: list[str]) -> list[str]:
     """``beam_args`` with ``--runner=DaskRunner`` or the stock DaskRunner's class path replaced by this runner's.
 
     The stock runner silently drops most of a screenmill job's outputs (see :mod:`stages.dask_runner`), so it is never
     used; every other argument passes through untouched.
+
+    Raises:
+        ValueError: a ``--runner`` without a value.
     """
     out = list(beam_args)
-    for i, arg in enumerate(out):
-        if arg.startswith("--runner=") and arg.split("=", 1)[1] in _DASK_NAMES:
-            out[i] = f"--runner={RUNNER}"
-        elif arg == "--runner" and i + 1 < len(out) and out[i + 1] in _DASK_NAMES:
-            out[i + 1] = RUNNER
+    for i, name in _runner_options(beam_args):
+        if name in _DASK_NAMES:
+            out[i] = f"--runner={RUNNER}" if out[i].startswith("--runner=") else RUNNER
     return out
 
 
@@ -40,17 +62,8 @@ def runner_name(beam_args: list[str]) -> str | None:
     Raises:
         ValueError: a ``--runner`` without a value.
     """
-    name = None
-    for i, arg in enumerate(beam_args):
-        if arg.startswith("--runner="):
-            name = arg.split("=", 1)[1]
-        elif arg == "--runner":
-            if i + 1 == len(beam_args) or beam_args[i + 1].startswith("--"):
-                raise ValueError("--runner needs a value (e.g. --runner=DaskRunner)")
-            name = beam_args[i + 1]
-    if name == "":
-        raise ValueError("--runner needs a value (e.g. --runner=DaskRunner)")
-    return name
+    names = [name for _, name in _runner_options(beam_args)]
+    return names[-1] if names else None
 
 
 def is_local_runner(name: str | None) -> bool:

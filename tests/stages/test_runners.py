@@ -83,6 +83,8 @@ def test_a_runner_option_without_a_value_is_refused(args, tmp_path):
 
     with pytest.raises(ValueError, match="--runner needs a value"):
         runner_name(args)
+    with pytest.raises(ValueError, match="--runner needs a value"):
+        resolve_runner(args)
     with pytest.raises(SystemExit, match="^screenmill run: --runner needs a value"):
         run(["--input", str(tmp_path), "--output", str(tmp_path / "out"), "--annotator", "none", *args])
     assert not (tmp_path / "out").exists()
