@@ -208,9 +208,10 @@ def _transformers(engine_cfg, items: list[tuple[object, str]], lengths: list[int
     Random weights (``from_config``) when ``load_format`` is ``dummy``.
 
     Nemotron-VL (Holotron) defines no processor of its own: pixels come from the same tiling vLLM uses (vLLM's
-    HF-style processor for this architecture) and each ``<image>`` is expanded InternVL-style into ``<img>``, one
-    context token per vision embedding and ``</img>``. Any other architecture: ``AutoModelForImageTextToText`` and
-    the model's own ``AutoProcessor`` on the prompt text vLLM was given (:meth:`EngineConfig.render`).
+    HF-style processor for this architecture) and the image placeholder of the prompt vLLM was given
+    (:meth:`EngineConfig.render`) is expanded InternVL-style into ``<img>``, one context token per vision embedding
+    and ``</img>``. Any other architecture: ``AutoModelForImageTextToText`` and the model's own ``AutoProcessor`` on
+    that same prompt text.
 
     Returns:
         seconds / requests / output_tokens, or ``{"unavailable": reason}`` when transformers cannot build the model.
@@ -271,9 +272,10 @@ def _nemotron_vl_generate(engine_cfg, device: str):
         pixels = processor(text=["<image>"], images=[image], return_tensors="pt")
         tiles = int(pixels["image_num_patches"][0])
         image_text = "<img>" + config.img_context_token * (tiles * per_tile) + "</img>"
-        messages = [{"role": "user", "content": "<image>\n" + prompt}]
-        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        ids = tokenizer(text.replace("<image>", image_text, 1), add_special_tokens=False, return_tensors="pt")
+        text = engine_cfg.render(tokenizer, prompt, 1)  # the prompt vLLM was given
+        ids = tokenizer(
+            text.replace(engine_cfg.image_placeholder, image_text, 1), add_special_tokens=False, return_tensors="pt"
+        )
         return _fixed_length(
             model,
             n,
