@@ -10,7 +10,7 @@
     one request at a time, each generating exactly as many tokens as vLLM did for it (run last, after the engine is
     released, so the two never share the accelerator's memory).
 
-Modes (a)–(c) use the one engine of this process (:class:`annotators.vllm_engine.SharedEngine`), built and warmed
+Modes (a)–(c) use the one engine of this process (:class:`annotators.vllm.engine.SharedEngine`), built and warmed
 before anything is timed, and send it identical engine inputs: the same prompts, images and sampling (greedy,
 structured outputs), and image ids of the same kind (a sha256 of the screenshot's bytes, as the pipeline sends: the
 ceiling's salted, the naive mode's taken from re-encoded copies of the same pixels, so no mode reuses an encoder
@@ -90,7 +90,7 @@ def _units(folder: Path, instructions: Path, recipe) -> list[tuple[str, dict[str
 def _request(recipe, fields: dict[str, str], data: bytes, image, salt: str):
     """The ceiling's (or the warm-up's) request for one unit, as RunVlm builds it; ``salt`` keeps its image ids apart
     from the pipeline modes' (the screenshot's sha256 unsalted)."""
-    from annotators.vllm_engine import Request
+    from annotators.vllm.engine import Request
 
     image_id = f"{salt}:{hashlib.sha256(data).hexdigest()}"
     return Request(salt, recipe.prompt(**fields), (image,), recipe.answer_schema, recipe.max_tokens, (image_id,))
@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"bench vllm: unknown modes {sorted(unknown)}")
 
-    from annotators.vllm_engine import SharedEngine
+    from annotators.vllm.engine import SharedEngine
     from pipelines import run as run_mod
     from schemas.images import ImageLimits
 

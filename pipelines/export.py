@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stages.hub import (
+from stages.clients.retry import GaveUp
+from stages.export.hub import (
     ExportConfig,
     ExportError,
     HubRepo,
@@ -23,7 +24,6 @@ from stages.hub import (
     token_from_env,
     write_report,
 )
-from stages.retry import GaveUp
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,10 +18,10 @@ import sys
 from apache_beam.io.filesystems import FileSystems
 
 from schemas.records import DeadLetter, ReviewedLabel, utcnow
-from stages.labelstudio import Connection, LabelStudioClient, ReviewConfigError
-from stages.report import new_run_id, stage_counts
-from stages.retry import GaveUp
+from stages.clients.labelstudio import Connection, LabelStudioClient, ReviewConfigError
+from stages.clients.retry import GaveUp
 from stages.review import LABEL_CONFIG, ReviewConfig, ReviewPolicy, RouteToReview, agreement, reviewed_from_annotation
+from stages.store.report import new_run_id, stage_counts
 from stages.write import read_shards
 
 

@@ -4,7 +4,7 @@ Usage: ``screenmill run --input PATTERN --output DIR [--annotator ocr|none] [any
 Unknown options go to Beam untouched (``--runner``, ``--direct_num_workers``, ``--temp_location`` …). Without
 ``--runner`` the job runs on Beam's in-process FnApiRunner (the DirectRunner's engine), which works offline;
 ``--runner=DaskRunner`` (or Beam's DaskRunner class path) runs it on a Dask cluster through
-:class:`stages.dask_runner.DaskRunner` (``--dask_client_address=tcp://host:8786``).
+:class:`stages.runners.dask.DaskRunner` (``--dask_client_address=tcp://host:8786``).
 
 :func:`build_pipeline` builds the job's graph without running it (graph tests, Dataflow dry runs); :func:`run` builds,
 runs and commits it.
@@ -25,17 +25,17 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.transforms.resources import parse_resource_hints
 
-from annotators.vllm_engine import EngineConfig
+from annotators.vllm.engine import EngineConfig
 from schemas.images import ImageLimits
 from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, Screenshot
 from stages.annotate import AnnotateConfig, AnnotateScreenshots
-from stages.commit import commit_run, recover, staging_dir
 from stages.done import MarkDone, ReadDoneIndex, is_new, not_held
 from stages.guard import GuardBenchmarkLeakage, GuardConfig
 from stages.infer import DECODE_THREADS, RENDER_THREADS, RunVlm, VlmConfig
 from stages.ingest import IngestConfig, IngestScreenshots
-from stages.report import build_manifest, config_hash, format_summary, new_run_id
 from stages.runners import is_local_runner, resolve_runner, runner_name
+from stages.store.commit import commit_run, recover, staging_dir
+from stages.store.report import build_manifest, config_hash, format_summary, new_run_id
 from stages.tile import TileConfig, TileScreenshots
 from stages.write import WriteConfig, WriteShards
 

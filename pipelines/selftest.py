@@ -699,7 +699,7 @@ def env(**values: str | None) -> Iterator[None]:
 @contextlib.contextmanager
 def no_backoff() -> Iterator[list[float]]:
     """``retry_call`` sleeps recorded instead of slept (the retries themselves still happen)."""
-    from stages.retry import retry_call
+    from stages.clients.retry import retry_call
 
     sleeps: list[float] = []
     old = retry_call.__kwdefaults__["sleep"]
@@ -892,7 +892,7 @@ class TransportError(Exception):
 
 def run_retry() -> RetryResult:
     """Transient faults are retried to success, permanent ones raise at once, an outage ends in ``GaveUp``."""
-    from stages.retry import GaveUp, retry_call
+    from stages.clients.retry import GaveUp, retry_call
 
     res = RetryResult()
     transient: list[Callable[[], Exception]] = [

@@ -33,8 +33,8 @@ when vLLM (v1 engine) runs it:
     ``Worker.determine_available_memory`` derives it. Calibrate with vLLM's start-up log line
     ``Available KV cache memory: X GiB`` (``--kv-cache-gib X`` then skips the estimate).
 
-Request length = image tokens from the tile plan (:func:`stages.tile_plan.plan_tiles`: 256 tokens per 512 px tile,
-plus a thumbnail when there is more than one tile) × images + prompt text + answer, or ``--tokens-per-request``.
+Request length = image tokens from the tile plan (:func:`annotators.vllm.tile_plan.plan_tiles`: 256 tokens per 512 px
+tile, plus a thumbnail when there is more than one tile) × images + prompt text + answer, or ``--tokens-per-request``.
 """
 
 from __future__ import annotations
@@ -609,7 +609,7 @@ def cache_layout(
 
 def image_tokens(image: ImageTokens, width: int, height: int) -> int:
     """LM tokens of one ``width`` × ``height`` image under the engine's tile plan."""
-    from stages.tile_plan import plan_tiles
+    from annotators.vllm.tile_plan import plan_tiles
 
     plan = plan_tiles(
         width,

@@ -14,7 +14,7 @@ Work units by recipe kind (see :mod:`annotators.recipes`):
   ones → one :class:`ActionStep`; screenshots outside episodes are counted ``ignored``; episodes without a task are
   dead-lettered (``episode_without_task``).
 
-Large effective batches: one engine per worker process (:class:`annotators.vllm_engine.SharedEngine`), fed request by
+Large effective batches: one engine per worker process (:class:`annotators.vllm.engine.SharedEngine`), fed request by
 request as elements arrive and stepped while the next request is still being decoded or rendered, once per arriving
 element when ``max_num_seqs`` requests are in flight, and until back under ``max_in_flight`` when more are queued
 (back-pressure), so its scheduler stays full across elements; a bundle is drained only at its end (``finish_bundle``).
@@ -55,7 +55,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.recipes import AnswerRejected, Frame, Target, get_recipe
 from annotators.recorded import RecordedAction, ui_actions
-from annotators.vllm_engine import (
+from annotators.vllm.engine import (
     TILED_ARCHITECTURES,
     EngineConfig,
     EngineInputError,
@@ -140,7 +140,7 @@ class VlmConfig:
     def preflight(self, check_imports: bool = True) -> None:
         """:meth:`EngineConfig.preflight`, then refuse what needs the tile plan's resize for a model that resizes
         images its own way (a local model whose architecture is not one of
-        :data:`annotators.vllm_engine.TILED_ARCHITECTURES`): a ``pixel_resized`` recipe (its answers would be mapped
+        :data:`annotators.vllm.engine.TILED_ARCHITECTURES`): a ``pixel_resized`` recipe (its answers would be mapped
         back through the wrong size) and ``pre_resize`` (it would distort the image).
 
         Raises:
@@ -259,7 +259,7 @@ class _RunEngine(beam.DoFn):
     def _decode(self, shot: Screenshot):
         image = read_screenshot(shot, self._config.limits)
         if self._config.pre_resize and shot.tile_plan is not None:
-            from stages.tile_plan import resize_for_plan
+            from annotators.vllm.tile_plan import resize_for_plan
 
             image = resize_for_plan(image, shot.tile_plan)
         return image
@@ -644,7 +644,7 @@ class RunVlm(beam.PTransform):
     put it, and nothing else, on accelerator workers.
 
     Engines: a worker process never holds more than one engine. Every DoFn instance and thread of a process shares
-    the process's :class:`annotators.vllm_engine.SharedEngine`, built on first use and kept across bundles and
+    the process's :class:`annotators.vllm.engine.SharedEngine`, built on first use and kept across bundles and
     pipelines, so a worker loads one engine per GPU as long as it runs one process per GPU: on Dask one worker
     process per GPU (``dask worker --nworkers 1`` with its own ``CUDA_VISIBLE_DEVICES``, or dask-cuda's
     ``LocalCUDACluster``), its threads sharing the engine; on Dataflow ``--experiments=no_use_multiple_sdk_containers``

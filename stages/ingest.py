@@ -38,7 +38,7 @@ from schemas.images import ImageLimits, ImageRejected, inspect_image
 from schemas.records import Screenshot, item_key, utcnow
 from stages.common import DEAD_LETTER, StageCounters, dead_letter
 from stages.done import rejected_done
-from stages.input_guard import Rejected, check_local_file, input_root, printable
+from stages.store.input_guard import Rejected, check_local_file, input_root, printable
 
 STAGE = "ingest"
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp")

@@ -1,7 +1,7 @@
 """Human review: which labels go to Label Studio, what a task looks like there, and what comes back.
 
 :class:`RouteToReview` is the stage (routing + chunked push); the pieces it is made of are pure functions (the
-Label Studio calls are in :mod:`stages.labelstudio`):
+Label Studio calls are in :mod:`stages.clients.labelstudio`):
 
 * :class:`ReviewPolicy` / :func:`route_reasons`: why a label is doubtful — ``low_confidence``, ``disagreement``
   (another annotator labelled the same element elsewhere: box IoU below a threshold and neither click point inside
@@ -402,7 +402,7 @@ class _Push(beam.DoFn):
         self._config = config
 
     def setup(self):
-        from stages.labelstudio import Connection, LabelStudioClient
+        from stages.clients.labelstudio import Connection, LabelStudioClient
 
         self._counters = StageCounters(STAGE)
         self._imported = Metrics.counter(METRICS_PREFIX + STAGE, "imported")
@@ -428,10 +428,11 @@ class RouteToReview(beam.PTransform):
 
     Labels are grouped per screenshot and routed with :func:`route_reasons`, the quota applies per (annotator,
     recipe), and tasks are pushed in chunks by a DoFn whose client comes from the environment
-    (:class:`stages.labelstudio.Connection`). Counters (``screenmill.review``): ``total`` (labels), ``forwarded``
-    (tasks pushed or already there), ``imported``, ``already_there``, ``over_quota``, one per routing reason, and
+    (:class:`stages.clients.labelstudio.Connection`). Counters (``screenmill.review``): ``total`` (labels),
+    ``forwarded`` (tasks pushed or already there), ``imported``, ``already_there``, ``over_quota``, one per routing
+    reason, and
     ``dropped_unservable_image`` (a screenshot Label Studio cannot reach). A push that gives up raises
-    :class:`stages.retry.GaveUp` out of the pipeline; the project stays consistent and a rerun resumes.
+    :class:`stages.clients.retry.GaveUp` out of the pipeline; the project stays consistent and a rerun resumes.
     """
 
     def __init__(self, config: ReviewConfig):

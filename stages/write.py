@@ -48,9 +48,10 @@ class WriteConfig:
         row_group_rows: rows per Parquet row group.
         codec: ``zstd``, ``snappy``, ``gzip`` or ``none``.
         run_id: set for a transactional run: shards go to ``OUT/_staging/<run_id>/<table>/dt=…/`` named
-            ``part-<run_id>-NNNNN-of-NNNNN.parquet`` and become visible only when :func:`stages.commit.commit_run`
-            moves the whole run into place; a table with no rows then writes no file. ``None``: the partition is
-            written in place and replaces the partition's earlier shards (review pulls, benchmarks).
+            ``part-<run_id>-NNNNN-of-NNNNN.parquet`` and become visible only when
+            :func:`stages.store.commit.commit_run` moves the whole run into place; a table with no rows then writes no
+            file. ``None``: the partition is written in place and replaces the partition's earlier shards (review
+            pulls, benchmarks).
     """
 
     output: str

@@ -17,7 +17,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from pipelines.selftest import _enc, _ui
 from schemas.records import Screenshot
-from stages.input_guard import check_local_file, input_root, printable
+from stages.store.input_guard import check_local_file, input_root, printable
 from tests.adversarial.ingest_fn import assert_storable, ingest
 
 hypothesis = pytest.importorskip("hypothesis")

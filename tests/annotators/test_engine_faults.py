@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from annotators.vllm_engine import EngineConfig, EngineDied, Request, SharedEngine, VlmEngine
+from annotators.vllm.engine import EngineConfig, EngineDied, Request, SharedEngine, VlmEngine
 from tests.conftest import ui_image
 from tests.tiny_holotron import (
     MAX_TILES,
@@ -117,7 +117,7 @@ def test_requests_rendered_on_threads_while_the_engine_steps_all_complete(model_
     renders for an engine that is rebuilt meanwhile is rendered again at submission, never sent to the new engine."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from annotators.vllm_engine import Prepared
+    from annotators.vllm.engine import Prepared
 
     with torch_compile_disabled():
         engine = _engine(model_dir)

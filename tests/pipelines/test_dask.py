@@ -79,7 +79,7 @@ def test_dask_run_equals_the_default_runner_row_for_row(cluster, mixed_input, tm
     args = ("--annotator", "none", "--benchmark-images", str(benchmark))
     want = _run(mixed_input, direct, *args)
     got = _run(mixed_input, dask, *args, *dask_args(cluster))
-    assert got["beam_args"][0] == "--runner=stages.dask_runner.DaskRunner"
+    assert got["beam_args"][0] == "--runner=stages.runners.dask.DaskRunner"
     expected = _tables(direct)
     assert {"screenshots", "_done", "_dead_letter/ingest", "_dead_letter/guard"} <= expected.keys()
     assert {json.loads(r)["reason"] for r in expected["_dead_letter/guard"]} == {"benchmark_leak"}
@@ -195,7 +195,7 @@ def _tiny_vllm_worker() -> int:
 
 
 def _engines_here() -> list[str]:
-    from annotators.vllm_engine import SharedEngine
+    from annotators.vllm.engine import SharedEngine
 
     return [] if SharedEngine._current is None else [SharedEngine._current.engine.config.model]
 

@@ -11,7 +11,7 @@ from pipelines.export import main
 
 pytest.importorskip("datasets")
 pytest.importorskip("huggingface_hub")
-from tests.stages.test_hub import PLANTED, Out, day1, day2  # noqa: E402  (skipped above without the hub extra)
+from tests.stages.export.test_hub import PLANTED, Out, day1, day2  # noqa: E402  (skipped above without the hub extra)
 
 
 def test_export_is_a_screenmill_command(capsys):

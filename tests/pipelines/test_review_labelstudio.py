@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from stages.labelstudio import Connection, LabelStudioClient
+from stages.clients.labelstudio import Connection, LabelStudioClient
 from stages.review import LABEL_CONFIG
 from stages.write import read_shards
 
@@ -159,7 +159,7 @@ def test_push_review_pull(review_env, labelled_run, capsys):
 
 
 def test_push_cut_off_by_an_outage_is_finished_by_a_rerun(review_env, labelled_run, monkeypatch, capsys):
-    from stages import labelstudio
+    from stages.clients import labelstudio
 
     files_root = str(review_env["files_root"])
     calls = {"n": 0}

@@ -259,7 +259,7 @@ def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(
 
     import torch
 
-    from annotators.vllm_engine import SharedEngine, VlmEngine
+    from annotators.vllm.engine import SharedEngine, VlmEngine
 
     events: list[tuple[str, str, int]] = []  # (what, OS thread name, torch intra-op threads there)
     submit, poll, prepare = VlmEngine.submit, VlmEngine.poll, VlmEngine.prepare
@@ -334,7 +334,7 @@ def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):
     driver = tmp_path / "driver.py"  # what `screenmill run` does, then which client fed the engine
     driver.write_text(
         "import sys, threading\n"
-        "from annotators.vllm_engine import SharedEngine, VlmEngine\n"
+        "from annotators.vllm.engine import SharedEngine, VlmEngine\n"
         "from pipelines.run import run\n"
         "threads, prepare = set(), VlmEngine.prepare\n"
         "def traced(self, request):\n"

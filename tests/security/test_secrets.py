@@ -59,8 +59,8 @@ class _Unavailable(http.server.BaseHTTPRequestHandler):
 
 def test_retry_messages_carry_no_response_headers_or_bodies(caplog):
     pytest.importorskip("label_studio_sdk")
-    from stages.labelstudio import Connection, LabelStudioClient
-    from stages.retry import GaveUp
+    from stages.clients.labelstudio import Connection, LabelStudioClient
+    from stages.clients.retry import GaveUp
 
     server = http.server.HTTPServer(("127.0.0.1", 0), _Unavailable)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -19,7 +19,7 @@ from schemas.images import inspect_image
 from schemas.phash import hamming, phash
 from schemas.records import Screenshot, utcnow
 from stages.guard import GuardBenchmarkLeakage, GuardConfig, hash_image_dir, load_benchmark_hashes
-from stages.report import stage_counts
+from stages.store.report import stage_counts
 from tests.schemas.test_phash import encoded, half, ui_layout
 
 RUN = "run-guard"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from annotators.vllm_engine import Completion, EngineConfig, EngineInputError, Request, VlmEngine
+from annotators.vllm.engine import Completion, EngineConfig, EngineInputError, Request, VlmEngine
 from schemas.images import ImageRejected
 from schemas.records import Screenshot, TilePlan
 from stages.infer import VlmConfig, _EpisodeSteps, _frame, _history_text, _parse_instruction, _RunEngine
@@ -52,7 +52,7 @@ def test_config_checks():
 
 
 def test_thread_counts_are_checked_and_left_out_of_the_config_hash():
-    from stages.report import config_hash
+    from stages.store.report import config_hash
 
     base = VlmConfig(run_id="r", config_hash="h", engine=ENGINE)
     more = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, decode_threads=8, render_threads=16)
@@ -199,7 +199,7 @@ def test_a_pixel_resized_recipe_or_pre_resize_is_refused_for_a_model_tiled_other
 
 def test_preflight_checks_the_modules_the_architecture_needs(tmp_path, monkeypatch):
     pytest.importorskip("vllm")
-    from annotators import vllm_engine
+    from annotators.vllm import engine as vllm_engine
 
     model = tmp_path / "model"
     model.mkdir()
@@ -247,7 +247,7 @@ def test_run_refuses_a_nemotron_vl_model_without_torchvision_up_front(tmp_path, 
 def test_remote_workers_check_the_architecture_imports_themselves(nemotron_vl_without_torchvision):
     """On Dask or Dataflow the model loads in the workers' environment, not the driver's: the driver skips the import
     check, and the model DoFn's setup() runs it, refusing before any engine is built."""
-    from annotators.vllm_engine import SharedEngine
+    from annotators.vllm.engine import SharedEngine
 
     engine = EngineConfig(model=str(nemotron_vl_without_torchvision))
     engine.preflight(check_imports=False)  # a driver without torchvision submitting to GPU workers

@@ -158,7 +158,7 @@ def test_agreement_figures():
 
 
 def test_connection_reads_env_and_never_shows_the_token(tmp_path):
-    from stages.labelstudio import Connection, ReviewConfigError
+    from stages.clients.labelstudio import Connection, ReviewConfigError
 
     token = tmp_path / "token"
     token.write_text("s3cr3t-token\n")

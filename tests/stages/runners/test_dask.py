@@ -1,5 +1,5 @@
 """The Dask runner on a real cluster (scheduler + 2 worker processes on 127.0.0.1): Beam 2.77's stock DaskRunner
-gets multi-output ParDos, finish_bundle and multi-sink pipelines wrong; ``stages.dask_runner.DaskRunner`` gives what
+gets multi-output ParDos, finish_bundle and multi-sink pipelines wrong; ``stages.runners.dask.DaskRunner`` gives what
 the default runner gives, runs side inputs once, fans out and returns counters."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ every tile costs ``tokens_per_tile`` image tokens. The grid is picked from :func
     ``min(grid_area / image_area, 0.6) * min(r / a, a / r)``; the first grid wins ties.
 
 Both are reimplemented here operation for operation (same float expressions, same candidate order), so the plan
-is the engine's plan bit for bit; ``tests/stages/test_tile_plan.py`` checks that against vLLM's own functions.
+is the engine's plan bit for bit; ``tests/annotators/vllm/test_tile_plan.py`` checks that against vLLM's own functions.
 """
 
 from __future__ import annotations
@@ -178,9 +178,9 @@ def resize_for_plan(image: Image.Image, plan: TilePlan) -> Image.Image:
 
     Sending the pre-resized image spares the GPU host the resize. The engine re-plans on what it receives; for a
     resized image the aspect ratio is exactly ``cols/rows``, which yields the same grid for both rules as long as
-    ``max_tiles`` < 16 (``tests/stages/test_tile_plan.py`` checks every grid up to 12). Pixels differ slightly from
-    the engine's own resize (torch antialiased bicubic), and the engine's thumbnail is then made from the resized
-    image rather than the original; coordinates keep referring to the original image.
+    ``max_tiles`` < 16 (``tests/annotators/vllm/test_tile_plan.py`` checks every grid up to 12). Pixels differ
+    slightly from the engine's own resize (torch antialiased bicubic), and the engine's thumbnail is then made from
+    the resized image rather than the original; coordinates keep referring to the original image.
 
     Args:
         image: a Pillow image (any mode Pillow can resize).

@@ -14,7 +14,8 @@ import pytest
 from PIL import Image
 
 from schemas.records import ActionStep, GroundingLabel, ReviewedLabel, Screenshot, stable_id
-from stages.hub import (
+from stages.clients.retry import GaveUp
+from stages.export.hub import (
     INDEX_PATH,
     STATE_PATH,
     ExportConfig,
@@ -25,7 +26,6 @@ from stages.hub import (
     format_summary,
     split_of,
 )
-from stages.retry import GaveUp
 
 datasets = pytest.importorskip("datasets")
 hf = pytest.importorskip("huggingface_hub")

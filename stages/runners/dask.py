@@ -2,7 +2,7 @@
 default runner.
 
 Beam 2.77's ``apache_beam.runners.dask.dask_runner.DaskRunner`` translates a pipeline into Dask bags, but (each shown
-by ``tests/stages/test_dask_runner.py``):
+by ``tests/stages/runners/test_dask.py``):
 
 1. every output of a multi-output ParDo receives *all* its outputs: ``TaggedOutput`` records land in the main output
    (and main records in every tagged one), so ``.with_outputs(DEAD_LETTER, main="good")`` mixes dead letters

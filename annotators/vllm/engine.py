@@ -41,7 +41,7 @@ IMPORT_HINTS = {
         "architecture — the tests use a test-only stand-in, tests/tiny_holotron.py)"
     ),
 }
-#: Architectures whose image resize :mod:`stages.tile_plan` reproduces (Nemotron-Nano-VL-v2 dynamic tiling):
+#: Architectures whose image resize :mod:`annotators.vllm.tile_plan` reproduces (Nemotron-Nano-VL-v2 dynamic tiling):
 #: the tile plan's resized size is the model's own only for these.
 TILED_ARCHITECTURES = frozenset({"NemotronH_Nano_VL_V2"})
 STRUCTURED_BACKENDS = ("guidance", "xgrammar", "outlines", "auto")
@@ -195,7 +195,7 @@ class EngineConfig:
         return tuple(str(a) for a in architectures)
 
     def tiled(self) -> bool:
-        """Whether the model resizes images the way the tile plan (:mod:`stages.tile_plan`) computes: one of
+        """Whether the model resizes images the way the tile plan (:mod:`annotators.vllm.tile_plan`) computes: one of
         :data:`TILED_ARCHITECTURES`, or a hub id / remote path whose config is not readable here (the default model,
         Holotron, is tiled). Only then are the plan's resized size (``pixel_resized`` answers, ``--pre-resize``) and
         the ``max_num_tiles`` processor option meaningful.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stages.retry import GaveUp, is_transient, retry_call, status_of
+from stages.clients.retry import GaveUp, is_transient, retry_call, status_of
 
 
 class HttpError(Exception):

@@ -16,9 +16,9 @@ def test_the_run_driver_does_not_import_dask():
     code = (
         "import sys, pipelines.run; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed') "
-        "or m in ('apache_beam.runners.dask', 'stages.dask_runner')))"
+        "or m in ('apache_beam.runners.dask', 'stages.runners.dask')))"
     )
-    root = Path(__file__).parents[2]
+    root = Path(__file__).parents[3]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root).stdout
     assert out.strip() == "[]"
 
@@ -27,7 +27,7 @@ def test_the_resolved_runner_is_the_dask_runner_class():
     pytest.importorskip("distributed")
     from apache_beam.runners.runner import create_runner
 
-    from stages.dask_runner import DaskRunner
+    from stages.runners.dask import DaskRunner
 
     assert type(create_runner(RUNNER)) is DaskRunner
 

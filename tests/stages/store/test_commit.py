@@ -8,7 +8,7 @@ import apache_beam as beam
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
 from schemas.records import DeadLetter, utcnow
-from stages.commit import COMMIT_MARKER, commit_run, recover, roll_forward, staging_dir
+from stages.store.commit import COMMIT_MARKER, commit_run, recover, roll_forward, staging_dir
 from stages.write import WriteConfig, WriteShards, read_shards
 
 RUN_A = "20261123T100000Z-aaaaaa"
