@@ -13,6 +13,7 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -290,6 +291,17 @@ class DeadLetter(_Record):
         metadata={"table": "_dead_letter"},
     )
 
+    def to_json(self) -> str:
+        """The dead letter as one JSON object on one line (keys sorted, ``time`` in ISO 8601): how dead letters are
+        written outside the Parquet tables (``convert``'s ``_dead_letter.jsonl``, ``export``'s report)."""
+        return json.dumps(self.to_json_row(), ensure_ascii=False, sort_keys=True)
+
+    def to_json_row(self) -> dict[str, Any]:
+        """:meth:`to_row` with ``time`` as an ISO 8601 string: the object :meth:`to_json` writes."""
+        row = self.to_row()
+        row["time"] = self.time.isoformat()
+        return row
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ReviewedLabel(_Record):
@@ -384,6 +396,24 @@ class Done(_Record):
 def item_key(screenshot_id: str, episode_id: str | None, step_index: int | None) -> str:
     """The identity of one unit of work: the content hash plus, for an episode step, the episode and step."""
     return f"{screenshot_id}|{episode_id or ''}|{'' if step_index is None else step_index}"
+
+
+def first_occurrence(shots: Iterable[Any]):
+    """The occurrence that stands for an image seen several times (the same bytes in several files or steps).
+
+    The smallest ``(source_uri, episode_id, step_index)`` wins (a missing episode sorts first, a missing step or step
+    0 as -1): the image is labelled on it, and converters read its file. Takes :class:`Screenshot` records or
+    ``screenshots`` table rows (mappings) alike.
+
+    Raises:
+        ValueError: ``shots`` is empty.
+    """
+
+    def key(s):
+        get = s.get if isinstance(s, Mapping) else lambda name: getattr(s, name)
+        return (get("source_uri"), get("episode_id") or "", get("step_index") or -1)
+
+    return min(shots, key=key)
 
 
 class Rejected(ValueError):

@@ -19,8 +19,10 @@ import numpy as np
 from apache_beam.utils import shared
 
 from schemas.images import ImageLimits, ImageRejected
-from schemas.records import GroundingLabel, Screenshot
-from stages.common import DEAD_LETTER, StageCounters, StageOutputs, dead_letter, read_screenshot
+from schemas.labels import LabelBuilder, LabelProvenance
+from schemas.records import GroundingLabel, Screenshot, first_occurrence
+from schemas.verified import read_screenshot
+from stages.common import DEAD_LETTER, StageCounters, StageOutputs, dead_letter
 
 STAGE = "annotate"
 ANNOTATORS = ("ocr",)
@@ -77,7 +79,10 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: AnnotateCo
     """
     w, h = shot.width, shot.height
     ordered = sorted(elements, key=lambda e: (round(e.box[1]), round(e.box[0]), e.text))
-    seen: dict[str, int] = {}
+    provenance = LabelProvenance(
+        annotator.NAME, annotator.VERSION, config.recipe, config.recipe_version, config.config_hash, config.run_id
+    )
+    build = LabelBuilder(shot, provenance, "pixel")
     labels = []
     for el in ordered:
         text = " ".join(el.text.split())
@@ -89,37 +94,16 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: AnnotateCo
         px = min(max(el.point[0], x0), x1)
         py = min(max(el.point[1], y0), y1)
         instruction = config.instruction_template.format(text=text)
-        occurrence = seen.get(instruction, 0)
-        seen[instruction] = occurrence + 1
         labels.append(
-            GroundingLabel(
-                label_id=GroundingLabel.make_id(
-                    shot.screenshot_id, annotator.NAME, config.recipe_version, instruction, occurrence
-                ),
-                screenshot_id=shot.screenshot_id,
-                image_width=w,
-                image_height=h,
-                instruction=instruction,
+            build.add(
+                instruction,
+                (x0, y0, x1, y1),
+                (px, py),
                 element_text=text,
                 role="text",
-                x0=float(x0),
-                y0=float(y0),
-                x1=float(x1),
-                y1=float(y1),
-                click_x=float(px),
-                click_y=float(py),
-                coord_system="pixel",
-                native_box=[float(v) for v in el.box],
-                native_point=[float(v) for v in el.point],
-                ref_width=w,
-                ref_height=h,
-                confidence=float(el.confidence),
-                annotator=annotator.NAME,
-                annotator_version=annotator.VERSION,
-                recipe=config.recipe,
-                recipe_version=config.recipe_version,
-                config_hash=config.config_hash,
-                run_id=config.run_id,
+                native_box=el.box,
+                native_point=el.point,
+                confidence=el.confidence,
             )
         )
     return labels
@@ -169,10 +153,6 @@ class _Annotate(beam.DoFn):
                 continue
             c.forwarded.inc()
             yield from elements_to_labels(shot, elements, annotator, self._config)
-
-
-def first_occurrence(shots):
-    return min(shots, key=lambda s: (s.source_uri, s.episode_id or "", s.step_index or -1))
 
 
 class AnnotateScreenshots(beam.PTransform):

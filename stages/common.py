@@ -7,7 +7,6 @@ read them back from the pipeline result.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import signal
@@ -15,12 +14,9 @@ import time
 from typing import NamedTuple
 
 import apache_beam as beam
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
-from schemas.images import ImageLimits, ImageRejected, load_rgb
-from schemas.records import DeadLetter, Screenshot, utcnow
+from schemas.records import DeadLetter, utcnow
 
 DEAD_LETTER = "dead_letter"
 METRICS_PREFIX = "screenmill."
@@ -111,27 +107,6 @@ class StageOutputs(NamedTuple):
 
     good: beam.PCollection
     dead_letter: beam.PCollection
-
-
-def read_screenshot(shot: Screenshot, limits: ImageLimits):
-    """Re-read a screenshot's pixels from its URI as the RGB frame its coordinates refer to.
-
-    Images never travel through the pipeline; stages that need pixels read them again here.
-
-    Returns:
-        A Pillow RGB image (EXIF orientation applied).
-
-    Raises:
-        ImageRejected: ``changed_during_run`` when the file no longer has the ingested size or its bytes no longer
-            hash to ``screenshot_id`` (at most ``byte_size + 1`` bytes are read), or any
-            :mod:`schemas.images` reason when the pixels do not decode.
-        OSError: the file cannot be read.
-    """
-    with FileSystems.open(shot.source_uri, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        data = f.read(shot.byte_size + 1)  # bounded: a file swapped for a bigger one (or /dev/zero) is not read whole
-    if len(data) != shot.byte_size or hashlib.sha256(data).hexdigest() != shot.screenshot_id:
-        raise ImageRejected("changed_during_run", "the file's bytes no longer match its content id")
-    return load_rgb(data, limits)
 
 
 FAILPOINT_ENV = "SCREENMILL_FAILPOINT"

@@ -28,7 +28,8 @@ from apache_beam.utils import shared
 from schemas.images import ImageLimits, ImageRejected, load_rgb
 from schemas.phash import from_hex, phash, to_hex
 from schemas.records import Screenshot
-from stages.common import DEAD_LETTER, StageCounters, StageOutputs, dead_letter, read_screenshot
+from schemas.verified import read_screenshot
+from stages.common import DEAD_LETTER, StageCounters, StageOutputs, dead_letter
 from stages.ingest import IMAGE_EXTENSIONS
 
 STAGE = "guard"

@@ -65,9 +65,10 @@ from annotators.vllm.engine import (
     render_thread_init,
 )
 from schemas.images import ImageLimits, ImageRejected
-from schemas.records import ActionStep, GroundingLabel, Screenshot, stable_id
-from stages.annotate import first_occurrence
-from stages.common import DEAD_LETTER, METRICS_PREFIX, StageCounters, dead_letter, read_screenshot
+from schemas.labels import LabelBuilder, LabelProvenance
+from schemas.records import ActionStep, GroundingLabel, Screenshot, first_occurrence, stable_id
+from schemas.verified import read_screenshot
+from stages.common import DEAD_LETTER, METRICS_PREFIX, StageCounters, dead_letter
 
 STAGE = "infer"
 ACTIONS = "actions"
@@ -410,40 +411,25 @@ class _RunEngine(beam.DoFn):
     def _labels(self, work: Work, targets, completion) -> list[GroundingLabel]:
         shot, cfg, recipe = work.shot, self._config, self._recipe
         frame = _frame(shot)
-        seen: dict[str, int] = {}
+        resized = recipe.coord_system == "pixel_resized"
+        build = LabelBuilder(
+            shot,
+            LabelProvenance(cfg.annotator, self._version, recipe.name, recipe.version, cfg.config_hash, cfg.run_id),
+            recipe.coord_system,
+            (frame.resized_width, frame.resized_height) if resized else None,
+        )
         labels = []
         for t in targets:
-            occurrence = seen.get(t.instruction, 0)
-            seen[t.instruction] = occurrence + 1
             labels.append(
-                GroundingLabel(
-                    label_id=GroundingLabel.make_id(
-                        shot.screenshot_id, cfg.annotator, recipe.version, t.instruction, occurrence
-                    ),
-                    screenshot_id=shot.screenshot_id,
-                    image_width=shot.width,
-                    image_height=shot.height,
-                    instruction=t.instruction,
+                build.add(
+                    t.instruction,
+                    t.box,
+                    t.point,
                     element_text=t.element_text,
                     role=t.role,
-                    x0=t.box[0],
-                    y0=t.box[1],
-                    x1=t.box[2],
-                    y1=t.box[3],
-                    click_x=t.point[0],
-                    click_y=t.point[1],
-                    coord_system=recipe.coord_system,
-                    native_box=None if t.native_box is None else [float(v) for v in t.native_box],
-                    native_point=None if t.native_point is None else [float(v) for v in t.native_point],
-                    ref_width=frame.resized_width if recipe.coord_system == "pixel_resized" else shot.width,
-                    ref_height=frame.resized_height if recipe.coord_system == "pixel_resized" else shot.height,
+                    native_box=t.native_box,
+                    native_point=t.native_point,
                     confidence=completion.confidence,
-                    annotator=cfg.annotator,
-                    annotator_version=self._version,
-                    recipe=recipe.name,
-                    recipe_version=recipe.version,
-                    config_hash=cfg.config_hash,
-                    run_id=cfg.run_id,
                 )
             )
         return labels

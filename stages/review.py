@@ -29,6 +29,7 @@ from apache_beam.metrics import Metrics
 
 from schemas.coords import box_from_pixels, box_iou, box_to_pixels, point_from_pixels, point_in_box, point_to_pixels
 from schemas.records import ReviewedLabel
+from schemas.reviews import latest_reviews
 from stages.common import DEAD_LETTER, METRICS_PREFIX, StageCounters, StageOutputs, dead_letter
 
 STAGE = "review"
@@ -294,13 +295,11 @@ def agreement(reviewed: Iterable[ReviewedLabel], labels: Iterable[Mapping[str, A
 
     ``accepted_rate`` = accepted / reviewed; over the labels not rejected, ``mean_iou`` = mean IoU of the label's box
     with the reviewer's box (1 where the box was kept) and ``point_in_box_rate`` = share whose click point lies in
-    the reviewer's box. The latest review of a label counts.
+    the reviewer's box. The latest review of a label counts (:func:`schemas.reviews.latest_reviews`: latest
+    ``reviewed_at``, then highest ``annotation_id``).
     """
     by_id = {lab["label_id"]: lab for lab in labels}
-    latest: dict[str, ReviewedLabel] = {}
-    for r in reviewed:
-        if r.label_id not in latest or r.reviewed_at >= latest[r.label_id].reviewed_at:
-            latest[r.label_id] = r
+    latest = latest_reviews(reviewed)
     groups: dict[str, list[tuple[Mapping[str, Any], ReviewedLabel]]] = defaultdict(list)
     for label_id, r in latest.items():
         lab = by_id.get(label_id)

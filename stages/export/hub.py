@@ -24,8 +24,10 @@ names and bytes, so a retried export repeats itself instead of adding copies.
 Bad input: a screenshot whose image is gone (``missing_image``) or whose bytes no longer hash to its id
 (``changed_since_run``) is not exported, nor is anything that depends on it (its labels, reviews, and the steps and
 actions of its episode: ``held_back``); rows whose screenshot or label is unknown are ``missing_screenshot`` /
-``missing_label``. All of them are in :attr:`ExportResult.dead_letters`; a later export picks held-back rows up once
-the image is back.
+``missing_label``. All of them are in :attr:`ExportResult.dead_letters` (:class:`schemas.records.DeadLetter` records,
+``stage`` ``export/<config>``, ``input_id`` the row's key); a later export picks held-back rows up once the image is
+back. Images are read with :func:`schemas.verified.read_verified` (size-bounded, sha256-checked); its
+``changed_during_run`` is reported as ``changed_since_run``, the name the export has always used.
 
 ``datasets`` and ``huggingface_hub`` are imported when needed (``pip install 'screenmill[hub]'``).
 """
@@ -35,7 +37,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import hashlib
-import io
 import json
 import os
 import re
@@ -50,58 +51,43 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from schemas.records import SCHEMA_VERSION, ActionStep, GroundingLabel, ReviewedLabel, Screenshot, stable_id
+from schemas.images import ImageRejected
+from schemas.records import (
+    SCHEMA_VERSION,
+    DeadLetter,
+    stable_id,
+    utcnow,
+)
+from schemas.verified import read_verified
 from stages.clients.retry import retry_call
+from stages.export.card import render_card, run_provenance
+from stages.export.repo import (
+    CONFIGS,
+    INDEX_META,
+    INDEX_PATH,
+    INDEX_SCHEMA,
+    README_PATH,
+    SHOT_ONLY,
+    SPLITS,
+    STATE_FORMAT,
+    STATE_PATH,
+    ExportError,
+    Previous,
+    export_features,
+    export_schema,
+    import_optional,
+    load_previous,
+    local_files,
+    row_key,
+)
 from stages.write import read_shards
 
-INSTALL_HINT = "datasets / huggingface_hub are not installed: `pip install 'screenmill[hub]'`"
-CONFIGS = ("screenshots", "steps", "grounding", "actions", "reviewed")
-SPLITS = ("train", "test")
-README_PATH = "README.md"
-INDEX_PATH = "_screenmill/index.parquet"
-STATE_PATH = "_screenmill/state.json"
-STATE_FORMAT = 1
 TOKEN_VARS = ("HF_TOKEN", "HUGGINGFACE_HUB_TOKEN")
 SPLIT_UNIT = "episode_id, else screenshot_id"
 
 _REPO_RE = re.compile(r"[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}")
 _LICENSE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]*")
 _EXT = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp"}
-_SHOT_ONLY = ("source_uri", "episode_id", "step_index", "episode_task", "recorded_action")
-_STEP_COLUMNS = ("episode_id", "step_index", "screenshot_id", "episode_task", "recorded_action", "run_id")
-_KEYS: dict[str, tuple[str, ...]] = {
-    "screenshots": ("screenshot_id",),
-    "steps": ("episode_id", "step_index"),
-    "grounding": ("label_id",),
-    "actions": ("episode_id", "step", "label_id"),
-    "reviewed": ("label_id", "annotation_id"),
-}
-_ABOUT = {
-    "screenshots": "one row per distinct screenshot (sha256 of its bytes), with the image",
-    "steps": "one row per episode step: which screenshot, the episode's task, the recorded action",
-    "grounding": "instruction → element box + click point, in original-image pixels, with provenance",
-    "actions": "action traces: one action per step of an episode",
-    "reviewed": "human review verdicts (accept / fix / reject) on grounding labels, with corrections",
-}
-_META = ("screenshot_id", "label_id", "annotator", "annotator_version", "recipe", "recipe_version", "verdict")
-INDEX_SCHEMA = pa.schema(
-    [pa.field(n, pa.string(), nullable=False) for n in ("config", "key", "split", "file")]
-    + [pa.field(n, pa.string()) for n in _META]
-    + [pa.field("annotation_id", pa.int64())]
-)
-
-
-class ExportError(RuntimeError):
-    """Settings or a destination the export refuses (another dataset in the repo, other split settings)."""
-
-
-def _import(name: str):
-    import importlib
-
-    try:
-        return importlib.import_module(name)
-    except ImportError as e:
-        raise ImportError(f"{INSTALL_HINT} ({e})") from e
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,78 +159,6 @@ def split_of(unit: str, test_fraction: float, seed: str = "") -> str:
     return "test" if int.from_bytes(digest[:8], "big") / 2**64 < test_fraction else "train"
 
 
-def row_key(config: str, row: Mapping[str, Any]) -> str:
-    """The key that identifies a row of ``config`` in the index: the id itself, or a JSON list of the key columns."""
-    values = [row[c] for c in _KEYS[config]]
-    return values[0] if len(values) == 1 else json.dumps(values, separators=(",", ":"))
-
-
-def _export_schema(config: str) -> pa.Schema:
-    if config == "screenshots":
-        fields = [f for f in Screenshot.SCHEMA if f.name not in _SHOT_ONLY]
-        return pa.schema(
-            fields[:1] + [pa.field("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())]))] + fields[1:]
-        )
-    if config == "steps":
-        return pa.schema([Screenshot.SCHEMA.field(n) for n in _STEP_COLUMNS + ("schema_version",)])
-    return {"grounding": GroundingLabel, "actions": ActionStep, "reviewed": ReviewedLabel}[config].SCHEMA
-
-
-def export_features(config: str):
-    """The ``datasets.Features`` of a config (``image`` is an ``Image`` feature), in column order.
-
-    Raises:
-        ImportError: ``datasets`` is not installed (with the install hint).
-    """
-    datasets = _import("datasets")
-    plain = datasets.Features.from_arrow_schema(_export_schema(config).remove_metadata())
-    return datasets.Features({k: datasets.Image() if k == "image" else v for k, v in plain.items()})
-
-
-@dataclasses.dataclass(frozen=True)
-class Previous:
-    """What the destination repository already holds: its file paths, the index and the state (empty when new)."""
-
-    files: frozenset[str]
-    index: pa.Table
-    state: dict[str, Any]
-
-
-def load_previous(files: Iterable[str], read: Callable[[str], bytes]) -> Previous:
-    """Read the index and state of a repository from its file list and a reader of its files.
-
-    Args:
-        files: every path in the repository.
-        read: returns the bytes of one path of the repository.
-
-    Returns:
-        The repository as the next export sees it (an empty index and ``{}`` for a repository screenmill never wrote).
-
-    Raises:
-        ExportError: the repository has ``data/`` files but no screenmill index (another dataset: refuse to mix),
-            or its state has a format this version does not know.
-    """
-    files = frozenset(files)
-    if INDEX_PATH not in files or STATE_PATH not in files:
-        if any(p.startswith("data/") for p in files):
-            raise ExportError(f"the destination has data/ files but no {INDEX_PATH}: not a screenmill export")
-        return Previous(files, INDEX_SCHEMA.empty_table(), {})
-    state = json.loads(read(STATE_PATH))
-    if state.get("format") != STATE_FORMAT:
-        raise ExportError(f"{STATE_PATH} has format {state.get('format')!r}, this screenmill writes {STATE_FORMAT}")
-    return Previous(files, pq.read_table(io.BytesIO(read(INDEX_PATH)), schema=INDEX_SCHEMA), state)
-
-
-def local_files(root: str) -> list[str]:
-    """Every file under ``root`` as a repository path (``/``-separated), skipping hidden folders (``.git``, caches)."""
-    found = []
-    for here, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        rel = os.path.relpath(here, root)
-        found += [n if rel == "." else f"{rel.replace(os.sep, '/')}/{n}" for n in names]
-    return sorted(found)
-
-
 def read_manifests(output: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The run manifests ``OUT/_runs/*.json``, by run id, and a dead letter for each one that is not valid JSON."""
     manifests, dead = [], []
@@ -262,46 +176,37 @@ def read_manifests(output: str) -> tuple[list[dict[str, Any]], list[dict[str, An
     return sorted(manifests, key=lambda m: m["run_id"]), dead
 
 
-def run_provenance(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """The card's record of one run: id, date, input, annotator, config hash, package versions, rows per table."""
-    return {
-        "run_id": manifest["run_id"],
-        "dt": manifest.get("dt"),
-        "input": manifest.get("input"),
-        "annotator": manifest.get("annotator"),
-        "config_hash": manifest.get("config_hash"),
-        "versions": {k: v for k, v in sorted((manifest.get("versions") or {}).items()) if k != "platform"},
-        "rows": {t: v.get("rows", 0) for t, v in sorted((manifest.get("tables") or {}).items())},
-    }
+STAGE = "export"
 
 
-def _dead(config: str, key: str, reason: str, error: str, payload_ref: str) -> dict[str, str]:
-    return {"config": config, "key": key, "reason": reason, "error": error, "payload_ref": payload_ref}
+def _dead(config: str, key: str, reason: str, error: str, payload_ref: str) -> DeadLetter:
+    """A row of ``config`` (its index ``key``) that is not exported: stage ``export/<config>``, no run id."""
+    return DeadLetter(key, f"{STAGE}/{config}", reason, error, payload_ref, "", utcnow())
 
 
-def read_image(screenshot_id: str, uris: Iterable[str]) -> tuple[bytes | None, dict[str, str] | None]:
-    """The bytes of a screenshot from the first of its files that still hashes to its id.
+def dead_config(letter: DeadLetter) -> str:
+    """The config of an export dead letter (``screenshots``, ``grounding`` …, ``runs`` for a bad manifest)."""
+    return letter.stage.removeprefix(f"{STAGE}/")
+
+
+def read_image(screenshot_id: str, byte_size: int, uris: Iterable[str]) -> tuple[bytes | None, DeadLetter | None]:
+    """The bytes of a screenshot from the first of its files that still has its size and hashes to its id.
 
     Returns:
         ``(bytes, None)``, or ``(None, dead letter)`` with reason ``missing_image`` (no file could be read) or
-        ``changed_since_run`` (a file was read but its sha256 is another).
+        ``changed_since_run`` (a file was read but its size or sha256 is another; the last such file is named).
     """
     uris = sorted(set(uris))
-    dead = _dead("screenshots", screenshot_id, "missing_image", "no file of this screenshot can be read", uris[0])
+    reason, error, ref = "missing_image", "no file of this screenshot can be read", uris[0]
     for uri in uris:
         try:
-            with FileSystems.open(uri, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-                data = f.read()
+            return read_verified(uri, screenshot_id, byte_size), None
         except OSError as e:
-            if dead["reason"] == "missing_image":
-                dead["error"] = f"{type(e).__name__}: {e}"
-            continue
-        digest = hashlib.sha256(data).hexdigest()
-        if digest == screenshot_id:
-            return data, None
-        msg = f"sha256 of the file is {digest[:16]}…, the run saw {screenshot_id[:16]}…"
-        dead = _dead("screenshots", screenshot_id, "changed_since_run", msg, uri)
-    return None, dead
+            if reason == "missing_image":
+                error = f"{type(e).__name__}: {e}"
+        except ImageRejected as e:  # changed_during_run
+            reason, error, ref = "changed_since_run", e.message, uri
+    return None, _dead("screenshots", screenshot_id, reason, error, ref)
 
 
 class _FileWriter:
@@ -321,7 +226,7 @@ class _FileWriter:
         self.index: list[dict[str, Any]] = []
 
     def add(self, split: str, row: dict[str, Any], payload_bytes: int = 0) -> None:
-        self._buffers[split].append((row, {m: row.get(m) for m in _META + ("annotation_id",)}))
+        self._buffers[split].append((row, {m: row.get(m) for m in INDEX_META + ("annotation_id",)}))
         self._bytes[split] += payload_bytes
         if len(self._buffers[split]) >= self._cfg.max_file_rows or self._bytes[split] >= self._cfg.max_file_bytes:
             self._flush(split)
@@ -383,7 +288,7 @@ class ExportResult:
         added: the new data files (repository paths).
         written: every path written this time (data files + card + index + state); empty when nothing changed.
         new_rows / total_rows: ``{config: {split: rows}}`` of this export and of the whole repository after it.
-        dead_letters: one dict per row not exported (config, key, reason, error, payload_ref).
+        dead_letters: one :class:`DeadLetter` per row not exported (:func:`dead_config` tells its config).
         target: where it went (``hf://datasets/ORG/NAME`` or the local folder).
         commit_url: the Hub commit, when one was made.
     """
@@ -393,7 +298,7 @@ class ExportResult:
     written: list[str]
     new_rows: dict[str, dict[str, int]]
     total_rows: dict[str, dict[str, int]]
-    dead_letters: list[dict[str, str]]
+    dead_letters: list[DeadLetter]
     target: str = ""
     commit_url: str | None = None
 
@@ -473,18 +378,18 @@ class _Plan:
         """Feed every exportable new row to its config's writer; return the dead letters of the others."""
         dead = []
         for sid, row in self.new["screenshots"]:
-            data, letter = read_image(sid, (r["source_uri"] for r in self._shots[sid]))
+            data, letter = read_image(sid, row["byte_size"], (r["source_uri"] for r in self._shots[sid]))
             if letter is not None:
                 dead.append(letter)
-                self._lost[sid] = letter["reason"]
+                self._lost[sid] = letter.reason
                 continue
-            out = {k: v for k, v in row.items() if k not in _SHOT_ONLY}
+            out = {k: v for k, v in row.items() if k not in SHOT_ONLY}
             out["image"] = {"bytes": data, "path": f"{sid}.{_EXT.get(row['format'], 'img')}"}
             writers["screenshots"].add(self._shot_split[sid], out, len(data))
         for episode, sids in sorted(self._episodes.items()):
             if sids & self._lost.keys():
                 self._lost_episodes[episode] = min(sids & self._lost.keys())
-        columns = _export_schema("steps").names
+        columns = export_schema("steps").names
         for key, row in self.new["steps"]:
             if not self._blocked(dead, "steps", key, row["screenshot_id"], row["episode_id"]):
                 writers["steps"].add(self.split(row["episode_id"]), {c: row[c] for c in columns})
@@ -495,7 +400,7 @@ class _Plan:
         for key, row in self.new["actions"]:
             if not self._blocked(dead, "actions", key, row["screenshot_id"], row["episode_id"]):
                 writers["actions"].add(self.split(row["episode_id"]), row)
-        held_labels = {d["key"] for d in dead if d["config"] == "grounding"}
+        held_labels = {d.input_id for d in dead if dead_config(d) == "grounding"}
         for key, row in self.new["reviewed"]:
             label = row["label_id"]
             if label in self._label_split:  # a review follows its label
@@ -563,195 +468,6 @@ def _counts(files: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, int]]
     return counts
 
 
-def card_facts(index: pa.Table) -> dict[str, Any]:
-    """Annotators (rows per annotator + versions) and review coverage, from the index of the whole repository.
-
-    Review coverage: the share of grounding labels with at least one review; ``by_verdict`` counts each reviewed
-    label once, by the verdict of its latest review (highest ``annotation_id``).
-    """
-    annotators: Counter[tuple] = Counter()
-    labels: set[str] = set()
-    latest: dict[str, tuple[int, str]] = {}
-    for e in index.to_pylist():
-        if e["config"] in ("grounding", "actions"):
-            annotators[(e["config"], e["annotator"], e["annotator_version"], e["recipe"], e["recipe_version"])] += 1
-        if e["config"] == "grounding":
-            labels.add(e["key"])
-        elif e["config"] == "reviewed" and latest.get(e["label_id"], (-1, ""))[0] < (e["annotation_id"] or 0):
-            latest[e["label_id"]] = (e["annotation_id"] or 0, e["verdict"])
-    reviewed = {label: verdict for label, (_, verdict) in latest.items() if label in labels}
-    names = ("config", "annotator", "annotator_version", "recipe", "recipe_version")
-    return {
-        "annotators": [
-            {**dict(zip(names, k, strict=True)), "rows": n} for k, n in sorted(annotators.items(), key=str)
-        ],
-        "review_coverage": {
-            "labels": len(labels),
-            "reviewed": len(reviewed),
-            "share": round(len(reviewed) / len(labels), 4) if labels else 0.0,
-            "by_verdict": dict(sorted(Counter(reviewed.values()).items())),
-        },
-    }
-
-
-def _size_category(rows: int) -> str:
-    for limit, name in (
-        (10**3, "n<1K"),
-        (10**4, "1K<n<10K"),
-        (10**5, "10K<n<100K"),
-        (10**6, "100K<n<1M"),
-        (10**7, "1M<n<10M"),
-        (10**8, "10M<n<100M"),
-        (10**9, "100M<n<1B"),
-    ):
-        if rows < limit:
-            return name
-    return "1B<n<10B"
-
-
-def card_metadata(state: Mapping[str, Any], index: pa.Table) -> dict[str, Any]:
-    """The card's YAML metadata, a pure function of the repository's state and index.
-
-    Args:
-        state: the repository state (``_screenmill/state.json`` after this export).
-        index: the repository index after this export.
-
-    Returns:
-        ``license``, ``configs`` (data files per split; ``grounding`` is the default config), ``dataset_info``
-        (features, split sizes) and a ``screenmill`` section (counts, sources, annotators, review coverage, runs,
-        exports). Configs and splits without files are left out, so every listed glob matches.
-    """
-    per: dict[tuple[str, str], dict[str, int]] = defaultdict(Counter)
-    for f in state["files"].values():
-        per[(f["config"], f["split"])].update({k: f[k] for k in ("rows", "num_bytes", "size")})
-    present = [c for c in CONFIGS if any((c, s) in per for s in SPLITS)]
-    configs, infos = [], []
-    for c in present:
-        splits = [s for s in SPLITS if (c, s) in per]
-        entry: dict[str, Any] = {"config_name": c}
-        if c == ("grounding" if "grounding" in present else present[0]):
-            entry["default"] = True
-        entry["data_files"] = [{"split": s, "path": f"data/{c}/{s}-*.parquet"} for s in splits]
-        configs.append(entry)
-        infos.append(
-            {
-                "config_name": c,
-                "features": export_features(c)._to_yaml_list(),
-                "splits": [
-                    {"name": s, "num_bytes": per[(c, s)]["num_bytes"], "num_examples": per[(c, s)]["rows"]}
-                    for s in splits
-                ],
-                "download_size": sum(per[(c, s)]["size"] for s in splits),
-                "dataset_size": sum(per[(c, s)]["num_bytes"] for s in splits),
-            }
-        )
-    counts = {c: {s: per[(c, s)]["rows"] for s in SPLITS if (c, s) in per} for c in present}
-    return {
-        "license": state["license"],
-        "pretty_name": state["pretty_name"],
-        "tags": ["screenmill", "gui-grounding", "screenshots", "computer-use", "gui-agents"],
-        "size_categories": [_size_category(max((sum(v.values()) for v in counts.values()), default=0))],
-        "configs": configs,
-        "dataset_info": infos,
-        "screenmill": {
-            "schema_version": state["schema_version"],
-            "split": state["split"],
-            "counts": counts,
-            "sources": state["sources"],
-            **card_facts(index),
-            "runs": [state["runs"][r] for r in sorted(state["runs"])],
-            "exports": [{"batch": b["batch"], "rows": b["rows"]} for b in state["batches"]],
-        },
-    }
-
-
-def _table(header: list[str], rows: Iterable[Iterable[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join("" if v is None else str(v).replace("|", "\\|") for v in row) + " |" for row in rows]
-    return lines + [""]
-
-
-def render_card(state: Mapping[str, Any], index: pa.Table) -> str:
-    """``README.md``: the YAML metadata of :func:`card_metadata`, then the same facts as text and tables."""
-    yaml = _import("yaml")
-    meta = card_metadata(state, index)
-    sm = meta["screenmill"]
-    cov = sm["review_coverage"]
-    first = next((c["config_name"] for c in meta["configs"] if c.get("default")), "grounding")
-    lines = [
-        "---",
-        yaml.safe_dump(meta, sort_keys=False, allow_unicode=True).rstrip(),
-        "---",
-        "",
-        f"# {meta['pretty_name']}",
-        "",
-        "GUI grounding labels and action traces made from UI screenshots by screenmill. Coordinates are pixels of",
-        "the original image (after EXIF orientation); every row names the run, annotator and recipe that made it.",
-        "",
-        "```python",
-        "from datasets import load_dataset",
-        "",
-        f'rows = load_dataset("{state["name"]}", "{first}", split="train")',
-        f'images = load_dataset("{state["name"]}", "screenshots", split="train")  # join on screenshot_id',
-        "```",
-        "",
-        "## Configs",
-        "",
-        *_table(
-            ["config", "rows", "train", "test"],
-            [
-                [f"`{c}`: {_ABOUT[c]}", sum(v.values()), v.get("train", 0), v.get("test", 0)]
-                for c, v in sm["counts"].items()
-            ],
-        ),
-        "## Splits",
-        "",
-        f"`test` holds a share of {sm['split']['test_fraction']} of the split units: episodes (whole: steps and",
-        "actions of an episode are always in one split), or screenshots outside episodes. The split is a salted",
-        f"hash of the unit (seed {sm['split']['seed']!r}), so a row never changes split when the dataset grows.",
-        "Grounding labels and reviews follow their screenshot; a screenshot met in several episodes is stored once,",
-        "with the first of them (by `episode_id`), so join `screenshots` across splits.",
-        "",
-        "## Annotators",
-        "",
-        *_table(
-            ["config", "annotator", "annotator_version", "recipe", "recipe_version", "rows"],
-            [a.values() for a in sm["annotators"]],
-        ),
-        "## Review coverage",
-        "",
-        f"{cov['reviewed']} of {cov['labels']} grounding labels ({cov['share']:.1%}) have a human review; latest "
-        "verdicts: " + (", ".join(f"{k} {v}" for k, v in cov["by_verdict"].items()) or "none") + ".",
-        "",
-        "## Provenance",
-        "",
-        f"License: `{meta['license']}`. Sources (input roots): "
-        + (", ".join(f"`{s}`" for s in sm["sources"]) or "none recorded")
-        + ".",
-        "",
-        *_table(
-            ["run_id", "dt", "input", "annotator", "config_hash", "versions"],
-            [
-                [
-                    r["run_id"],
-                    r["dt"],
-                    r["input"],
-                    r["annotator"],
-                    r["config_hash"],
-                    ", ".join(f"{k} {v}" for k, v in r["versions"].items()),
-                ]
-                for r in sm["runs"]
-            ],
-        ),
-        "## Layout",
-        "",
-        "`data/<config>/<split>-<batch>-<chunk>.parquet`; each export adds new files in one batch (numbered, with a",
-        "content hash) and never rewrites earlier ones. `_screenmill/` keeps the export index and state.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
 def export_to_local(cfg: ExportConfig) -> ExportResult:
     """Export into ``cfg.local_dir``: exactly the repository an upload would make, grown in place.
 
@@ -789,7 +505,7 @@ class HubRepo:
     """
 
     def __init__(self, repo_id: str, token: str, *, attempts: int = 5, sleep: Callable[[float], None] = time.sleep):
-        hub = _import("huggingface_hub")
+        hub = import_optional("huggingface_hub")
         self.repo_id = repo_id
         self._api = hub.HfApi(token=token, library_name="screenmill")
         self._attempts, self._sleep = attempts, sleep
@@ -818,7 +534,7 @@ class HubRepo:
 
     def commit(self, staging: str, paths: list[str], message: str) -> str:
         """One commit adding ``paths`` (read from ``staging``); returns the commit URL."""
-        hub = _import("huggingface_hub")
+        hub = import_optional("huggingface_hub")
         ops = [
             hub.CommitOperationAdd(path_in_repo=p, path_or_fileobj=os.path.join(staging, *p.split("/"))) for p in paths
         ]
@@ -867,11 +583,11 @@ def format_summary(result: ExportResult, most: int = 20) -> str:
                 lines.append(
                     f"  {config:<12} {split:<6} {result.new_rows.get(config, {}).get(split, 0):>8} {total:>8}"
                 )
-    by_reason = Counter((d["config"], d["reason"]) for d in result.dead_letters)
+    by_reason = Counter((dead_config(d), d.reason) for d in result.dead_letters)
     if by_reason:
         lines.append("not exported: " + ", ".join(f"{c}/{r}={n}" for (c, r), n in sorted(by_reason.items())))
-        shown = [d for d in result.dead_letters if d["reason"] != "held_back"]
-        lines += [f"  {d['reason']:<18} {d['config']:<12} {d['key']}  {d['error']}" for d in shown[:most]]
+        shown = [d for d in result.dead_letters if d.reason != "held_back"]
+        lines += [f"  {d.reason:<18} {dead_config(d):<12} {d.input_id}  {d.error}" for d in shown[:most]]
         if len(shown) > most:
             lines.append(f"  … {len(shown) - most} more in the report")
     if not result.changed:
@@ -888,5 +604,6 @@ def write_report(output: str, result: ExportResult, now: _dt.datetime | None = N
     stamp = (now or _dt.datetime.now(_dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
     path = FileSystems.join(output, "_export", f"export-{stamp}-{result.batch}.json")
     with FileSystems.create(path) as f:
-        f.write(json.dumps(dataclasses.asdict(result), indent=2, sort_keys=True).encode("utf-8"))
+        report = {**dataclasses.asdict(result), "dead_letters": [d.to_json_row() for d in result.dead_letters]}
+        f.write(json.dumps(report, indent=2, sort_keys=True).encode("utf-8"))
     return path

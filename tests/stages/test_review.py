@@ -157,6 +157,26 @@ def test_agreement_figures():
     assert figures["vllm:m/ocr-text-click@1"]["accepted_rate"] == 1.0
 
 
+def test_agreement_and_convert_count_the_same_review_when_two_tie_on_time():
+    """Two reviews of a label at the same instant: the higher annotation id counts, in agreement figures and in the
+    benchmark converter alike, whatever order the rows come in."""
+    import datetime as dt
+
+    from annotators.formats import apply_review
+    from schemas.records import ReviewedLabel
+    from schemas.reviews import latest_reviews
+    from stages.review import agreement
+
+    t = dt.datetime(2026, 11, 23, tzinfo=dt.UTC)
+    accept = ReviewedLabel("a", "s", "accept", None, None, None, None, None, None, None, "r", 1.0, 1, 12, t, "run")
+    reject = ReviewedLabel("a", "s", "reject", None, None, None, None, None, None, None, "r", 1.0, 1, 7, t, "run")
+    for order in ([accept, reject], [reject, accept]):
+        figures = agreement(order, [_label("a")])["ocr/ocr-text-click@1"]
+        assert (figures["reviewed"], figures["rejected"], figures["accepted_rate"]) == (1, 0, 1.0)
+        rows = [r.to_row() for r in order]
+        assert apply_review(_label("a"), latest_reviews(rows)["a"], "apply")[1] is None  # kept, not rejected
+
+
 def test_connection_reads_env_and_never_shows_the_token(tmp_path):
     from stages.clients.labelstudio import Connection, ReviewConfigError
 

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from schemas.records import ActionStep, GroundingLabel, ReviewedLabel, Screenshot, stable_id
+from schemas.records import ActionStep, DeadLetter, GroundingLabel, ReviewedLabel, Screenshot, stable_id
 from stages.clients.retry import GaveUp
 from stages.export.hub import (
     INDEX_PATH,
@@ -21,6 +21,7 @@ from stages.export.hub import (
     ExportConfig,
     ExportError,
     HubRepo,
+    dead_config,
     export_to_hub,
     export_to_local,
     format_summary,
@@ -380,7 +381,8 @@ def test_second_export_adds_only_new_files_and_holds_back_bad_input(tmp_path, of
     assert all(p.split("/")[-1].split("-")[1] == "00002" for p in second.added)
     assert second.written == second.added + ["README.md", INDEX_PATH, STATE_PATH]
 
-    reasons = {(d["config"], d["key"]): d["reason"] for d in second.dead_letters}
+    assert all(isinstance(d, DeadLetter) and d.stage.startswith("export/") for d in second.dead_letters)
+    reasons = {(dead_config(d), d.input_id): d.reason for d in second.dead_letters}
     assert reasons[("screenshots", d2["missing"])] == "missing_image"
     assert reasons[("screenshots", d2["changed"])] == "changed_since_run"
     assert reasons[("grounding", d2["orphan"])] == "missing_screenshot"
@@ -409,7 +411,7 @@ def test_second_export_adds_only_new_files_and_holds_back_bad_input(tmp_path, of
     third = export_to_local(_cfg(o, local))
     assert {p: _data_files(local)[p] for p in after} == after
     assert {p.split("/")[1] for p in third.added} == {"screenshots", "steps", "grounding", "actions", "reviewed"}
-    assert [d["reason"] for d in third.dead_letters if d["config"] == "screenshots"] == ["changed_since_run"]
+    assert [d.reason for d in third.dead_letters if dead_config(d) == "screenshots"] == ["changed_since_run"]
     actions = _load(local, "actions", offline)
     assert {s for s in actions if "ep-f" in actions[s]["episode_id"]} == {split_of("ep-f", 0.5, SEED)}
 
