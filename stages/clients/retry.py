@@ -106,3 +106,14 @@ def retry_call(
             _log.warning("%s failed (%s); retry %d/%d in %.2f s", what, describe(e), attempt + 1, attempts - 1, delay)
             sleep(delay)
     raise AssertionError("unreachable")
+
+
+def gave_up_behind(exc: BaseException) -> BaseException | None:
+    """The :class:`GaveUp` behind ``exc`` (Beam re-raises a DoFn's error with an augmented message)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, GaveUp) or type(exc).__name__ == "GaveUp":
+            return exc
+        exc = exc.__cause__ or exc.__context__ or getattr(exc, "last_error", None)
+    return None

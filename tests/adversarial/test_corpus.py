@@ -1,7 +1,7 @@
 """The bad-input corpus end to end through `screenmill run --annotator none`, plus the inputs the corpus cannot hold.
 
-The corpus itself (what each input is and the reason it must get) is :func:`pipelines.selftest.build_corpus`, so
-``screenmill selftest`` reports on exactly what this test asserts.
+The corpus itself (what each input is and the reason it must get) is
+:func:`pipelines.selftest.fixtures.build_corpus`, so ``screenmill selftest`` reports on exactly what this test asserts.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.run import run
-from pipelines.selftest import DT, build_corpus, check_corpus, opens_under
+from pipelines.selftest.fixtures import DT, build_corpus, check_corpus, opens_under
 from stages.write import read_shards
 from tests.adversarial.ingest_fn import assert_storable, ingest
 
@@ -75,10 +75,10 @@ def test_the_open_watch_sees_a_read_under_the_folder(tmp_path):
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file: nothing to test")
 def test_a_file_nobody_may_read_is_unreadable(tmp_path):
-    from pipelines.selftest import _enc, _ui
+    from pipelines.selftest.fixtures import encode, ui
 
     path = tmp_path / "locked.png"
-    path.write_bytes(_enc(_ui(1), "PNG"))
+    path.write_bytes(encode(ui(1), "PNG"))
     path.chmod(0)
     outputs, _ = ingest(tmp_path)
     [dead] = outputs
@@ -87,14 +87,14 @@ def test_a_file_nobody_may_read_is_unreadable(tmp_path):
 
 
 def test_an_episode_folder_named_in_non_utf8_bytes(tmp_path):
-    from pipelines.selftest import _enc, _ui
+    from pipelines.selftest.fixtures import encode, ui
 
     inp = tmp_path / "in"
     inp.mkdir()
     folder = os.fsencode(inp) + b"/ep_\xfe"
     os.mkdir(folder)
     Path(os.fsdecode(folder + b"/episode.json")).write_text('{"episode_id": "e"}')
-    Path(os.fsdecode(folder + b"/a.png")).write_bytes(_enc(_ui(2), "PNG"))
+    Path(os.fsdecode(folder + b"/a.png")).write_bytes(encode(ui(2), "PNG"))
     _run(inp, tmp_path / "out")
     dead = {d["input_id"].rsplit("/", 2)[-2:][0] + "/" + d["input_id"].rsplit("/", 1)[-1]: d["reason"]
             for d in read_shards(str(tmp_path / "out"), "_dead_letter/ingest").to_pylist()}  # fmt: skip

@@ -13,7 +13,7 @@ import time
 import pytest
 from PIL import Image
 
-from pipelines.selftest import _image_files, scan_bomb_jpeg
+from pipelines.selftest.fixtures import image_files, scan_bomb_jpeg
 from schemas.images import MAX_JPEG_SCANS, ImageRejected, inspect_image, jpeg_scans, load_rgb
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -64,7 +64,7 @@ def test_scan_counting_never_fails_on_any_bytes(data, stop_after):
 
 
 def test_every_corpus_image_is_judged_within_a_second():
-    for name, data, _, _ in _image_files():
+    for name, data, _, _ in image_files():
         started = time.monotonic()
         for fn in (inspect_image, load_rgb):
             try:

@@ -10,7 +10,7 @@ import struct
 import pytest
 from PIL import Image
 
-from pipelines.selftest import _png_header_only, _ui
+from pipelines.selftest.fixtures import png_header_only, ui
 from schemas.images import ImageRejected, inspect_image, load_rgb
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -19,7 +19,7 @@ st = hypothesis.strategies
 
 def _webp(**kw) -> bytes:
     buf = io.BytesIO()
-    _ui(3).save(buf, "WEBP", **kw)
+    ui(3).save(buf, "WEBP", **kw)
     return buf.getvalue()
 
 
@@ -46,8 +46,8 @@ def test_a_webp_cut_anywhere_after_its_signature_is_truncated(kind, data):
 @pytest.mark.parametrize(
     "data",
     [
-        _png_header_only(0, 0),
-        _png_header_only(0, 100),
+        png_header_only(0, 0),
+        png_header_only(0, 100),
         b"\x89PNG\r\n\x1a\n" + b"\x00" * 40,
         b"\xff\xd8\xff\xe0" + b"\x00" * 40,
     ],

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from apache_beam.pvalue import TaggedOutput
 
-from pipelines.selftest import _enc, _ui
+from pipelines.selftest.fixtures import encode, ui
 from schemas.records import Screenshot
 from stages.store.input_guard import check_local_file, input_root, printable
 from tests.adversarial.ingest_fn import assert_storable, ingest
@@ -24,7 +24,7 @@ hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies
 given, settings, HealthCheck = hypothesis.given, hypothesis.settings, hypothesis.HealthCheck
 
-GOOD = _enc(_ui(1), "PNG")
+GOOD = encode(ui(1), "PNG")
 NAMES = ["a.png", "../a.png", "/etc/hostname", "sub", "missing.png", "\udcff.png", "a.png\x00", ".", "", "sub/b.png"]
 text = st.text(max_size=8) | st.sampled_from(["\udcff", "a\ud800b", "\x00", "é" * 3])
 scalars = (
@@ -80,7 +80,7 @@ def test_any_episode_manifest_ends_in_storable_records(manifest, step_lines):
         ep = Path(tmp) / "ep"
         (ep / "sub").mkdir(parents=True)
         (ep / "a.png").write_bytes(GOOD)
-        (ep / "sub" / "b.png").write_bytes(_enc(_ui(2), "PNG"))
+        (ep / "sub" / "b.png").write_bytes(encode(ui(2), "PNG"))
         (ep / "episode.json").write_text(json.dumps(manifest, allow_nan=True))
         if step_lines is not None:
             (ep / "steps.jsonl").write_text("\n".join(step_lines) + "\n")

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from pipelines.selftest import grouped, main, run_kill9
+from pipelines.selftest import main
+from pipelines.selftest.fixtures import grouped, run_kill9
 
 
 @pytest.fixture(scope="module")

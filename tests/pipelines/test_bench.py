@@ -90,12 +90,13 @@ def test_bench_vllm_runs_all_modes_on_the_tiny_model(tmp_path, capsys):
 
 def test_transformers_baseline_is_the_engine_model_size(tmp_path):
     """The bench's (d) mode builds the tiny model with transformers from the ``modeling.py`` its folder ships. It must
-    be the model vLLM runs, part by part (vLLM's sizes: ``pipelines.size``, checked against vLLM's own module on the
-    meta device in ``tests/pipelines/test_size.py``), or b/d would compare two different models."""
+    be the model vLLM runs, part by part (vLLM's sizes: ``annotators.vllm.memory``, checked against vLLM's own module
+    on the meta device in ``tests/annotators/vllm/test_memory.py``), or b/d would compare two different models."""
     torch = pytest.importorskip("torch")
     from transformers import AutoConfig, AutoModel
 
-    from pipelines.size import count_parameters, load_config
+    from annotators.vllm.memory import count_parameters
+    from annotators.vllm.shapes import load_config
     from tests.tiny_holotron import build_tiny_holotron
 
     path = build_tiny_holotron(tmp_path / "tiny")

