@@ -228,7 +228,9 @@ def test_dockerfile_extras_exist_in_pyproject(dockerfile):
 
 
 def test_dockerfile_copies_every_package(dockerfile):
-    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    packages = sorted({pattern.rstrip("*") for pattern in include})  # "stages*" → stages and its subpackages
+    assert all((ROOT / package / "__init__.py").exists() for package in packages)
     copies = [a for kind, a in dockerfile if kind == "COPY" and not a.startswith("--from")]
     for package in packages:
         assert f"{package} ./{package}" in copies
