@@ -29,7 +29,7 @@ from annotators.vllm.engine import EngineConfig
 from schemas.images import ImageLimits
 from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, Screenshot
 from stages.annotate import AnnotateConfig, AnnotateScreenshots
-from stages.done import MarkDone, ReadDoneIndex, is_new, not_held
+from stages.done import LabelFailuresFromDeadLetters, MarkDone, ReadDoneIndex, is_new, not_held
 from stages.guard import GuardBenchmarkLeakage, GuardConfig
 from stages.infer import DECODE_THREADS, RENDER_THREADS, RunVlm, VlmConfig
 from stages.ingest import IngestConfig, IngestScreenshots
@@ -220,10 +220,11 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
         labels = tiled.good | "Annotate" >> AnnotateScreenshots(label_cfg, resource_hints=hints)
         outputs["grounding"], dead["annotate"] = labels.good, labels.dead_letter
     elif args.annotator == "vllm":
-        vlm = tiled.good | "RunVlm" >> RunVlm(label_cfg, resource_hints=hints, duplicates=shots.dead_letter)
+        vlm = tiled.good | "RunVlm" >> RunVlm(label_cfg, resource_hints=hints, duplicates=shots.aliases)
         outputs["grounding"], outputs["actions"], dead["infer"] = vlm.good, vlm.actions, vlm.dead_letter
     label_dead = dead.get("annotate", dead.get("infer")) or pipeline | "NoLabelStage" >> beam.Create([])
-    marked = (tiled.good, label_dead) | "MarkDone" >> MarkDone(run_hash, run_id)
+    failures = (tiled.good, label_dead) | "LabelFailures" >> LabelFailuresFromDeadLetters()
+    marked = (tiled.good, failures) | "MarkDone" >> MarkDone(run_hash, run_id)
     held = beam.pvalue.AsDict(marked.held | "HeldIds" >> beam.Map(lambda i: (i, True)))
     new_shots = tiled.good | "NewOccurrences" >> beam.Filter(is_new, known=known, held=held)
     new_shots | "WriteScreenshots" >> WriteShards(

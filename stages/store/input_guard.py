@@ -6,17 +6,23 @@ read forever, a device never ends) and a name that is not valid UTF-8 (every tab
 would fail the run at write time). :func:`check_local_file` refuses all three with a stable reason
 (``path_outside_root``, ``unreadable``) and returns the file's real size, so a size limit holds for files the
 listing did not measure (episode steps in sub-folders). Object-store URIs (``gs://``, ``s3://``…) are not local
-files: only their names are checked.
+files: only their names are checked. Stages that need pixels later re-read the file with :func:`read_screenshot`,
+which checks it still holds the bytes ingest hashed.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import stat
 
-from schemas.records import Rejected
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from schemas.images import ImageLimits, ImageRejected, load_rgb
+from schemas.records import Rejected, Screenshot
 
 _GLOB_PREFIX = re.compile(r"[^*?\[]*")
 
@@ -80,3 +86,24 @@ def check_local_file(path: str, root: str | None, max_bytes: int | None = None) 
     if max_bytes is not None and st.st_size > max_bytes:
         raise Rejected("too_large", f"{st.st_size} bytes is over the {max_bytes} byte limit")
     return st.st_size
+
+
+def read_screenshot(shot: Screenshot, limits: ImageLimits):
+    """Re-read a screenshot's pixels from its URI as the RGB frame its coordinates refer to.
+
+    Images never travel through the pipeline; stages that need pixels read them again here.
+
+    Returns:
+        A Pillow RGB image (EXIF orientation applied).
+
+    Raises:
+        ImageRejected: ``changed_during_run`` when the file no longer has the ingested size or its bytes no longer
+            hash to ``screenshot_id`` (at most ``byte_size + 1`` bytes are read), or any
+            :mod:`schemas.images` reason when the pixels do not decode.
+        OSError: the file cannot be read.
+    """
+    with FileSystems.open(shot.source_uri, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        data = f.read(shot.byte_size + 1)  # bounded: a file swapped for a bigger one (or /dev/zero) is not read whole
+    if len(data) != shot.byte_size or hashlib.sha256(data).hexdigest() != shot.screenshot_id:
+        raise ImageRejected("changed_during_run", "the file's bytes no longer match its content id")
+    return load_rgb(data, limits)
