@@ -220,10 +220,9 @@ class StageDoFn(beam.DoFn):
             self.counters.dropped(failure.reason)
         else:
             self.counters.counter(failure.flag).inc()
-        row = dead_letter_row(
+        return dead_letter_row(
             self.stage, failure.input_id, failure.reason, failure.error, failure.payload_ref, self.run_id
         )
-        return row
 
 
 class StageOutputs(tuple):
