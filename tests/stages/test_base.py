@@ -9,6 +9,7 @@ from apache_beam.pvalue import TaggedOutput
 
 import stages.base as base
 from stages.base import DEAD_LETTER, StageCounters, dead_letter
+from stages.store.report import stage_counts
 
 
 class _Collect(logging.Handler):
@@ -132,11 +133,7 @@ def test_stage_outputs_and_beam_metrics_in_a_pipeline():
     assert_that(out.aliases, equal_to([("extra", "alias")]), label="Aliases")
     result = p.run()
     result.wait_until_finish()
-    counts = {
-        c.key.metric.name: c.committed
-        for c in result.metrics().query()["counters"]
-        if c.key.metric.namespace == "screenmill.sample"
-    }
+    counts = stage_counts(result)["sample"]
     assert counts == {
         "total": 6,
         "forwarded": 4,

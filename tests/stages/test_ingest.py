@@ -10,6 +10,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from PIL import Image
 
 from stages.ingest import DuplicateAlias, IngestConfig, IngestScreenshots
+from stages.store.report import stage_counts
 
 
 def _png(color: str) -> bytes:
@@ -35,8 +36,5 @@ def test_a_duplicate_is_dead_lettered_and_named_on_the_aliases_output(tmp_path):
     assert_that(out.aliases, equal_to([alias]), label="Aliases")
     result = p.run()
     result.wait_until_finish()
-    counts = {}
-    for c in result.metrics().query()["counters"]:  # one entry per step: Validate forwards 3, Collapse takes 1 back
-        if c.key.metric.namespace == "screenmill.ingest":
-            counts[c.key.metric.name] = counts.get(c.key.metric.name, 0) + c.committed
+    counts = stage_counts(result)["ingest"]
     assert counts == {"total": 3, "forwarded": 2, "dropped_duplicate": 1}
