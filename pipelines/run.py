@@ -25,7 +25,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pipelines import options as opts
 from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, Screenshot
 from stages.annotate import AnnotateScreenshots
-from stages.done import MarkDone, ReadDoneIndex, is_new, not_held
+from stages.done import LabelFailuresFromDeadLetters, MarkDone, ReadDoneIndex, is_new, not_held
 from stages.guard import GuardBenchmarkLeakage
 from stages.infer import RunVlm
 from stages.ingest import IngestConfig, IngestScreenshots
@@ -143,10 +143,11 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
         labels = tiled.good | "Annotate" >> AnnotateScreenshots(label_cfg, resource_hints=hints)
         outputs["grounding"], dead["annotate"] = labels.good, labels.dead_letter
     elif args.annotator == "vllm":
-        vlm = tiled.good | "RunVlm" >> RunVlm(label_cfg, resource_hints=hints, duplicates=shots.dead_letter)
+        vlm = tiled.good | "RunVlm" >> RunVlm(label_cfg, resource_hints=hints, duplicates=shots.aliases)
         outputs["grounding"], outputs["actions"], dead["infer"] = vlm.good, vlm.actions, vlm.dead_letter
     label_dead = dead.get("annotate", dead.get("infer")) or pipeline | "NoLabelStage" >> beam.Create([])
-    marked = (tiled.good, label_dead) | "MarkDone" >> MarkDone(run_hash, run_id)
+    failures = (tiled.good, label_dead) | "LabelFailures" >> LabelFailuresFromDeadLetters()
+    marked = (tiled.good, failures) | "MarkDone" >> MarkDone(run_hash, run_id)
     held = beam.pvalue.AsDict(marked.held | "HeldIds" >> beam.Map(lambda i: (i, True)))
     new_shots = tiled.good | "NewOccurrences" >> beam.Filter(is_new, known=known, held=held)
     new_shots | "WriteScreenshots" >> WriteShards(

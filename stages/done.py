@@ -4,11 +4,13 @@ Incremental runs read it inside the pipeline (a side input, so it works the same
 occurrence that is done under the run's own ``config_hash`` right after hashing its bytes, and a screenshot row is
 written only for occurrences no earlier run has written. :class:`MarkDone` decides what this run marks done: every
 occurrence that reached the end of the run, except those whose label stage failed for a reason worth retrying
-(:data:`RETRYABLE`): their labels are held back and they stay undone, so the next run does them again, whole.
+(:data:`RETRYABLE`), which it is told as :class:`LabelFailure` records: their labels are held back and they stay
+undone, so the next run does them again, whole.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Iterator
 
@@ -25,6 +27,21 @@ from stages.write import _PART_RE
 HELD = "held"
 # Label-stage reasons that say nothing about the screenshot itself: the next run tries it again.
 RETRYABLE = frozenset({"engine_failure", "unreadable", "changed_during_run", "annotator_failure"})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LabelFailure:
+    """A screenshot whose label stage failed for a :data:`RETRYABLE` reason: its occurrences stay undone.
+
+    Attributes:
+        screenshot_id: the screenshot's content id.
+        source_uri: the file the label stage read (every occurrence of this file is held back).
+        reason: the label stage's reason code.
+    """
+
+    screenshot_id: str
+    source_uri: str
+    reason: str
 
 
 def shot_key(shot: Screenshot) -> str:
@@ -88,15 +105,49 @@ class _Decide(beam.DoFn):
             )
 
 
-def _retryable_uri(dead: DeadLetter) -> list[tuple[str, None]]:
-    return [(dead.payload_ref, None)] if dead.reason in RETRYABLE else []
+def _retryable_uri(dead: DeadLetter) -> list[tuple[str, str]]:
+    return [(dead.payload_ref, dead.reason)] if dead.reason in RETRYABLE else []
+
+
+def _failures(item) -> Iterator[LabelFailure]:
+    uri, grouped = item
+    reasons = sorted(set(grouped["failed"]))
+    for shot_id in sorted({s.screenshot_id for s in grouped["shot"]}):
+        for reason in reasons:
+            yield LabelFailure(shot_id, uri, reason)
+
+
+class LabelFailuresFromDeadLetters(beam.PTransform):
+    """Transitional: (screenshots, the label stage's dead letters) → :class:`LabelFailure` records.
+
+    The OCR and vLLM label stages do not yet emit their failures as an output of their own, so the retryable ones
+    are found here, where a dead letter's ``payload_ref`` is the file it failed on. Goes away when the one labelling
+    stage emits :class:`LabelFailure` itself.
+    """
+
+    def expand(self, inputs):
+        shots, label_dead = inputs
+        return (
+            {
+                "shot": shots | "ShotByUri" >> beam.Map(lambda s: (s.source_uri, s)),
+                "failed": label_dead | "RetryableByUri" >> beam.FlatMap(_retryable_uri),
+            }
+            | "Failures" >> beam.CoGroupByKey()
+            | "ToFailures" >> beam.FlatMap(_failures)
+        )
+
+
+def _failed_uri(failure: LabelFailure) -> list[tuple[str, None]]:
+    return [(failure.source_uri, None)] if failure.reason in RETRYABLE else []
 
 
 class MarkDone(beam.PTransform):
-    """(screenshots that passed tiling, the label stage's dead letters) → ``Done`` records + held-back ids.
+    """(screenshots that passed tiling, :class:`LabelFailure` records of the label stage) → ``Done`` records +
+    held-back ids.
 
     Output: a ``DoOutputsTuple``: the main output holds :class:`Done` records; ``held`` holds the ``screenshot_id``
-    of every occurrence whose label stage failed for a :data:`RETRYABLE` reason (its labels must not be committed).
+    of every occurrence of a file whose label stage failed for a :data:`RETRYABLE` reason (its labels must not be
+    committed).
     """
 
     def __init__(self, config_hash: str, run_id: str):
@@ -105,10 +156,10 @@ class MarkDone(beam.PTransform):
         self._run_id = run_id
 
     def expand(self, inputs):
-        shots, label_dead = inputs
+        shots, failures = inputs
         grouped = {
             "shot": shots | "ShotByUri" >> beam.Map(lambda s: (s.source_uri, s)),
-            "failed": label_dead | "RetryableByUri" >> beam.FlatMap(_retryable_uri),
+            "failed": failures | "FailedUri" >> beam.FlatMap(_failed_uri),
         } | "JoinFailures" >> beam.CoGroupByKey()
         return grouped | "Decide" >> beam.ParDo(_Decide(self._config_hash, self._run_id)).with_outputs(
             HELD, main="done"

@@ -18,18 +18,16 @@ import dataclasses
 import os
 from collections.abc import Callable
 
-import apache_beam as beam
 import numpy as np
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
 from schemas.images import ImageLimits, ImageRejected, load_rgb
 from schemas.phash import from_hex, phash, to_hex
 from schemas.records import Screenshot
 from schemas.verified import read_screenshot
-from stages.common import DEAD_LETTER, StageCounters, StageOutputs, dead_letter
+from stages.base import Failure, Stage, StageDoFn
 from stages.ingest import IMAGE_EXTENSIONS
 
 STAGE = "guard"
@@ -209,26 +207,15 @@ class BenchmarkIndex:
         return int(distances[best]), self.names[best], int(self._hashes[best])
 
 
-class _FlagTally:
-    """Stands in for :class:`StageCounters` in :func:`dead_letter` for a flag: counted as ``flagged_benchmark_leak``,
-    not as a drop (the screenshot is forwarded)."""
+class _Guard(StageDoFn):
+    stage = STAGE
 
-    def __init__(self, counters: StageCounters):
-        self.stage = counters.stage
-        self._metric = Metrics.counter(counters.namespace, "flagged_benchmark_leak")
-
-    def dropped(self, reason: str, n: int = 1) -> None:
-        self._metric.inc(n)
-
-
-class _Guard(beam.DoFn):
     def __init__(self, config: GuardConfig, shared_handle: shared.Shared):
+        super().__init__(config.run_id)
         self._config = config
         self._shared = shared_handle
 
-    def setup(self):
-        self._counters = StageCounters(STAGE)
-        self._flags = _FlagTally(self._counters)
+    def start(self):
         config = self._config
 
         def load() -> BenchmarkIndex:
@@ -237,17 +224,16 @@ class _Guard(beam.DoFn):
         # One index per worker process, however many DoFn instances it runs (a folder is hashed once).
         self._index = self._shared.acquire(load, tag=repr((config.benchmark, config.limits)))
 
-    def process(self, shot: Screenshot):
-        c, config = self._counters, self._config
-        c.total.inc()
+    def handle(self, shot: Screenshot):
+        config = self._config
         uri = shot.source_uri
         try:
             value = phash(read_screenshot(shot, config.limits))
         except ImageRejected as e:
-            yield dead_letter(c, uri, e.reason, e.message, uri, config.run_id)
+            yield Failure(uri, e.reason, e.message, uri)
             return
         except Exception as e:  # noqa: BLE001 - unreadable input is this item's failure only
-            yield dead_letter(c, uri, "unreadable", f"{type(e).__name__}: {e}", uri, config.run_id)
+            yield Failure(uri, "unreadable", f"{type(e).__name__}: {e}", uri)
             return
         distance, name, matched = self._index.nearest(value)
         if distance <= config.max_distance:
@@ -256,14 +242,14 @@ class _Guard(beam.DoFn):
                 f"{distance} <= {config.max_distance}; this screenshot's pHash is {to_hex(value)}"
             )
             if config.mode == "refuse":
-                yield dead_letter(c, uri, "benchmark_leak", error, uri, config.run_id)
+                yield Failure(uri, "benchmark_leak", error, uri)
                 return
-            yield dead_letter(self._flags, uri, "benchmark_leak_flagged", error, uri, config.run_id)
-        c.forwarded.inc()
+            # a flag, not a drop: counted as flagged_benchmark_leak and forwarded
+            yield Failure(uri, "benchmark_leak_flagged", error, uri, flag="flagged_benchmark_leak")
         yield shot
 
 
-class GuardBenchmarkLeakage(beam.PTransform):
+class GuardBenchmarkLeakage(Stage):
     """Screenshots → the screenshots that do not look like a benchmark image + dead letters (stage ``guard``).
 
     Usage: ``shots, dead = screenshots | "Guard" >> GuardBenchmarkLeakage(GuardConfig(benchmark, run_id))``.
@@ -274,6 +260,4 @@ class GuardBenchmarkLeakage(beam.PTransform):
         self._config = config
 
     def expand(self, shots):
-        guard = _Guard(self._config, shared.Shared())
-        out = shots | "Match" >> beam.ParDo(guard).with_outputs(DEAD_LETTER, main="good")
-        return StageOutputs(out.good, out.dead_letter)
+        return self.apply_fn(shots, "Match", _Guard(self._config, shared.Shared()))

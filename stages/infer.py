@@ -642,9 +642,10 @@ class RunVlm(beam.PTransform):
         config: what the model is asked and how.
         resource_hints: Beam resource hints for the model stage (``Generate``) only, e.g.
             ``{"accelerator": "type:nvidia-h100-80gb;count:1;install-nvidia-driver", "min_ram": "64GB"}``.
-        duplicates: ingest's dead letters (optional): for localize recipes, a file ingest set aside as a
-            ``duplicate`` of another (the same bytes) still names that screenshot in the instructions file, so an
-            instruction about either file is labelled, once, on the screenshot kept.
+        duplicates: ingest's ``aliases`` output (:class:`stages.ingest.DuplicateAlias`, optional): for localize
+            recipes, a file ingest set aside as a ``duplicate`` of another (the same bytes) still names that
+            screenshot in the instructions file, so an instruction about either file is labelled, once, on the
+            screenshot kept.
     """
 
     def __init__(
@@ -679,11 +680,7 @@ class RunVlm(beam.PTransform):
             )
             keyed = shots | "ByName" >> beam.FlatMap(lambda s: [(_basename(s.source_uri), s), (s.screenshot_id, s)])
             if self._duplicates is not None:
-                copies = (
-                    self._duplicates
-                    | "Duplicates" >> beam.Filter(lambda d: d.reason == "duplicate")
-                    | "CopyOf" >> beam.Map(lambda d: (d.payload_ref, _basename(d.input_id)))
-                )
+                copies = self._duplicates | "CopyOf" >> beam.Map(lambda a: (a.kept_uri, _basename(a.copy_uri)))
                 by_uri = shots | "ByUri" >> beam.Map(lambda s: (s.source_uri, s))
                 aliases = (
                     {"shot": by_uri, "copy": copies}

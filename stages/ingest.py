@@ -11,7 +11,9 @@ extras are installed) or a directory (read recursively). Two kinds of input are 
 
 Other files (READMEs, licences, sidecar JSON) are not inputs: they are counted as ``ignored`` and listed in the run
 summary, never silently dropped. Exact duplicates (same sha256, same episode step or both loose) collapse to the
-copy with the smallest URI; the others go to the dead-letter output as ``duplicate``.
+copy with the smallest URI; the others go to the dead-letter output as ``duplicate``, and each also gets a
+:class:`DuplicateAlias` on the ``aliases`` output (its URI → the kept screenshot), for stages that look files up by
+name.
 
 Images are not carried through the pipeline: records hold the URI and the content hash, and the stages that need
 pixels re-read the file and check the hash (memory stays flat however many screenshots a run has).
@@ -26,17 +28,15 @@ import json
 import os
 import posixpath
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.metrics import Metrics
 
 from schemas.images import ImageLimits, ImageRejected, inspect_image
 from schemas.records import Screenshot, item_key, utcnow
-from stages.common import DEAD_LETTER, StageCounters, dead_letter
+from stages.base import Failure, Stage, StageDoFn, StageOutputs
 from stages.done import rejected_done
 from stages.store.input_guard import Rejected, check_local_file, input_root, printable
 
@@ -46,6 +46,7 @@ OTHER_IMAGE_EXTENSIONS = (".gif", ".bmp", ".tif", ".tiff", ".ico", ".heic", ".he
 EPISODE_MANIFEST = "episode.json"
 STEPS_FILE = "steps.jsonl"
 DONE = "done"
+ALIASES = "aliases"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,16 +115,37 @@ def _ext(path: str) -> str:
     return os.path.splitext(path)[1].lower()
 
 
-class _IngestFile(beam.DoFn):
-    """One matched file → Screenshot records (an episode manifest gives one per step) + dead letters."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class DuplicateAlias:
+    """A file ingest set aside as a ``duplicate``: its URI names the kept screenshot too (the same bytes).
+
+    Attributes:
+        copy_uri: the file set aside.
+        screenshot_id: the content id both files share.
+        kept_uri: the file kept, the ``source_uri`` of the screenshot record that went on.
+    """
+
+    copy_uri: str
+    screenshot_id: str
+    kept_uri: str
+
+
+class _IngestFile(StageDoFn):
+    """One matched file → Screenshot records (an episode manifest gives one per step) + dead letters.
+
+    One file can hold several inputs (an episode's steps): ``total`` is counted per image or step, not per file.
+    """
+
+    stage = STAGE
+    count_inputs = False
 
     def __init__(self, config: IngestConfig):
+        super().__init__(config.run_id)
         self._config = config
 
-    def setup(self):
-        self._counters = StageCounters(STAGE)
-        self._ignored = Metrics.counter("screenmill." + STAGE, "ignored")
-        self._skipped = Metrics.counter("screenmill." + STAGE, "skipped_done")
+    def start(self):
+        self._ignored = self.counters.counter("ignored")
+        self._skipped = self.counters.counter("skipped_done")
         self._done: dict[str, bool] = {}
 
     def _episode_set(self, episode_dirs: Iterable[str]) -> set[str]:
@@ -134,6 +156,9 @@ class _IngestFile(beam.DoFn):
         return cached[1]
 
     def process(self, meta: fileio.FileMetadata, episode_dirs: Iterable[str], done: dict[str, bool]) -> Iterator:
+        yield from self.emit(meta, episode_dirs, done)
+
+    def handle(self, meta: fileio.FileMetadata, episode_dirs: Iterable[str], done: dict[str, bool]) -> Iterator:
         self._done = done
         path = meta.path
         name = _basename(path)
@@ -158,26 +183,24 @@ class _IngestFile(beam.DoFn):
         task: str | None = None,
         recorded_action: str | None = None,
     ):
-        c = self._counters
-        c.total.inc()
-        run_id = self._config.run_id
+        self.counters.total.inc()
         try:  # before any read: no link out of the input root, no FIFO or device, a UTF-8 name
             real_size = check_local_file(path, input_root(expand_pattern(self._config.pattern)))
         except Rejected as e:
-            yield dead_letter(c, printable(path), e.reason, e.message, printable(path), run_id)
+            yield Failure(printable(path), e.reason, e.message, printable(path))
             return
         size = size if real_size is None else real_size
         if _ext(path) in OTHER_IMAGE_EXTENSIONS:
-            yield dead_letter(c, path, "unsupported_format", f"{_ext(path)} files are not accepted", path, run_id)
+            yield Failure(path, "unsupported_format", f"{_ext(path)} files are not accepted", path)
             return
         if size is not None and size > self._config.max_file_bytes:
             msg = f"{size} bytes is over the {self._config.max_file_bytes} byte limit"
-            yield dead_letter(c, path, "too_large", msg, path, run_id)
+            yield Failure(path, "too_large", msg, path)
             return
         try:
             data = _read(path)
         except Exception as e:  # noqa: BLE001 - any read failure is this input's fault, not the run's
-            yield dead_letter(c, path, "unreadable", f"{type(e).__name__}: {e}", path, run_id)
+            yield Failure(path, "unreadable", f"{type(e).__name__}: {e}", path)
             return
         sha = hashlib.sha256(data).hexdigest()
         if item_key(sha, episode_id, step) in self._done:
@@ -187,12 +210,11 @@ class _IngestFile(beam.DoFn):
             info = inspect_image(data, self._config.limits)
         except Exception as e:  # noqa: BLE001 - a decoder bug on hostile bytes is still a bad input
             reason, message = (e.reason, e.message) if isinstance(e, ImageRejected) else ("corrupt_image", None)
-            yield dead_letter(c, path, reason, message or f"{type(e).__name__}: {e}", path, run_id)
+            yield Failure(path, reason, message or f"{type(e).__name__}: {e}", path)
             if self._config.config_hash:
-                done = rejected_done(sha, episode_id, step, reason, self._config.config_hash, run_id)
+                done = rejected_done(sha, episode_id, step, reason, self._config.config_hash, self.run_id)
                 yield beam.pvalue.TaggedOutput(DONE, done)
             return
-        c.forwarded.inc()
         yield Screenshot(
             screenshot_id=sha,
             source_uri=path,
@@ -203,7 +225,7 @@ class _IngestFile(beam.DoFn):
             exif_orientation=info.orientation,
             byte_size=len(data),
             ingest_time=utcnow(),
-            run_id=run_id,
+            run_id=self.run_id,
             episode_id=episode_id,
             step_index=step,
             episode_task=task,
@@ -219,8 +241,7 @@ class _IngestFile(beam.DoFn):
         )
 
     def _episode(self, manifest_path: str, directory: str):
-        c = self._counters
-        run_id = self._config.run_id
+        c = self.counters
         referenced: set[str] = set()
         max_bytes, root_dir = self._config.max_file_bytes, input_root(expand_pattern(self._config.pattern))
         try:
@@ -243,7 +264,7 @@ class _IngestFile(beam.DoFn):
         except Exception as e:  # noqa: BLE001 - a bad manifest is bad input; its images still get ingested below
             c.total.inc()
             where = printable(manifest_path)
-            yield dead_letter(c, where, "bad_episode_manifest", f"{type(e).__name__}: {e}", where, run_id)
+            yield Failure(where, "bad_episode_manifest", f"{type(e).__name__}: {e}", where)
             for path, size in self._folder_images(directory):
                 yield from self._image(path, size)
             return
@@ -271,7 +292,7 @@ class _IngestFile(beam.DoFn):
                 first_at[index] = where
             except Exception as e:  # noqa: BLE001
                 c.total.inc()
-                yield dead_letter(c, where, "bad_episode_manifest", f"{type(e).__name__}: {e}", where, run_id)
+                yield Failure(where, "bad_episode_manifest", f"{type(e).__name__}: {e}", where)
                 continue
             target = (
                 posixpath.normpath(posixpath.join(root, rel))
@@ -281,12 +302,12 @@ class _IngestFile(beam.DoFn):
             if rel.startswith(("/", "\\")) or "://" in rel or not target.startswith(root):
                 c.total.inc()
                 msg = f"step {index} names {rel!r}, which is outside the episode folder"
-                yield dead_letter(c, where, "path_outside_root", msg, where, run_id)
+                yield Failure(where, "path_outside_root", msg, where)
                 continue
             referenced.add(target)
             if target not in sizes and not FileSystems.exists(target):
                 c.total.inc()
-                yield dead_letter(c, where, "missing_file", f"step {index}: {rel} does not exist", target, run_id)
+                yield Failure(where, "missing_file", f"step {index}: {rel} does not exist", target)
                 continue
             yield from self._image(target, sizes.get(target), episode_id, index, task, _recorded_action(step))
         for path, size in sizes.items():
@@ -325,64 +346,54 @@ def dangling_links(pattern: str) -> list[str]:
     return sorted(p for p in found if os.path.islink(p) and not os.path.exists(p))
 
 
-class _DanglingLinks(beam.DoFn):
+class _DanglingLinks(StageDoFn):
     """The input pattern → an ``unreadable`` dead letter per dangling symlink it matches, so none goes unseen."""
 
-    def __init__(self, run_id: str):
-        self._run_id = run_id
+    stage = STAGE
+    count_inputs = False
 
-    def setup(self):
-        self._counters = StageCounters(STAGE)
-
-    def process(self, pattern: str):
+    def handle(self, pattern: str):
         for path in dangling_links(pattern):
-            self._counters.total.inc()
+            self.counters.total.inc()
             name = printable(path)
             target = printable(os.readlink(path))
-            msg = f"a symlink to {target}, which does not exist"
-            yield dead_letter(self._counters, name, "unreadable", msg, name, self._run_id).value
+            yield Failure(name, "unreadable", f"a symlink to {target}, which does not exist", name)
 
 
-class _CollapseDuplicates(beam.DoFn):
-    """(dedup key, occurrences) → the occurrence with the smallest URI; the others are dead-lettered."""
+class _CollapseDuplicates(StageDoFn):
+    """(dedup key, occurrences) → the occurrence with the smallest URI; the others are dead-lettered as
+    ``duplicate`` (taken back from ``forwarded``) and named on the ``aliases`` output."""
 
-    def __init__(self, run_id: str):
-        self._run_id = run_id
+    stage = STAGE
+    count_inputs = False
+    count_forwarded = False  # counted when _IngestFile forwarded them
 
-    def setup(self):
-        self._counters = StageCounters(STAGE)
-
-    def process(self, item):
+    def handle(self, item):
         _, shots = item
         shots = sorted(shots, key=lambda s: s.source_uri)
-        yield shots[0]
+        kept = shots[0]
+        yield kept
         for dup in shots[1:]:
-            self._counters.forwarded.dec()
-            msg = f"same bytes (sha256 {dup.screenshot_id[:16]}…) as {shots[0].source_uri}"
-            yield dead_letter(self._counters, dup.source_uri, "duplicate", msg, shots[0].source_uri, self._run_id)
+            self.counters.forwarded.dec()
+            alias = DuplicateAlias(dup.source_uri, kept.screenshot_id, kept.source_uri)
+            yield beam.pvalue.TaggedOutput(ALIASES, alias)
+            msg = f"same bytes (sha256 {dup.screenshot_id[:16]}…) as {kept.source_uri}"
+            yield Failure(dup.source_uri, "duplicate", msg, kept.source_uri)
 
 
 def _dedup_key(shot: Screenshot):
     return (shot.screenshot_id, shot.episode_id or "", -1 if shot.step_index is None else shot.step_index)
 
 
-class IngestOutputs(NamedTuple):
-    """Ingest's outputs: ``good`` screenshots, ``dead_letter`` records and ``done`` rows of hashed rejects."""
-
-    good: beam.PCollection
-    dead_letter: beam.PCollection
-    done: beam.PCollection
-
-
-class IngestScreenshots(beam.PTransform):
+class IngestScreenshots(Stage):
     """Read, validate, hash and de-duplicate screenshots.
 
-    Output: a ``DoOutputsTuple`` with the main output (:class:`Screenshot` records, ``tile_plan`` unset) and
+    Output: :class:`stages.base.StageOutputs` with ``good`` (:class:`Screenshot` records, ``tile_plan`` unset),
     ``dead_letter`` (:class:`DeadLetter` records; reasons: ``empty_file``, ``not_an_image``, ``truncated``,
     ``corrupt_image``, ``decompression_bomb``, ``too_small``, ``too_large``, ``extreme_aspect_ratio``,
     ``unsupported_format``, ``unreadable``, ``bad_episode_manifest``, ``path_outside_root``, ``missing_file``,
-    ``duplicate``). Use as ``good, dead = p | IngestScreenshots(config)``; ``.done`` holds the ``_done`` rows of
-    inputs rejected after hashing (when ``config.config_hash`` is set).
+    ``duplicate``), ``done`` (the ``_done`` rows of inputs rejected after hashing, when ``config.config_hash`` is
+    set) and ``aliases`` (a :class:`DuplicateAlias` per ``duplicate``).
 
     Args:
         config: what to read and accept.
@@ -398,11 +409,8 @@ class IngestScreenshots(beam.PTransform):
     def expand(self, pbegin):
         pattern = expand_pattern(self._config.pattern)
         matched = pbegin | "Match" >> fileio.MatchFiles(pattern)
-        dangling = (
-            pbegin
-            | "Pattern" >> beam.Create([pattern])
-            | "DanglingLinks" >> beam.ParDo(_DanglingLinks(self._config.run_id))
-        )
+        patterns = pbegin | "Pattern" >> beam.Create([pattern])
+        dangling = self.apply_fn(patterns, "DanglingLinks", _DanglingLinks(self._config.run_id))
         episode_dirs = (
             matched
             | "EpisodeManifests" >> beam.Filter(lambda m: _basename(m.path) == EPISODE_MANIFEST)
@@ -415,14 +423,19 @@ class IngestScreenshots(beam.PTransform):
         else:
             done_keys = self._done_keys
         done_dict = beam.pvalue.AsDict(done_keys | "DoneKeys" >> beam.Map(lambda k: (k, True)))
-        read = matched | "Validate" >> beam.ParDo(
-            _IngestFile(self._config), episode_dirs=beam.pvalue.AsList(episode_dirs), done=done_dict
-        ).with_outputs(DEAD_LETTER, DONE, main="good")
-        deduped = (
+        read = self.apply_fn(
+            matched,
+            "Validate",
+            _IngestFile(self._config),
+            DONE,
+            episode_dirs=beam.pvalue.AsList(episode_dirs),
+            done=done_dict,
+        )
+        grouped = (
             read.good
             | "KeyByContent" >> beam.Map(lambda s: (_dedup_key(s), s))
             | "GroupDuplicates" >> beam.GroupByKey()
-            | "Collapse" >> beam.ParDo(_CollapseDuplicates(self._config.run_id)).with_outputs(DEAD_LETTER, main="good")
         )
-        dead = (read.dead_letter, deduped.dead_letter, dangling) | "DeadLetters" >> beam.Flatten()
-        return IngestOutputs(deduped.good, dead, read[DONE])
+        deduped = self.apply_fn(grouped, "Collapse", _CollapseDuplicates(self._config.run_id), ALIASES)
+        dead = (read.dead_letter, deduped.dead_letter, dangling.dead_letter) | "DeadLetters" >> beam.Flatten()
+        return StageOutputs(deduped.good, dead, done=read.done, aliases=deduped.aliases)

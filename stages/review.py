@@ -30,7 +30,7 @@ from apache_beam.metrics import Metrics
 from schemas.coords import box_from_pixels, box_iou, box_to_pixels, point_from_pixels, point_in_box, point_to_pixels
 from schemas.records import ReviewedLabel
 from schemas.reviews import latest_reviews
-from stages.common import DEAD_LETTER, METRICS_PREFIX, StageCounters, StageOutputs, dead_letter
+from stages.base import METRICS_PREFIX, Failure, Stage, StageDoFn, StageOutputs
 
 STAGE = "review"
 VERDICTS = ("accept", "fix", "reject")
@@ -348,21 +348,28 @@ class ReviewConfig:
             raise ValueError("ReviewConfig.chunk_size must be >= 1")
 
 
-class _Route(beam.DoFn):
-    """(screenshot id, {labels, shots}) → ((annotator, recipe), task) for every routed label; dead letters."""
+class _Route(StageDoFn):
+    """(screenshot id, {labels, shots}) → ((annotator, recipe), task) for every routed label; dead letters.
+
+    ``total`` counts labels (many per element); ``forwarded`` is counted by :class:`_Push`, once a task is there.
+    """
+
+    stage = STAGE
+    count_inputs = False
+    count_forwarded = False
 
     def __init__(self, config: ReviewConfig):
+        super().__init__(config.run_id)
         self._config = config
 
-    def setup(self):
-        self._counters = StageCounters(STAGE)
-        self._reasons = {r: Metrics.counter(METRICS_PREFIX + STAGE, r) for r in REASONS}
+    def start(self):
+        self._reasons = {r: self.counters.counter(r) for r in REASONS}
 
-    def process(self, item):
+    def handle(self, item):
         _, grouped = item
         labels, uris = list(grouped["labels"]), list(grouped["shots"])
         cfg = self._config
-        self._counters.total.inc(len(labels))
+        self.counters.total.inc(len(labels))
         by_id = {lab["label_id"]: lab for lab in labels}
         for label_id, reasons in sorted(route_reasons(labels, cfg.policy).items()):
             label = by_id[label_id]
@@ -372,7 +379,7 @@ class _Route(beam.DoFn):
                 task = to_task(label, {"source_uri": uris[0]}, cfg.files_root, reasons)
             except ValueError as e:
                 ref = uris[0] if uris else ""
-                yield dead_letter(self._counters, label_id, "unservable_image", str(e), ref, cfg.run_id)
+                yield Failure(label_id, "unservable_image", str(e), ref)
                 continue
             for r in reasons:
                 self._reasons[r].inc()
@@ -394,22 +401,26 @@ class _Quota(beam.DoFn):
         yield from kept
 
 
-class _Push(beam.DoFn):
-    """Chunks of tasks → Label Studio (client and project made once per DoFn in ``setup``); yields task keys."""
+class _Push(StageDoFn):
+    """Chunks of tasks → Label Studio (client and project made once per DoFn in ``setup``); yields task keys, each
+    counted as ``forwarded``."""
+
+    stage = STAGE
+    count_inputs = False  # counted (as labels) by _Route
 
     def __init__(self, config: ReviewConfig):
+        super().__init__(config.run_id)
         self._config = config
 
-    def setup(self):
+    def start(self):
         from stages.clients.labelstudio import Connection, LabelStudioClient
 
-        self._counters = StageCounters(STAGE)
-        self._imported = Metrics.counter(METRICS_PREFIX + STAGE, "imported")
-        self._already = Metrics.counter(METRICS_PREFIX + STAGE, "already_there")
+        self._imported = self.counters.counter("imported")
+        self._already = self.counters.counter("already_there")
         self._client = LabelStudioClient(Connection.from_env())
         self._project = self._client.ensure_project(self._config.project, LABEL_CONFIG)
 
-    def process(self, batch):
+    def handle(self, batch):
         local = [t["data"]["source_uri"] for t in batch if t["data"]["image"].startswith("/data/local-files/")]
         if local:
             folder = os.path.commonpath([os.path.dirname(p) for p in local])
@@ -417,11 +428,10 @@ class _Push(beam.DoFn):
         counts = self._client.push(self._project, batch, self._config.chunk_size)
         self._imported.inc(counts["imported"])
         self._already.inc(counts["already_there"])
-        self._counters.forwarded.inc(len(batch))
         yield from (t["data"]["label_id"] for t in batch)
 
 
-class RouteToReview(beam.PTransform):
+class RouteToReview(Stage):
     """``{"labels": grounding rows, "screenshots": screenshot rows}`` → keys of the tasks now in Label Studio, plus
     dead letters (stage ``review``).
 
@@ -442,11 +452,8 @@ class RouteToReview(beam.PTransform):
         cfg = self._config
         labels = inputs["labels"] | "LabelsByShot" >> beam.Map(lambda r: (r["screenshot_id"], r))
         shots = inputs["screenshots"] | "UriByShot" >> beam.Map(lambda r: (r["screenshot_id"], r["source_uri"]))
-        routed = (
-            {"labels": labels, "shots": shots}
-            | "Join" >> beam.CoGroupByKey()
-            | "Route" >> beam.ParDo(_Route(cfg)).with_outputs(DEAD_LETTER, main="good")
-        )
+        joined = {"labels": labels, "shots": shots} | "Join" >> beam.CoGroupByKey()
+        routed = self.apply_fn(joined, "Route", _Route(cfg))
         pushed = (
             routed.good
             | "BySource" >> beam.GroupByKey()

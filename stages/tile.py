@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 
-import apache_beam as beam
-
 from annotators.vllm.tile_plan import RULES, plan_tiles
 from schemas.records import Screenshot
-from stages.common import DEAD_LETTER, StageCounters, StageOutputs, dead_letter
+from stages.base import Stage, StageDoFn
 
 STAGE = "tile"
 
@@ -62,32 +60,19 @@ class TileConfig:
         )
 
 
-class _Tile(beam.DoFn):
+class _Tile(StageDoFn):
+    stage = STAGE
+    error_reason = "tiling_failed"  # an image the plan cannot handle is dead-lettered, not fatal
+
     def __init__(self, config: TileConfig):
+        super().__init__(config.run_id)
         self._config = config
 
-    def setup(self):
-        self._counters = StageCounters(STAGE)
-
-    def process(self, shot: Screenshot):
-        self._counters.total.inc()
-        try:
-            plan = self._config.plan(shot.width, shot.height)
-        except Exception as e:  # noqa: BLE001 - an image the plan cannot handle is dead-lettered, not fatal
-            yield dead_letter(
-                self._counters,
-                shot.source_uri,
-                "tiling_failed",
-                f"{type(e).__name__}: {e}",
-                shot.source_uri,
-                self._config.run_id,
-            )
-        else:
-            self._counters.forwarded.inc()
-            yield dataclasses.replace(shot, tile_plan=plan)
+    def handle(self, shot: Screenshot):
+        yield dataclasses.replace(shot, tile_plan=self._config.plan(shot.width, shot.height))
 
 
-class TileScreenshots(beam.PTransform):
+class TileScreenshots(Stage):
     """Screenshots → the same screenshots with ``tile_plan`` set; dead letters with reason ``tiling_failed``."""
 
     def __init__(self, config: TileConfig):
@@ -95,5 +80,4 @@ class TileScreenshots(beam.PTransform):
         self._config = config
 
     def expand(self, shots):
-        out = shots | "Plan" >> beam.ParDo(_Tile(self._config)).with_outputs(DEAD_LETTER, main="good")
-        return StageOutputs(out.good, out.dead_letter)
+        return self.apply_fn(shots, "Plan", _Tile(self._config))

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from stages.common import failpoint
+from stages.store.failpoint import failpoint
 
 CODECS = ("zstd", "snappy", "gzip", "none")
 RUN_ID_RE = r"\d{8}T\d{6}Z-[0-9a-f]{6}"

@@ -79,7 +79,7 @@ def run_args(inp: Path, out: Path, annotator: str) -> list[str]:
 
 def start_run(inp: Path, out: Path, annotator: str, failpoint: str | None = None) -> subprocess.Popen:
     """``screenmill run`` in a child process, with ``SCREENMILL_FAILPOINT`` set when given."""
-    from stages.common import FAILPOINT_ENV
+    from stages.store.failpoint import FAILPOINT_ENV
 
     child_env = {k: v for k, v in os.environ.items() if k != FAILPOINT_ENV}
     if failpoint:

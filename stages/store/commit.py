@@ -20,7 +20,7 @@ from typing import Any
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from stages.common import failpoint
+from stages.store.failpoint import failpoint
 from stages.write import _PART_RE, RUN_ID_RE, STAGING
 
 COMMIT_MARKER = "_COMMIT"

@@ -6,7 +6,8 @@ read forever, a device never ends) and a name that is not valid UTF-8 (every tab
 would fail the run at write time). :func:`check_local_file` refuses all three with a stable reason
 (``path_outside_root``, ``unreadable``) and returns the file's real size, so a size limit holds for files the
 listing did not measure (episode steps in sub-folders). Object-store URIs (``gs://``, ``s3://``…) are not local
-files: only their names are checked.
+files: only their names are checked. Stages that need pixels later re-read the file with
+:func:`schemas.verified.read_screenshot`, which checks it still holds the bytes ingest hashed.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from schemas.records import stable_id
-from stages.common import METRICS_PREFIX
+from stages.base import METRICS_PREFIX
 
 _PACKAGES = (
     "screenmill",

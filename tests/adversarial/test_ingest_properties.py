@@ -64,7 +64,7 @@ prop = settings(max_examples=80, deadline=None, suppress_health_check=[HealthChe
 
 def _check(root: Path) -> list:
     outputs, fn = ingest(root)
-    c = fn._counters
+    c = fn.counters
     assert c.total.value == c.forwarded.value + c.dropped_count == len(outputs)
     assert all(isinstance(o, Screenshot) or (isinstance(o, TaggedOutput) and o.tag == "dead_letter") for o in outputs)
     assert_storable(outputs)
