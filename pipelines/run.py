@@ -27,7 +27,7 @@ from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, Screen
 from stages.annotate import AnnotateScreenshots
 from stages.done import LabelFailuresFromDeadLetters, MarkDone, ReadDoneIndex, is_new, not_held
 from stages.guard import GuardBenchmarkLeakage
-from stages.infer import RunVlm
+from stages.infer import FeedingPolicy, RunVlm
 from stages.ingest import IngestConfig, IngestScreenshots
 from stages.runners import is_local_runner, resolve_runner, runner_name
 from stages.store.commit import commit_run, recover, staging_dir
@@ -65,10 +65,11 @@ class RunContext:
     config_hash: str
 
 
-def run(argv: list[str] | None = None) -> dict:
-    """Run the main job; return the run manifest (also written to ``OUT/_runs/<run_id>.json``)."""
+def run(argv: list[str] | None = None, feeding: FeedingPolicy | None = None) -> dict:
+    """Run the main job; return the run manifest (also written to ``OUT/_runs/<run_id>.json``). ``feeding``: the vLLM
+    stage's feeding policy (``RunVlm(feeding=...)``; None: its default)."""
     started = time.monotonic()
-    pipeline, ctx = build_pipeline(argv)
+    pipeline, ctx = build_pipeline(argv, feeding)
     args = ctx.args
     recovered = recover(args.output)  # finish or discard what a killed run left, before the done index is read
     result = pipeline.run()
@@ -94,7 +95,9 @@ def run(argv: list[str] | None = None) -> dict:
     return manifest
 
 
-def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunContext]:
+def build_pipeline(
+    argv: list[str] | None = None, feeding: FeedingPolicy | None = None
+) -> tuple[beam.Pipeline, RunContext]:
     """Parse ``screenmill run`` options and build the job's pipeline, without running it or touching the output."""
     args, beam_args = build_parser().parse_known_args(argv)
     _progress_to_stderr(not args.quiet)
@@ -143,7 +146,9 @@ def build_pipeline(argv: list[str] | None = None) -> tuple[beam.Pipeline, RunCon
         labels = tiled.good | "Annotate" >> AnnotateScreenshots(label_cfg, resource_hints=hints)
         outputs["grounding"], dead["annotate"] = labels.good, labels.dead_letter
     elif args.annotator == "vllm":
-        vlm = tiled.good | "RunVlm" >> RunVlm(label_cfg, resource_hints=hints, duplicates=shots.aliases)
+        vlm = tiled.good | "RunVlm" >> RunVlm(
+            label_cfg, resource_hints=hints, duplicates=shots.aliases, feeding=feeding
+        )
         outputs["grounding"], outputs["actions"], dead["infer"] = vlm.good, vlm.actions, vlm.dead_letter
     label_dead = dead.get("annotate", dead.get("infer")) or pipeline | "NoLabelStage" >> beam.Create([])
     failures = (tiled.good, label_dead) | "LabelFailures" >> LabelFailuresFromDeadLetters()

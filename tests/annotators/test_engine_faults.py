@@ -147,3 +147,28 @@ def test_requests_rendered_on_threads_while_the_engine_steps_all_complete(model_
         finally:
             engine.close()
             gc.collect()
+
+
+def test_the_public_api_fallback_runs_the_engine(model_dir, monkeypatch):
+    """On a vLLM version the private fast path was not written for (forced here with the adapter's env var), requests
+    go through vLLM's public API: ``prepare`` renders nothing, submission renders and enqueues, and a dead engine is
+    still rebuilt with every request completed."""
+    from annotators.vllm.adapter import PUBLIC, PUBLIC_API_ENV
+
+    monkeypatch.setenv(PUBLIC_API_ENV, "1")
+    with torch_compile_disabled():
+        engine = _engine(model_dir)
+        try:
+            assert engine.api.path == PUBLIC
+            prepared = engine.prepare(Request("p-0", "Where is it?", [ui_image(128, 96, seed=7)], SCHEMA, 16))
+            assert prepared.rendered is None
+            engine.submit(prepared)
+            keys = ["p-0", *_submit(engine, 3)]
+            _kill_engine_core(engine)
+            done = engine.drain()
+            assert engine.api.path == PUBLIC and engine.stats["restarts"] == 1
+            assert Counter(c.key for c in done) == Counter(keys)
+            assert all(c.error is None and c.text for c in done)
+        finally:
+            engine.close()
+            gc.collect()

@@ -7,6 +7,8 @@ worker process, as in production).
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib.util
 import json
 import shutil
@@ -14,6 +16,7 @@ import shutil
 import pytest
 
 from annotators.recipes import ACTION_TYPES
+from annotators.vllm.feeding import Feeder
 from schemas.records import ActionStep, GroundingLabel
 from stages.write import read_shards
 from tests.conftest import png_bytes, ui_image
@@ -47,7 +50,7 @@ def tiny_model(tmp_path_factory):
             remove_torchvision_shim()
 
 
-def _run(model_dir, inputs, out, *extra):
+def _run(model_dir, inputs, out, *extra, feeding=None):
     from pipelines.run import run
 
     args = [
@@ -55,7 +58,7 @@ def _run(model_dir, inputs, out, *extra):
         *tiny_run_args(model_dir), *extra,
     ]  # fmt: skip
     with torch_compile_disabled():
-        return run(args)
+        return run(args, feeding)
 
 
 def _screens(folder, n):
@@ -102,27 +105,42 @@ def test_propose_elements_writes_grounding_labels(tiny_model, tmp_path):
     assert [d["reason"] for d in read_shards(str(out), "_dead_letter/ingest").to_pylist()] == ["empty_file"]
 
 
+class _FailingReads(Feeder):
+    """The model stage's default feeding, except that the images named in ``failures`` (content id → what makes the
+    error: the DoFn is pickled, and ImageRejected is not) fail when they are decoded, as a file changed or gone since
+    ingest does."""
+
+    def __init__(self, holder, *, failures, **kwargs):
+        super().__init__(holder, **kwargs)
+        self.failures = failures
+
+    def image(self, image_id, decode):
+        error = self.failures.get(image_id)
+        return super().image(image_id, decode if error is None else functools.partial(_raise, error))
+
+
+def _raise(error):
+    raise error()
+
+
 @pytest.mark.parametrize("render_threads", [None, "2"], ids=["engine-thread-renders", "render-threads"])
-def test_pixels_that_fail_at_the_model_stage_are_dead_lettered(tiny_model, tmp_path, monkeypatch, render_threads):
+def test_pixels_that_fail_at_the_model_stage_are_dead_lettered(tiny_model, tmp_path, render_threads):
     """A screenshot whose file changed after ingest, or can no longer be read, when the model stage re-reads it: the
     unit is dead-lettered with the reason (whichever thread builds and renders its request); the others go on."""
-    import stages.infer as infer
     from schemas.images import ImageRejected
 
-    read = infer.read_screenshot
-
-    def failing_read(shot, limits):
-        if shot.source_uri.endswith("screen_1.png"):
-            raise ImageRejected("changed_during_run", "the file's bytes no longer match its content id")
-        if shot.source_uri.endswith("screen_2.png"):
-            raise OSError("disk went away")
-        return read(shot, limits)
-
-    monkeypatch.setattr(infer, "read_screenshot", failing_read)
     inputs, out = tmp_path / "in", tmp_path / "out"
     _screens(inputs, 4)
+    sha = {name: hashlib.sha256((inputs / name).read_bytes()).hexdigest() for name in ("screen_1.png", "screen_2.png")}
+    failures = {
+        sha["screen_1.png"]: functools.partial(
+            ImageRejected, "changed_during_run", "the file's bytes no longer match its content id"
+        ),
+        sha["screen_2.png"]: functools.partial(OSError, "disk went away"),
+    }
     threads = ("--render-threads", render_threads) if render_threads else ()
-    manifest = _run(tiny_model, inputs, out, "--max-new-tokens", "24", *threads)
+    feeding = functools.partial(_FailingReads, failures=failures)
+    manifest = _run(tiny_model, inputs, out, "--max-new-tokens", "24", *threads, feeding=feeding)
 
     total, forwarded, dropped = _accounted(manifest, "infer")
     assert total == 4 and forwarded + dropped == 4

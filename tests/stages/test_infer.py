@@ -8,7 +8,6 @@ import json
 import pytest
 
 from annotators.vllm.engine import Completion, EngineConfig, EngineInputError, Request, VlmEngine
-from schemas.images import ImageRejected
 from schemas.records import Screenshot, TilePlan
 from stages.infer import VlmConfig, _EpisodeSteps, _frame, _history_text, _parse_instruction, _RunEngine
 
@@ -312,29 +311,6 @@ def test_engine_input_carries_image_ids_as_multi_modal_uuids():
     engine._llm = object()  # submit() refuses the request before it reaches the engine
     with pytest.raises(EngineInputError, match="image ids"):
         engine.submit(Request("k", "where?", images[:1], {"type": "object"}, 8, ("id-1", "id-2")))
-
-
-def test_when_done_builds_once_every_image_is_decoded():
-    """What the engine thread submits when it renders itself: the request is built only after all its images are
-    decoded, once, and an image's error becomes the request's (the unit is dead-lettered with it)."""
-    from concurrent.futures import Future
-
-    from stages.infer import _when_done
-
-    first, second = Future(), Future()
-    built = []
-    out = _when_done([first, second], lambda: built.append(first.result() + second.result()) or built[-1])
-    first.set_result(1)
-    assert not out.done() and built == []
-    second.set_result(2)
-    assert out.result(timeout=1) == 3 and built == [3]
-
-    bad = Future()
-    failed = _when_done([bad], lambda: bad.result())
-    bad.set_exception(ImageRejected("changed_during_run", "gone"))
-    with pytest.raises(ImageRejected):
-        failed.result(timeout=1)
-    assert _when_done([], lambda: "none to wait for").result(timeout=1) == "none to wait for"
 
 
 def test_repeated_instruction_lines_are_labelled_once_and_each_repeat_is_dead_lettered():
