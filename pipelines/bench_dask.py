@@ -47,7 +47,7 @@ def _rows(out: Path) -> dict[str, list[str]]:
 def _warm_up() -> None:
     import importlib
 
-    for module in ("apache_beam", "pyarrow.parquet", "stages.runners.dask", "stages.annotate", "pipelines.run"):
+    for module in ("apache_beam", "pyarrow.parquet", "stages.runners.dask", "stages.label", "pipelines.run"):
         importlib.import_module(module)
 
 

@@ -27,9 +27,9 @@ from apache_beam.transforms.resources import parse_resource_hints
 from annotators.vllm.engine import EngineConfig
 from annotators.vllm.memory import DTYPE_ALIASES
 from schemas.images import ImageLimits
-from stages.annotate import AnnotateConfig
 from stages.guard import GuardConfig
-from stages.infer import DECODE_THREADS, RENDER_THREADS, VlmConfig
+from stages.label.ocr import AnnotateConfig
+from stages.label.vlm import DECODE_THREADS, RENDER_THREADS, VlmConfig
 from stages.tile import TileConfig
 from stages.write import WriteConfig
 

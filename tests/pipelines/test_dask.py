@@ -197,7 +197,7 @@ def _tiny_vllm_worker() -> int:
 def _engines_here() -> list[str]:
     from annotators.vllm.engine import SharedEngine
 
-    return [] if SharedEngine._current is None else [SharedEngine._current.engine.config.model]
+    return [] if SharedEngine.current() is None else [SharedEngine.current().engine.config.model]
 
 
 @pytest.mark.slow

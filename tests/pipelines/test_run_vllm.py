@@ -362,7 +362,7 @@ def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):
         "if __name__ == '__main__':\n"
         "    run(sys.argv[1:])\n"
         "    print('RENDERED_ON', sorted(threads))\n"
-        "    engine = SharedEngine._current.engine\n"
+        "    engine = SharedEngine.current().engine\n"
         "    print('ENGINE_CLIENT', type(engine.llm.llm_engine.engine_core).__name__)\n"
         "    print('COMPUTES_HERE', engine.computes_here)\n"
     )

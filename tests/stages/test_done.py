@@ -9,7 +9,7 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 
 from schemas.records import DeadLetter, Screenshot
-from stages.done import LabelFailure, LabelFailuresFromDeadLetters, MarkDone
+from stages.done import LabelFailure, MarkDone
 from stages.store.report import stage_counts
 
 T = dt.datetime(2026, 11, 23, tzinfo=dt.UTC)
@@ -27,21 +27,17 @@ SHOTS = [_shot("/in/a.png", "a" * 64), _shot("/in/b.png", "b" * 64), _shot("/in/
 SHOTS += [_shot("/in/ep/s.png", "d" * 64, 0), _shot("/in/ep/s.png", "d" * 64, 1)]  # one file, two steps
 
 
-def test_label_failures_are_the_retryable_dead_letters_of_known_files():
-    dead = [
-        _dead("/in/a.png", "annotator_failure", "/in/a.png"),
-        _dead("/in/b.png", "model_output_not_json", "/in/b.png"),  # not retryable
-        _dead("/in/ep/s.png", "engine_failure", "/in/ep/s.png"),
-        _dead("x", "engine_failure", "/in/unknown.png"),  # a file no screenshot came from
+def test_mark_done_ignores_failures_that_are_not_retryable_or_of_no_known_file():
+    """What the label stage's dead letters used to be filtered for, MarkDone checks on its LabelFailure input too."""
+    failures = [
+        LabelFailure("b" * 64, "/in/b.png", "model_output_not_json"),  # not retryable
+        LabelFailure("x" * 64, "/in/unknown.png", "engine_failure"),  # a file no screenshot came from
     ]
     p = beam.Pipeline(runner=FnApiRunner())
-    shots, dead = p | "Shots" >> beam.Create(SHOTS), p | "Dead" >> beam.Create(dead)
-    failures = (shots, dead) | LabelFailuresFromDeadLetters()
-    expected = [
-        LabelFailure("a" * 64, "/in/a.png", "annotator_failure"),
-        LabelFailure("d" * 64, "/in/ep/s.png", "engine_failure"),
-    ]
-    assert_that(failures, equal_to(expected))
+    shots, failed = p | "Shots" >> beam.Create(SHOTS), p | "Failures" >> beam.Create(failures)
+    marked = (shots, failed) | MarkDone("hash-1", "r")
+    assert_that(marked.done | beam.Map(lambda d: d.screenshot_id[0]), equal_to(["a", "b", "c", "d", "d"]))
+    assert_that(marked.held, equal_to([]), label="Held")
     p.run().wait_until_finish()
 
 

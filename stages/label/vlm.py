@@ -1,6 +1,7 @@
-"""``RunVlm``: screenshots → requests for a vision-language model → grounding labels and action steps, + dead letters.
+"""The vLLM side of :class:`stages.label.LabelScreenshots` (step ``RunVlm``, stage ``infer``): screenshots → requests
+for a vision-language model → grounding labels and action steps, + dead letters and retryable failures.
 
-Work units by recipe kind (see :mod:`annotators.recipes`):
+Work units by recipe kind (see :mod:`annotators.recipes`; built in :mod:`stages.label.units`):
 
 * ``propose``: one request per distinct screenshot (by content id) → many grounding labels;
 * ``localize``: one request per (screenshot, instruction) from an instructions JSONL
@@ -16,9 +17,9 @@ Work units by recipe kind (see :mod:`annotators.recipes`):
 
 Large effective batches: one engine per worker process (:class:`annotators.vllm.engine.SharedEngine`), fed request by
 request as elements arrive, stepped while the next request is still being decoded or rendered, drained only at a
-bundle's end; how is the feeding policy's (:mod:`annotators.vllm.feeding`, ``RunVlm(feeding=...)``), packing is vLLM's
-own scheduler's. Every image is named by its content id (``Request.image_ids``), so the requests about one screenshot,
-or a frame in several steps' history, share one vision-encoder pass.
+bundle's end; how is the feeding policy's (:mod:`annotators.vllm.feeding`, ``LabelScreenshots(feeding=...)``),
+packing is vLLM's own scheduler's. Every image is named by its content id (``Request.image_ids``), so the requests
+about one screenshot, or a frame in several steps' history, share one vision-encoder pass.
 
 Reason codes: ``changed_during_run`` / image reasons / ``unreadable`` (pixels), ``engine_failure`` (the engine
 refused or dropped the request), ``model_output_not_json``, ``model_output_schema``, ``coords_out_of_bounds``
@@ -31,33 +32,27 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import posixpath
-from collections import Counter
 from collections.abc import Callable
-from typing import NamedTuple
 
 import apache_beam as beam
-from apache_beam.metrics import Metrics
-from apache_beam.transforms.util import ReshufflePerKey
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.recipes import AnswerRejected, Frame, Target, get_recipe
-from annotators.recorded import RecordedAction, ui_actions
-from annotators.vllm.engine import TILED_ARCHITECTURES, EngineConfig, Request, SharedEngine
+from annotators.vllm.engine import TILED_ARCHITECTURES, EngineConfig, Request
 from annotators.vllm.feeding import DECODE_THREADS, RENDER_THREADS, Feeder  # noqa: F401 - run's defaults
+from annotators.vllm.producer import VlmProducer
 from schemas.images import ImageLimits, ImageRejected
 from schemas.labels import LabelBuilder, LabelProvenance
-from schemas.records import ActionStep, GroundingLabel, Screenshot, first_occurrence, stable_id
+from schemas.records import ActionStep, GroundingLabel, Screenshot, stable_id
 from schemas.verified import read_screenshot
-from stages.common import DEAD_LETTER, METRICS_PREFIX, StageCounters, dead_letter
+from stages.base import DEAD_LETTER, Failure, StageDoFn, StageOutputs
+from stages.label.stage import ACTIONS, FAILURES, label_failure
+from stages.label.units import STAGE, Work, _FanOut, work_units
 
-STAGE = "infer"
-ACTIONS = "actions"
-MAX_HISTORY_CHARS = 1200
 #: How the model DoFn feeds the engine: :class:`annotators.vllm.feeding.Feeder` or a subclass, or any callable with
-#: its arguments that returns one (``RunVlm(feeding=...)``).
+#: its arguments that returns one (``LabelScreenshots(feeding=...)``).
 FeedingPolicy = Callable[..., Feeder]
 
 
@@ -150,26 +145,11 @@ class VlmConfig:
     @property
     def annotator(self) -> str:
         """``vllm:<model name>``: the model's last path component, so ids do not depend on where it is stored."""
-        return "vllm:" + self.engine.model.rstrip("/").split("/")[-1]
+        return self.producer().name
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Work:
-    """One request to make: the current screenshot, earlier ones (oldest first) and the prompt fields."""
-
-    key: str
-    shot: Screenshot
-    history: tuple[Screenshot, ...] = ()
-    fields: tuple[tuple[str, str], ...] = ()
-    recorded: RecordedAction | None = None
-
-
-class VlmOutputs(NamedTuple):
-    """What :class:`RunVlm` returns: grounding labels, action steps, dead letters."""
-
-    good: beam.PCollection
-    actions: beam.PCollection
-    dead_letter: beam.PCollection
+    def producer(self) -> VlmProducer:
+        """The label producer of this config (its engine is loaded by the model DoFn, once per process)."""
+        return VlmProducer(self.engine)
 
 
 def _frame(shot: Screenshot) -> Frame:
@@ -179,21 +159,24 @@ def _frame(shot: Screenshot) -> Frame:
     return Frame(shot.width, shot.height, plan.resized_width, plan.resized_height)
 
 
-class _RunEngine(beam.DoFn):
-    """Work units → labels (main), action steps (``actions``), dead letters; see the module docstring. How the engine
-    is fed is ``feeding``'s (:mod:`annotators.vllm.feeding`), what comes back is turned into rows here."""
+class _RunEngine(StageDoFn):
+    """Work units → labels (main), action steps (``actions``), retryable failures (``failures``), dead letters; see
+    the module docstring. How the engine is fed is ``feeding``'s (:mod:`annotators.vllm.feeding`), what comes back is
+    turned into rows here. Every unit is one input (``total``); every accepted answer one ``forwarded``."""
+
+    stage = STAGE
+    count_forwarded = False
 
     def __init__(self, config: VlmConfig, feeding: FeedingPolicy = Feeder):
+        super().__init__(config.run_id)
         self._config = config
         self._feeding = feeding
 
-    def setup(self):
-        self._counters = StageCounters(STAGE)
+    def start(self):
         self._recipe = self._config.get_recipe()
         self._units: dict[str, Work] = {}  # request key -> its unit, until the unit's outcome
         # the engine first: a worker that cannot load the model refuses before it starts any thread
-        self._config.engine.check_imports()  # this worker's environment, which may not be the driver's
-        holder = SharedEngine.get(self._config.engine)
+        holder = self._config.producer().load()
         cfg = self._config
         self._feeder = self._feeding(
             holder,
@@ -221,8 +204,10 @@ class _RunEngine(beam.DoFn):
             return f"{shot.screenshot_id}@{plan.resized_width}x{plan.resized_height}"
         return shot.screenshot_id
 
-    def process(self, work: Work):
-        self._counters.total.inc()
+    def input_ref(self, work: Work) -> str:
+        return work.shot.source_uri
+
+    def handle(self, work: Work):
         key = self._feeder.new_key()
         self._units[key] = work
         shots = (*work.history, work.shot)
@@ -243,7 +228,6 @@ class _RunEngine(beam.DoFn):
     def _outcomes(self, outcomes):
         """The feeder's outcomes → rows: an answer is parsed (:meth:`_finish`), a unit whose pixels failed is
         dead-lettered with the image's reason (``unreadable`` for any other error)."""
-        c, run_id = self._counters, self._config.run_id
         for outcome in outcomes:
             work = self._units.pop(outcome.key)
             if outcome.error is None:
@@ -251,12 +235,18 @@ class _RunEngine(beam.DoFn):
                 continue
             uri, input_id, e = work.shot.source_uri, self._input_id(work), outcome.error
             if isinstance(e, ImageRejected):
-                yield dead_letter(c, input_id, e.reason, e.message, uri, run_id)
+                yield from self._failed(work, Failure(input_id, e.reason, e.message, uri))
             else:
-                yield dead_letter(c, input_id, "unreadable", f"{type(e).__name__}: {e}", uri, run_id)
+                yield from self._failed(work, Failure(input_id, "unreadable", f"{type(e).__name__}: {e}", uri))
+
+    def _failed(self, work: Work, failure: Failure):
+        yield from label_failure(work.shot, failure)
+        yield failure
 
     def finish_bundle(self):
         for out in self._outcomes(self._feeder.drain()):
+            if isinstance(out, Failure):
+                out = beam.pvalue.TaggedOutput(DEAD_LETTER, self.dead_letter(out))
             if isinstance(out, beam.pvalue.TaggedOutput):
                 yield beam.pvalue.TaggedOutput(out.tag, WindowedValue(out.value, MIN_TIMESTAMP, [GlobalWindow()]))
             else:
@@ -272,11 +262,9 @@ class _RunEngine(beam.DoFn):
         return shot.source_uri
 
     def _finish(self, work: Work, completion):
-        c = self._counters
-        run_id = self._config.run_id
         input_id = self._input_id(work)
         if completion.error:
-            yield dead_letter(c, input_id, "engine_failure", completion.error, work.shot.source_uri, run_id)
+            yield from self._failed(work, Failure(input_id, "engine_failure", completion.error, work.shot.source_uri))
             return
         fields = dict(work.fields)
         try:
@@ -285,9 +273,9 @@ class _RunEngine(beam.DoFn):
             message = e.message
             if completion.finish_reason == "length":
                 message += f" (the answer hit max_tokens={self._recipe.max_tokens})"
-            yield dead_letter(c, input_id, e.reason, message, completion.text or "<empty answer>", run_id)
+            yield from self._failed(work, Failure(input_id, e.reason, message, completion.text or "<empty answer>"))
             return
-        c.forwarded.inc()
+        self.counters.forwarded.inc()
         if self._recipe.kind == "step":
             step = self._action_step(work, result.action_type, result.action_args, result.thought)
             yield beam.pvalue.TaggedOutput(ACTIONS, step)
@@ -365,152 +353,9 @@ class _RunEngine(beam.DoFn):
         )
 
 
-def _history_text(previous: list[Screenshot]) -> str:
-    parts = [f"step {s.step_index}: {s.recorded_action}" for s in previous if s.recorded_action]
-    text = "; ".join(parts) or "none"
-    return text if len(text) <= MAX_HISTORY_CHARS else "…" + text[-MAX_HISTORY_CHARS:]
-
-
-class _EpisodeSteps(beam.DoFn):
-    """(episode_id, its screenshots) → one step :class:`Work` per step, with up to ``history`` earlier frames."""
-
-    def __init__(self, config: VlmConfig):
-        self._config = config
-
-    def setup(self):
-        self._counters = StageCounters(STAGE)
-
-    def process(self, item):
-        episode_id, shots = item
-        shots = sorted(shots, key=lambda s: (s.step_index, s.source_uri))
-        task = next((s.episode_task for s in shots if s.episode_task), None)
-        recipe = self._config.get_recipe()
-        if task is None and recipe.kind == "explain":
-            task = recipe.defaults["task"]
-        if task is None:
-            c = self._counters
-            for s in shots:
-                c.total.inc()
-                msg = f"episode {episode_id} has no task (task_en/task/goal/instruction) to condition a step on"
-                yield dead_letter(c, f"{episode_id}#step={s.step_index}", "episode_without_task", msg,
-                                  s.source_uri, self._config.run_id)  # fmt: skip
-            return
-        n = self._config.history
-        explain = self._config.get_recipe().kind == "explain"
-        for i, shot in enumerate(shots):
-            previous = tuple(shots[max(0, i - n) : i])
-            fields = (("task", task), ("history", _history_text(shots[:i])))
-            if not explain:
-                yield Work(key=f"{episode_id}#{shot.step_index}", shot=shot, history=previous, fields=fields)
-                continue
-            yield from self._explain_units(episode_id, shot, previous, fields)
-
-    def _explain_units(self, episode_id: str, shot: Screenshot, previous, fields):
-        """One unit per recorded UI action of the step; reasoning-only steps are counted ``ignored``."""
-        c = self._counters
-        where = f"{episode_id}#step={shot.step_index}"
-        try:
-            actions = ui_actions(shot.recorded_action)
-        except ValueError as e:
-            c.total.inc()
-            yield dead_letter(c, where, "bad_recorded_action", str(e), shot.recorded_action or "", self._config.run_id)
-            return
-        if not actions:
-            Metrics.counter(METRICS_PREFIX + STAGE, "ignored").inc()
-        for k, action in enumerate(actions):
-            described = (*fields, ("action", action.describe(shot.width, shot.height)))
-            yield Work(f"{episode_id}#{shot.step_index}#{k}", shot, previous, described, action)
-
-
-def _by_episode(shot: Screenshot):
-    """(episode_id, shot) for episode steps; a loose screenshot is counted ``ignored`` (it has no step to label)."""
-    if shot.episode_id is None or shot.step_index is None:
-        Metrics.counter(METRICS_PREFIX + STAGE, "ignored").inc()
-        return []
-    return [(shot.episode_id, shot)]
-
-
-def _basename(uri: str) -> str:
-    return posixpath.basename(uri.replace("\\", "/"))
-
-
-class _JoinInstructions(beam.DoFn):
-    """(image key, {shots, instructions}) → localize :class:`Work`; instructions with no image are dead-lettered."""
-
-    def __init__(self, config: VlmConfig):
-        self._config = config
-
-    def setup(self):
-        self._counters = StageCounters(STAGE)
-
-    def process(self, item):
-        key, grouped = item
-        shots = list(grouped["shots"])
-        if shots:  # every line, repeats included: _OneRequestPerInstruction labels one and accounts for the rest
-            shot = first_occurrence(shots)
-            for text in grouped["instructions"]:
-                yield Work(key=f"{shot.screenshot_id}#{text}", shot=shot, fields=(("instruction", text),))
-            return
-        c, path, run_id = self._counters, self._config.instructions, self._config.run_id
-        lines = Counter(grouped["instructions"])
-        for text in sorted(lines):
-            c.total.inc()
-            msg = f"no input screenshot has the file name or content id {key!r}"
-            yield dead_letter(c, f"{key}#instruction={text}", "instruction_without_image", msg, path, run_id)
-            for copy in range(2, lines[text] + 1):
-                c.total.inc()
-                msg = f"the same image and instruction as an earlier line of the file ({lines[text]} in all)"
-                yield dead_letter(
-                    c, f"{key}#instruction={text}#copy={copy}", "duplicate_instruction", msg, path, run_id
-                )
-
-
-class _OneRequestPerInstruction(beam.DoFn):
-    """(work key, units) → one unit; the others (the same screenshot and instruction on several lines, by file name
-    or content id alike) are dead-lettered as ``duplicate_instruction``."""
-
-    def __init__(self, config: VlmConfig):
-        self._config = config
-
-    def setup(self):
-        self._counters = StageCounters(STAGE)
-
-    def process(self, item):
-        key, units = item
-        units = list(units)
-        yield units[0]
-        c, path, run_id = self._counters, self._config.instructions, self._config.run_id
-        for copy in range(2, len(units) + 1):
-            c.total.inc()
-            msg = f"the same screenshot and instruction as another line of the file ({len(units)} in all)"
-            yield dead_letter(c, f"{key}#copy={copy}", "duplicate_instruction", msg, path, run_id)
-
-
-def _copy_names(item):
-    """(kept screenshot's uri, {shot, copy}) → (file name of each duplicate copy, kept screenshot)."""
-    _, grouped = item
-    shots = list(grouped["shot"])
-    if shots:
-        shot = first_occurrence(shots)
-        for name in set(grouped["copy"]) - {_basename(shot.source_uri)}:
-            yield name, shot
-
-
-def _parse_instruction(line: str, path: str):
-    """One JSONL line → (image key, instruction); a bad line raises ValueError naming the file."""
-    try:
-        obj = json.loads(line)
-        image = obj.get("image") or obj.get("img_filename")
-        instruction = obj["instruction"]
-        if not isinstance(image, str) or not image or not isinstance(instruction, str) or not instruction.strip():
-            raise ValueError("needs a non-empty 'image' (or 'img_filename') and 'instruction'")
-    except (ValueError, KeyError, AttributeError) as e:
-        raise ValueError(f"{path}: bad instruction line {line[:200]!r}: {e}") from None
-    return _basename(image), " ".join(instruction.split())
-
-
-class RunVlm(beam.PTransform):
-    """Tiled screenshots → :class:`GroundingLabel` (``good``), :class:`ActionStep` (``actions``), dead letters.
+def expand_requests(shots, config: VlmConfig, hints: dict, duplicates, feeding: FeedingPolicy | None) -> StageOutputs:
+    """The vLLM labelling stage's graph, applied inside :class:`stages.label.LabelScreenshots` (its step names are the
+    old ``RunVlm``'s: ``FanOut``, ``Generate``, ``DeadLetters`` …).
 
     Fan-out: the work units are redistributed right before the engine (``FanOut``, a per-key reshuffle on the
     screenshot or, for step recipes, the episode, so the units that share images stay together for the image
@@ -527,8 +372,9 @@ class RunVlm(beam.PTransform):
     whose processes would all load onto the first visible GPU.
 
     Args:
+        shots: tiled screenshots.
         config: what the model is asked and how.
-        resource_hints: Beam resource hints for the model stage (``Generate``) only, e.g.
+        hints: Beam resource hints for the model stage (``Generate``) only, e.g.
             ``{"accelerator": "type:nvidia-h100-80gb;count:1;install-nvidia-driver", "min_ram": "64GB"}``.
         duplicates: ingest's ``aliases`` output (:class:`stages.ingest.DuplicateAlias`, optional): for localize
             recipes, a file ingest set aside as a ``duplicate`` of another (the same bytes) still names that
@@ -536,93 +382,19 @@ class RunVlm(beam.PTransform):
             screenshot kept.
         feeding: how the model stage feeds its engine (:data:`FeedingPolicy`; None: continuous,
             :class:`annotators.vllm.feeding.Feeder`); execution only, the output does not depend on it.
+
+    Returns:
+        ``good`` labels, ``dead_letter``, ``failures`` (retryable :class:`stages.done.LabelFailure`), ``actions``.
     """
-
-    def __init__(
-        self,
-        config: VlmConfig,
-        resource_hints: dict[str, str] | None = None,
-        duplicates: beam.PCollection | None = None,
-        feeding: FeedingPolicy | None = None,
-    ):
-        super().__init__()
-        self._config = config
-        self._hints = dict(resource_hints or {})
-        self._duplicates = duplicates
-        self._feeding = feeding or Feeder
-
-    def expand(self, shots):
-        cfg = self._config
-        kind = cfg.get_recipe().kind
-        dead = []
-        if kind == "propose":
-            work = (
-                shots
-                | "ByContent" >> beam.Map(lambda s: (s.screenshot_id, s))
-                | "OnePerImage" >> beam.CombinePerKey(first_occurrence)
-                | "ToWork" >> beam.Map(lambda kv: Work(key=kv[0], shot=kv[1]))
-            )
-        elif kind == "localize":
-            path = cfg.instructions
-            instructions = (
-                shots.pipeline
-                | "ReadInstructions" >> beam.io.ReadFromText(path)
-                | "SkipBlank" >> beam.Filter(lambda line: line.strip())
-                | "ParseInstructions" >> beam.Map(_parse_instruction, path)
-            )
-            keyed = shots | "ByName" >> beam.FlatMap(lambda s: [(_basename(s.source_uri), s), (s.screenshot_id, s)])
-            if self._duplicates is not None:
-                copies = self._duplicates | "CopyOf" >> beam.Map(lambda a: (a.kept_uri, _basename(a.copy_uri)))
-                by_uri = shots | "ByUri" >> beam.Map(lambda s: (s.source_uri, s))
-                aliases = (
-                    {"shot": by_uri, "copy": copies}
-                    | "KeptShot" >> beam.CoGroupByKey()
-                    | "CopyNames" >> beam.FlatMap(_copy_names)
-                )
-                keyed = (keyed, aliases) | "AllNames" >> beam.Flatten()
-            joined = (
-                {"shots": keyed, "instructions": instructions}
-                | "Join" >> beam.CoGroupByKey()
-                | "ToWork" >> beam.ParDo(_JoinInstructions(cfg)).with_outputs(DEAD_LETTER, main="good")
-            )
-            once = (
-                joined.good
-                | "ByRequest" >> beam.Map(lambda w: (w.key, w))
-                | "Requests" >> beam.GroupByKey()
-                | "OncePerRequest" >> beam.ParDo(_OneRequestPerInstruction(cfg)).with_outputs(DEAD_LETTER, main="good")
-            )
-            work, dead = once.good, [joined.dead_letter, once.dead_letter]
-        else:
-            grouped = (
-                shots
-                | "ByEpisode" >> beam.FlatMap(_by_episode)
-                | "Episodes" >> beam.GroupByKey()
-                | "ToWork" >> beam.ParDo(_EpisodeSteps(cfg)).with_outputs(DEAD_LETTER, main="good")
-            )
-            work, dead = grouped.good, [grouped.dead_letter]
-        generate = beam.ParDo(_RunEngine(cfg, self._feeding))
-        if self._hints:
-            generate = generate.with_resource_hints(**self._hints)
-        out = work | "FanOut" >> _FanOut() | "Generate" >> generate.with_outputs(ACTIONS, DEAD_LETTER, main="good")
-        if dead:
-            dead_letters = (*dead, out.dead_letter) | "DeadLetters" >> beam.Flatten()
-        else:
-            dead_letters = out.dead_letter
-        return VlmOutputs(out.good, out[ACTIONS], dead_letters)
-
-
-def _locality_key(work: Work) -> str:
-    """The screenshot (propose, localize) or episode (step, explain) a unit belongs to: the first part of its key."""
-    return work.key.split("#", 1)[0]
-
-
-class _FanOut(beam.PTransform):
-    """Work units → the same units redistributed over the workers, those with one locality key kept together."""
-
-    def expand(self, work):
-        return (
-            work
-            | "ByLocality" >> beam.Map(lambda w: (_locality_key(w), w))
-            | "Reshuffle" >> ReshufflePerKey()
-            | "Units" >> beam.Values()
-        )
+    units = work_units(shots, config, duplicates)
+    generate = beam.ParDo(_RunEngine(config, feeding or Feeder))
+    if hints:
+        generate = generate.with_resource_hints(**hints)
+    out = (
+        units.good
+        | "FanOut" >> _FanOut()
+        | "Generate" >> generate.with_outputs(ACTIONS, DEAD_LETTER, FAILURES, main="good")
+    )
+    dead = units.dead_letter
+    dead_letters = (*dead, out.dead_letter) | "DeadLetters" >> beam.Flatten() if dead else out.dead_letter
+    return StageOutputs(out.good, dead_letters, failures=out[FAILURES], actions=out[ACTIONS])

@@ -1,4 +1,5 @@
-"""RunVlm's pieces that need no engine: config checks, instruction parsing, episode step units, answers → rows."""
+"""The vLLM labelling stage's pieces that need no engine: config checks, instruction parsing, episode step units,
+answers → rows."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 
 from annotators.vllm.engine import Completion, EngineConfig, EngineInputError, Request, VlmEngine
 from schemas.records import Screenshot, TilePlan
-from stages.infer import VlmConfig, _EpisodeSteps, _frame, _history_text, _parse_instruction, _RunEngine
+from stages.label.units import _EpisodeSteps, _history_text, _parse_instruction
+from stages.label.vlm import VlmConfig, _frame, _RunEngine
 
 ENGINE = EngineConfig(model="/models/Holotron-12B")
 
@@ -250,10 +252,10 @@ def test_remote_workers_check_the_architecture_imports_themselves(nemotron_vl_wi
 
     engine = EngineConfig(model=str(nemotron_vl_without_torchvision))
     engine.preflight(check_imports=False)  # a driver without torchvision submitting to GPU workers
-    before = SharedEngine._current
+    before = SharedEngine.current()
     with pytest.raises(ImportError, match=r"NemotronH_Nano_VL_V2 with `import torchvision.transforms`"):
         _RunEngine(VlmConfig(run_id="r", config_hash="h", engine=engine)).setup()
-    assert SharedEngine._current is before  # refused before an engine was built
+    assert SharedEngine.current() is before  # refused before an engine was built
 
 
 @pytest.mark.parametrize(
@@ -316,7 +318,7 @@ def test_engine_input_carries_image_ids_as_multi_modal_uuids():
 def test_repeated_instruction_lines_are_labelled_once_and_each_repeat_is_dead_lettered():
     from apache_beam.pvalue import TaggedOutput
 
-    from stages.infer import _JoinInstructions, _OneRequestPerInstruction
+    from stages.label.units import _JoinInstructions, _OneRequestPerInstruction
 
     cfg = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="holo2-localize", instructions="i.jsonl")
     join, once = _JoinInstructions(cfg), _OneRequestPerInstruction(cfg)

@@ -1,0 +1,58 @@
+"""The vLLM label producer: its identity and its per-process engine, behind :class:`annotators.producer.LabelProducer`.
+
+Its work does not come one screenshot at a time: requests fan out over instructions or episode steps and are fed to
+one continuously stepped engine, so it declares ``expansion = "requests"`` and the labelling stage runs its request
+expansion (:mod:`stages.label.vlm`), which loads the engine through :meth:`VlmProducer.load`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable
+
+from annotators.producer import LabelProducer
+from annotators.vllm.engine import INSTALL_HINT, EngineConfig, SharedEngine
+
+
+@dataclasses.dataclass(frozen=True)
+class VlmProducer(LabelProducer):
+    """A vision-language model served by vLLM (stage ``infer``): grounding labels and action steps.
+
+    Attributes:
+        engine: the vLLM engine settings.
+    """
+
+    engine: EngineConfig
+
+    stage = "infer"
+    step = "RunVlm"
+    expansion = "requests"
+    makes_actions = True
+    install_hint = INSTALL_HINT
+
+    @property
+    def name(self) -> str:
+        """``vllm:<model name>``: the model's last path component, so ids do not depend on where it is stored."""
+        return "vllm:" + self.engine.model.rstrip("/").split("/")[-1]
+
+    @property
+    def version(self) -> str:
+        """The loaded engine's version (vLLM's and the model's); needs :meth:`load` first."""
+        engine = SharedEngine.current()
+        return engine.engine.VERSION
+
+    def process_key(self) -> Hashable:
+        return self.engine
+
+    def load(self) -> SharedEngine:
+        """This process's engine for :attr:`engine` (:meth:`SharedEngine.get`, one per process through
+        :func:`annotators.producer.per_process`), after checking the architecture's imports in this worker's
+        environment (which may not be the driver's), so a worker that cannot load the model refuses before it builds
+        anything.
+
+        Raises:
+            ImportError: vLLM (with :attr:`install_hint`) or an architecture's module is missing; whatever
+                ``vllm.LLM`` raises for a model it cannot load.
+        """
+        self.engine.check_imports()
+        return SharedEngine.get(self.engine)

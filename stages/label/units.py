@@ -1,0 +1,239 @@
+"""The vLLM labelling stage's work units (:class:`Work`): one per request to make, by recipe kind (see
+:mod:`stages.label.vlm`): ``propose`` one per distinct screenshot, ``localize`` one per (screenshot, instruction) of an
+instructions JSONL (:func:`localize_units`), ``step`` / ``explain`` one per episode step or recorded action
+(:class:`_EpisodeSteps`); and the fan-out that redistributes them before the engine (:class:`_FanOut`).
+
+Reason codes (stage ``infer``): ``instruction_without_image``, ``duplicate_instruction``, ``episode_without_task``,
+``bad_recorded_action``; loose screenshots of step recipes are counted ``ignored``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import posixpath
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+from apache_beam.transforms.util import ReshufflePerKey
+
+from annotators.recorded import RecordedAction, ui_actions
+from schemas.records import Screenshot, first_occurrence
+from stages.base import DEAD_LETTER, METRICS_PREFIX, Failure, StageDoFn, StageOutputs
+
+if TYPE_CHECKING:
+    from stages.label.vlm import VlmConfig
+
+STAGE = "infer"
+MAX_HISTORY_CHARS = 1200
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Work:
+    """One request to make: the current screenshot, earlier ones (oldest first) and the prompt fields."""
+
+    key: str
+    shot: Screenshot
+    history: tuple[Screenshot, ...] = ()
+    fields: tuple[tuple[str, str], ...] = ()
+    recorded: RecordedAction | None = None
+
+
+def _history_text(previous: list[Screenshot]) -> str:
+    parts = [f"step {s.step_index}: {s.recorded_action}" for s in previous if s.recorded_action]
+    text = "; ".join(parts) or "none"
+    return text if len(text) <= MAX_HISTORY_CHARS else "…" + text[-MAX_HISTORY_CHARS:]
+
+
+class _UnitDoFn(StageDoFn):
+    """A unit builder of stage ``infer``: only the inputs it dead-letters count (``total``); units are not
+    ``forwarded`` (the model DoFn counts them)."""
+
+    stage = STAGE
+    count_inputs = False
+    count_forwarded = False
+
+    def __init__(self, config: VlmConfig):
+        super().__init__(config.run_id)
+        self._config = config
+
+
+class _EpisodeSteps(_UnitDoFn):
+    """(episode_id, its screenshots) → one step :class:`Work` per step, with up to ``history`` earlier frames."""
+
+    def handle(self, item):
+        episode_id, shots = item
+        shots = sorted(shots, key=lambda s: (s.step_index, s.source_uri))
+        task = next((s.episode_task for s in shots if s.episode_task), None)
+        recipe = self._config.get_recipe()
+        if task is None and recipe.kind == "explain":
+            task = recipe.defaults["task"]
+        if task is None:
+            for s in shots:
+                self.counters.total.inc()
+                msg = f"episode {episode_id} has no task (task_en/task/goal/instruction) to condition a step on"
+                yield Failure(f"{episode_id}#step={s.step_index}", "episode_without_task", msg, s.source_uri)
+            return
+        n = self._config.history
+        explain = self._config.get_recipe().kind == "explain"
+        for i, shot in enumerate(shots):
+            previous = tuple(shots[max(0, i - n) : i])
+            fields = (("task", task), ("history", _history_text(shots[:i])))
+            if not explain:
+                yield Work(key=f"{episode_id}#{shot.step_index}", shot=shot, history=previous, fields=fields)
+                continue
+            yield from self._explain_units(episode_id, shot, previous, fields)
+
+    def _explain_units(self, episode_id: str, shot: Screenshot, previous, fields):
+        """One unit per recorded UI action of the step; reasoning-only steps are counted ``ignored``."""
+        where = f"{episode_id}#step={shot.step_index}"
+        try:
+            actions = ui_actions(shot.recorded_action)
+        except ValueError as e:
+            self.counters.total.inc()
+            yield Failure(where, "bad_recorded_action", str(e), shot.recorded_action or "")
+            return
+        if not actions:
+            self.counters.counter("ignored").inc()
+        for k, action in enumerate(actions):
+            described = (*fields, ("action", action.describe(shot.width, shot.height)))
+            yield Work(f"{episode_id}#{shot.step_index}#{k}", shot, previous, described, action)
+
+
+def _by_episode(shot: Screenshot):
+    """(episode_id, shot) for episode steps; a loose screenshot is counted ``ignored`` (it has no step to label)."""
+    if shot.episode_id is None or shot.step_index is None:
+        Metrics.counter(METRICS_PREFIX + STAGE, "ignored").inc()
+        return []
+    return [(shot.episode_id, shot)]
+
+
+def _basename(uri: str) -> str:
+    return posixpath.basename(uri.replace("\\", "/"))
+
+
+class _JoinInstructions(_UnitDoFn):
+    """(image key, {shots, instructions}) → localize :class:`Work`; instructions with no image are dead-lettered."""
+
+    def handle(self, item):
+        key, grouped = item
+        shots = list(grouped["shots"])
+        if shots:  # every line, repeats included: _OneRequestPerInstruction labels one and accounts for the rest
+            shot = first_occurrence(shots)
+            for text in grouped["instructions"]:
+                yield Work(key=f"{shot.screenshot_id}#{text}", shot=shot, fields=(("instruction", text),))
+            return
+        c, path = self.counters, self._config.instructions
+        lines = Counter(grouped["instructions"])
+        for text in sorted(lines):
+            c.total.inc()
+            msg = f"no input screenshot has the file name or content id {key!r}"
+            yield Failure(f"{key}#instruction={text}", "instruction_without_image", msg, path)
+            for copy in range(2, lines[text] + 1):
+                c.total.inc()
+                msg = f"the same image and instruction as an earlier line of the file ({lines[text]} in all)"
+                yield Failure(f"{key}#instruction={text}#copy={copy}", "duplicate_instruction", msg, path)
+
+
+class _OneRequestPerInstruction(_UnitDoFn):
+    """(work key, units) → one unit; the others (the same screenshot and instruction on several lines, by file name
+    or content id alike) are dead-lettered as ``duplicate_instruction``."""
+
+    def handle(self, item):
+        key, units = item
+        units = list(units)
+        yield units[0]
+        for copy in range(2, len(units) + 1):
+            self.counters.total.inc()
+            msg = f"the same screenshot and instruction as another line of the file ({len(units)} in all)"
+            yield Failure(f"{key}#copy={copy}", "duplicate_instruction", msg, self._config.instructions)
+
+
+def _copy_names(item):
+    """(kept screenshot's uri, {shot, copy}) → (file name of each duplicate copy, kept screenshot)."""
+    _, grouped = item
+    shots = list(grouped["shot"])
+    if shots:
+        shot = first_occurrence(shots)
+        for name in set(grouped["copy"]) - {_basename(shot.source_uri)}:
+            yield name, shot
+
+
+def _parse_instruction(line: str, path: str):
+    """One JSONL line → (image key, instruction); a bad line raises ValueError naming the file."""
+    try:
+        obj = json.loads(line)
+        image = obj.get("image") or obj.get("img_filename")
+        instruction = obj["instruction"]
+        if not isinstance(image, str) or not image or not isinstance(instruction, str) or not instruction.strip():
+            raise ValueError("needs a non-empty 'image' (or 'img_filename') and 'instruction'")
+    except (ValueError, KeyError, AttributeError) as e:
+        raise ValueError(f"{path}: bad instruction line {line[:200]!r}: {e}") from None
+    return _basename(image), " ".join(instruction.split())
+
+
+def work_units(shots: beam.PCollection, cfg: VlmConfig, duplicates: beam.PCollection | None) -> StageOutputs:
+    """Screenshots → the recipe kind's work units (``good``) + a list of dead-letter PCollections (the inputs that
+    make none)."""
+    kind = cfg.get_recipe().kind
+    if kind == "propose":
+        work = (
+            shots
+            | "ByContent" >> beam.Map(lambda s: (s.screenshot_id, s))
+            | "OnePerImage" >> beam.CombinePerKey(first_occurrence)
+            | "ToWork" >> beam.Map(lambda kv: Work(key=kv[0], shot=kv[1]))
+        )
+        return StageOutputs(work, [])
+    if kind == "localize":
+        return localize_units(shots, cfg, duplicates)
+    grouped = shots | "ByEpisode" >> beam.FlatMap(_by_episode) | "Episodes" >> beam.GroupByKey()
+    out = grouped | "ToWork" >> beam.ParDo(_EpisodeSteps(cfg)).with_outputs(DEAD_LETTER, main="good")
+    return StageOutputs(out.good, [out.dead_letter])
+
+
+def localize_units(shots: beam.PCollection, cfg: VlmConfig, duplicates: beam.PCollection | None) -> StageOutputs:
+    """Screenshots x the instructions file → one unit per (screenshot, instruction); ``dead_letter`` is a list
+    (the join's and the repeats')."""
+    path = cfg.instructions
+    instructions = (
+        shots.pipeline
+        | "ReadInstructions" >> beam.io.ReadFromText(path)
+        | "SkipBlank" >> beam.Filter(lambda line: line.strip())
+        | "ParseInstructions" >> beam.Map(_parse_instruction, path)
+    )
+    keyed = shots | "ByName" >> beam.FlatMap(lambda s: [(_basename(s.source_uri), s), (s.screenshot_id, s)])
+    if duplicates is not None:
+        copies = duplicates | "CopyOf" >> beam.Map(lambda a: (a.kept_uri, _basename(a.copy_uri)))
+        by_uri = shots | "ByUri" >> beam.Map(lambda s: (s.source_uri, s))
+        aliases = (
+            {"shot": by_uri, "copy": copies}
+            | "KeptShot" >> beam.CoGroupByKey()
+            | "CopyNames" >> beam.FlatMap(_copy_names)
+        )
+        keyed = (keyed, aliases) | "AllNames" >> beam.Flatten()
+    joined = {"shots": keyed, "instructions": instructions} | "Join" >> beam.CoGroupByKey()
+    joined = joined | "ToWork" >> beam.ParDo(_JoinInstructions(cfg)).with_outputs(DEAD_LETTER, main="good")
+    requests = joined.good | "ByRequest" >> beam.Map(lambda w: (w.key, w)) | "Requests" >> beam.GroupByKey()
+    once = requests | "OncePerRequest" >> beam.ParDo(_OneRequestPerInstruction(cfg)).with_outputs(
+        DEAD_LETTER, main="good"
+    )
+    return StageOutputs(once.good, [joined.dead_letter, once.dead_letter])
+
+
+def _locality_key(work: Work) -> str:
+    """The screenshot (propose, localize) or episode (step, explain) a unit belongs to: the first part of its key."""
+    return work.key.split("#", 1)[0]
+
+
+class _FanOut(beam.PTransform):
+    """Work units → the same units redistributed over the workers, those with one locality key kept together."""
+
+    def expand(self, work):
+        return (
+            work
+            | "ByLocality" >> beam.Map(lambda w: (_locality_key(w), w))
+            | "Reshuffle" >> ReshufflePerKey()
+            | "Units" >> beam.Values()
+        )
