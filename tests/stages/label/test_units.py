@@ -1,0 +1,78 @@
+"""The vLLM labelling stage's work units: instruction parsing and joining, episode step units, history text."""
+
+from __future__ import annotations
+
+import pytest
+
+from stages.label.units import _EpisodeSteps, _history_text, _parse_instruction
+from stages.label.vlm import VlmConfig
+from tests.stages.label.test_vlm import ENGINE, _shot
+
+
+def test_instruction_lines():
+    assert _parse_instruction('{"image": "a/b/login.png", "instruction": "  click   Sign in "}', "f") == (
+        "login.png",
+        "click Sign in",
+    )
+    assert _parse_instruction('{"img_filename": "x.png", "instruction": "go"}', "f") == ("x.png", "go")
+    for bad in ("{", '{"image": "x.png"}', '{"image": "", "instruction": "a"}', '{"image": "x", "instruction": " "}'):
+        with pytest.raises(ValueError, match="bad instruction line"):
+            _parse_instruction(bad, "f")
+
+
+def test_episode_steps_carry_task_history_and_previous_frames():
+    shots = [_shot(step=i, episode="e", task="buy milk", action=f'[{{"a":{i}}}]', sha=f"{i}" * 64) for i in range(5)]
+    units = list(_EpisodeSteps(VlmConfig(run_id="r", config_hash="h", engine=ENGINE, history=3)).process(
+        ("e", list(reversed(shots)))
+    ))  # fmt: skip
+    assert [u.shot.step_index for u in units] == [0, 1, 2, 3, 4]
+    assert [len(u.history) for u in units] == [0, 1, 2, 3, 3]
+    assert [s.step_index for s in units[4].history] == [1, 2, 3]
+    fields = dict(units[2].fields)
+    assert fields["task"] == "buy milk"
+    assert fields["history"] == 'step 0: [{"a":0}]; step 1: [{"a":1}]'
+    assert dict(units[0].fields)["history"] == "none"
+
+
+def test_episode_without_task_is_dead_lettered():
+    fn = _EpisodeSteps(VlmConfig(run_id="r", config_hash="h", engine=ENGINE))
+    fn.setup()
+    out = list(fn.process(("e", [_shot(step=0, episode="e"), _shot(step=1, episode="e")])))
+    assert [o.value.reason for o in out] == ["episode_without_task"] * 2
+    assert out[1].value.input_id == "e#step=1"
+
+
+def test_history_text_is_bounded():
+    shots = [_shot(step=i, episode="e", action="x" * 500) for i in range(10)]
+    text = _history_text(shots)
+    assert len(text) <= 1201 and text.startswith("…")
+    assert _history_text([_shot(step=0, episode="e")]) == "none"
+
+
+def test_repeated_instruction_lines_are_labelled_once_and_each_repeat_is_dead_lettered():
+    from apache_beam.pvalue import TaggedOutput
+
+    from stages.label.units import _JoinInstructions, _OneRequestPerInstruction
+
+    cfg = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="holo2-localize", instructions="i.jsonl")
+    join, once = _JoinInstructions(cfg), _OneRequestPerInstruction(cfg)
+    join.setup()
+    once.setup()
+    shot = _shot()
+    by_name = ["click Save", "open the menu", "click Save"]
+    by_id = ["click Save"]  # the same screenshot named by its content id on another line
+    units = [*join.process(("0.png", {"shots": [shot], "instructions": by_name}))]
+    units += join.process((shot.screenshot_id, {"shots": [shot], "instructions": by_id}))
+    assert len(units) == 4 and not any(isinstance(u, TaggedOutput) for u in units)
+    groups: dict[str, list] = {}
+    for u in units:
+        groups.setdefault(u.key, []).append(u)
+    out = [o for key, group in sorted(groups.items()) for o in once.process((key, group))]
+    work = [o for o in out if not isinstance(o, TaggedOutput)]
+    dead = [o.value for o in out if isinstance(o, TaggedOutput)]
+    assert sorted(w.fields for w in work) == [(("instruction", "click Save"),), (("instruction", "open the menu"),)]
+    assert [d.reason for d in dead] == ["duplicate_instruction"] * 2
+    assert len({d.input_id for d in dead}) == 2 and all("click Save" in d.input_id for d in dead)
+    assert len(work) + len(dead) == len(by_name) + len(by_id)
+    orphans = list(join.process(("gone.png", {"shots": [], "instructions": ["a", "a"]})))
+    assert sorted(o.value.reason for o in orphans) == ["duplicate_instruction", "instruction_without_image"]
