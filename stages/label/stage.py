@@ -143,5 +143,5 @@ class LabelScreenshots(Stage):
         )
         fn = _Annotate(producer, self._config.limits, self._config.run_id)
         out = self.apply_fn(batches, "Annotate", fn, FAILURES, ACTIONS, resource_hints=self._hints)
-        extra = {ACTIONS: out.actions} if getattr(producer, "makes_actions", False) else {}
+        extra = {ACTIONS: out.actions} if producer.makes_actions else {}
         return StageOutputs(out.good, out.dead_letter, failures=out.failures, **extra)
