@@ -4,7 +4,7 @@ Usage: ``screenmill convert OUT --to screenspot|osworld-g --dest DIR [--images c
 [--reviewed accept-only|apply|ignore] [--split NAME] [--screenspot-variant v1|v2|pro]``.
 
 Reads the ``grounding``, ``screenshots`` and ``reviewed`` tables of a screenmill output root OUT (through
-:func:`stages.write.read_shards`), applies the human review, and writes one JSON file plus the images it names into
+:func:`schemas.tables.read_shards`), applies the human review, and writes one JSON file plus the images it names into
 DEST. Images are named ``<screenshot_id>.<ext>`` and lie next to the JSON, so DEST is both the harnesses' annotation
 folder and their image folder. Images with an EXIF orientation other than 1 are re-encoded upright
 (``ImageOps.exif_transpose``): every coordinate refers to the oriented frame, and a copy or link of the raw bytes
@@ -485,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from apache_beam.io.filesystems import FileSystems
 
-    from stages.write import read_shards
+    from schemas.tables import read_shards
 
     pattern = FileSystems.join(args.output, "grounding", "dt=*", "part-*.parquet")
     if not FileSystems.match([pattern])[0].metadata_list:

@@ -467,7 +467,7 @@ class CorpusResult:
 
 def check_corpus(out: Path, corpus: Corpus, manifest: dict) -> CorpusResult:
     """Compare what a run over ``corpus`` wrote to ``out`` with what each case expects."""
-    from stages.write import read_shards
+    from schemas.tables import read_shards
 
     res = CorpusResult(inputs=len(corpus.cases), not_built=list(corpus.not_built))
     prefix = str(corpus.root) + os.sep
@@ -976,7 +976,7 @@ def crash_inputs(folder: Path) -> None:
 
 def table_keys(out: Path) -> dict[str, Counter]:
     """Row keys per table, counted (a key seen twice is a duplicated row)."""
-    from stages.write import read_shards
+    from schemas.tables import read_shards
 
     return {
         table: Counter(tuple(r[c] for c in cols) for r in read_shards(str(out), table).to_pylist())

@@ -51,8 +51,8 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from schemas.records import SCHEMA_VERSION, ActionStep, GroundingLabel, ReviewedLabel, Screenshot, stable_id
+from schemas.tables import read_shards
 from stages.clients.retry import retry_call
-from stages.write import read_shards
 
 INSTALL_HINT = "datasets / huggingface_hub are not installed: `pip install 'screenmill[hub]'`"
 CONFIGS = ("screenshots", "steps", "grounding", "actions", "reviewed")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from schemas.keys import config_hash
 from stages.annotate import AnnotateConfig
-from stages.store.report import config_hash
 from stages.tile import TileConfig
 
 
