@@ -28,13 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def _rows(out: Path) -> dict[str, list[str]]:
     import pyarrow as pa
 
-    from stages.write import read_shards
+    from schemas.tables import committed_tables, read_shards
 
     tables = {}
-    for part in sorted(out.rglob("dt=*")):
-        name = str(part.parent.relative_to(out))
-        if name in tables:
-            continue
+    for name in committed_tables(str(out)):
         data = read_shards(str(out), name)
         volatile = {f.name for f in data.schema if f.name == "run_id" or pa.types.is_timestamp(f.type)}
         tables[name] = sorted(

@@ -4,7 +4,7 @@ Usage: ``screenmill convert OUT --to screenspot|osworld-g --dest DIR [--images c
 [--reviewed accept-only|apply|ignore] [--split NAME] [--screenspot-variant v1|v2|pro]``.
 
 Reads the ``grounding``, ``screenshots`` and ``reviewed`` tables of a screenmill output root OUT (through
-:func:`stages.write.read_shards`) and hands their rows to :func:`annotators.formats.convert_rows`, which applies the
+:func:`schemas.tables.read_shards`) and hands their rows to :func:`annotators.formats.convert_rows`, which applies the
 human review and writes one JSON file, the images it names and ``_dead_letter.jsonl`` into DEST (the formats, the
 review modes and the dead-letter reasons are described in :mod:`annotators.formats`). Prints one summary line.
 
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from apache_beam.io.filesystems import FileSystems
 
-    from stages.write import read_shards
+    from schemas.tables import read_shards
 
     pattern = FileSystems.join(args.output, "grounding", "dt=*", "part-*.parquet")
     if not FileSystems.match([pattern])[0].metadata_list:

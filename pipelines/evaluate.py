@@ -17,7 +17,7 @@ import json
 from apache_beam.io.filesystems import FileSystems
 
 from annotators.evaluate import evaluate, load_truth, predictions_from_labels
-from stages.write import read_shards
+from schemas.tables import read_shards
 
 
 def build_parser() -> argparse.ArgumentParser:

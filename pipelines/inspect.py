@@ -17,7 +17,7 @@ from apache_beam.io.filesystems import FileSystems
 from PIL import ImageDraw
 
 from schemas.images import load_rgb
-from stages.write import read_shards
+from schemas.tables import read_shards
 
 
 def _output_root(path: str) -> str:

@@ -17,12 +17,13 @@ import sys
 
 from apache_beam.io.filesystems import FileSystems
 
-from schemas.records import DeadLetter, ReviewedLabel, utcnow
+from schemas.keys import new_run_id
+from schemas.records import DeadLetter, utcnow
+from schemas.tables import dead_letter_table, read_shards, table
 from stages.clients.labelstudio import Connection, LabelStudioClient, ReviewConfigError
 from stages.clients.retry import gave_up_behind
 from stages.review import LABEL_CONFIG, ReviewConfig, ReviewPolicy, RouteToReview, agreement, reviewed_from_annotation
-from stages.store.report import new_run_id, stage_counts
-from stages.write import read_shards
+from stages.store.report import stage_counts
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,10 +50,10 @@ def _write_report(output: str, name: str, body: dict) -> str:
     return path
 
 
-def _read(pipeline, output: str, table: str, dt: str | None, label: str):
+def _read(pipeline, output: str, name: str, dt: str | None, label: str):
     import apache_beam as beam
 
-    pattern = FileSystems.join(output, table, f"dt={dt}" if dt else "dt=*", "part-*.parquet")
+    pattern = table(name).glob(output, dt)
     if not FileSystems.match([pattern])[0].metadata_list:
         return pipeline | label >> beam.Create([])
     return pipeline | label >> beam.io.ReadFromParquet(pattern)
@@ -77,7 +78,7 @@ def _push(args, client: LabelStudioClient) -> int:
     labels = _read(pipeline, args.output, "grounding", args.dt, "ReadLabels")
     shots = _read(pipeline, args.output, "screenshots", args.dt, "ReadScreenshots")
     routed = {"labels": labels, "screenshots": shots} | "RouteToReview" >> RouteToReview(cfg)
-    dead_cfg = WriteConfig(args.output, "_dead_letter/review", DeadLetter.SCHEMA, ("input_id", "reason"), dt=dt)
+    dead_cfg = WriteConfig.of(args.output, dead_letter_table("review"), dt)
     _ = routed.dead_letter | "WriteDeadLetters" >> WriteShards(dead_cfg)
     result = pipeline.run()
     result.wait_until_finish()
@@ -108,19 +109,16 @@ def _pull(args, client: LabelStudioClient) -> int:
     figures = agreement(reviewed, labels)
     dt = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
 
-    def cfg(table, schema, keys):
-        return WriteConfig(output=args.output, table=table, schema=schema, key_columns=keys, dt=dt)
-
     pipeline = beam.Pipeline(runner=FnApiRunner())
     _ = (
         pipeline
         | "Reviewed" >> beam.Create(reviewed, reshuffle=False)
-        | "WriteReviewed" >> WriteShards(cfg("reviewed", ReviewedLabel.SCHEMA, ("label_id", "annotation_id")))
+        | "WriteReviewed" >> WriteShards(WriteConfig.of(args.output, "reviewed", dt))
     )
     _ = (
         pipeline
         | "Dead" >> beam.Create(dead, reshuffle=False)
-        | "WriteDead" >> WriteShards(cfg("_dead_letter/review_pull", DeadLetter.SCHEMA, ("input_id", "reason")))
+        | "WriteDead" >> WriteShards(WriteConfig.of(args.output, dead_letter_table("review_pull"), dt))
     )
     pipeline.run().wait_until_finish()
     print(f"reviewed={len(reviewed)} bad_annotations={len(dead)} project_id={project}")

@@ -19,19 +19,20 @@ import logging
 import time
 
 import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines import options as opts
+from schemas.keys import config_hash, new_run_id
 from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, Screenshot
+from schemas.tables import manifest_path
 from stages.done import MarkDone, ReadDoneIndex, is_new, not_held
 from stages.guard import GuardBenchmarkLeakage
 from stages.ingest import IngestConfig, IngestScreenshots
 from stages.label import LabelScreenshots
 from stages.label.vlm import FeedingPolicy
 from stages.runners import is_local_runner, resolve_runner, runner_name
-from stages.store.commit import commit_run, recover, staging_dir
-from stages.store.report import build_manifest, config_hash, format_summary, new_run_id
+from stages.store.commit import commit_run, recover
+from stages.store.report import build_manifest, format_summary
 from stages.tile import TileScreenshots
 from stages.write import WriteShards
 
@@ -86,10 +87,9 @@ def run(argv: list[str] | None = None, feeding: FeedingPolicy | None = None) -> 
         configs=ctx.configs,
         config_hash=ctx.config_hash,
         wall_seconds=time.monotonic() - started,
-        tables_root=staging_dir(args.output, ctx.run_id),
     )
     manifest["recovered"] = recovered
-    manifest["manifest_path"] = FileSystems.join(args.output, "_runs", f"{ctx.run_id}.json")
+    manifest["manifest_path"] = manifest_path(args.output, ctx.run_id)
     manifest["commit"] = commit_run(args.output, ctx.run_id, manifest)
     print(manifest["manifest_path"] if args.quiet else format_summary(manifest))
     return manifest

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import pyarrow as pa
+
+from schemas.keys import item_key, stable_id
 
 SCHEMA_VERSION = 1
 
@@ -25,12 +26,6 @@ _TS = pa.timestamp("us", tz="UTC")
 
 def _f(name: str, typ: pa.DataType, nullable: bool = True) -> pa.Field:
     return pa.field(name, typ, nullable=nullable)
-
-
-def stable_id(*parts: Any) -> str:
-    """A stable hex id (sha256, 32 hex chars) of the JSON form of ``parts``; same inputs, same id, any machine."""
-    blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
 
 
 class _Record:
@@ -393,11 +388,6 @@ class Done(_Record):
         return item_key(self.screenshot_id, self.episode_id, self.step_index)
 
 
-def item_key(screenshot_id: str, episode_id: str | None, step_index: int | None) -> str:
-    """The identity of one unit of work: the content hash plus, for an episode step, the episode and step."""
-    return f"{screenshot_id}|{episode_id or ''}|{'' if step_index is None else step_index}"
-
-
 def first_occurrence(shots: Iterable[Any]):
     """The occurrence that stands for an image seen several times (the same bytes in several files or steps).
 
@@ -428,13 +418,3 @@ class Rejected(ValueError):
 def utcnow() -> _dt.datetime:
     """Timezone-aware UTC now, microsecond precision (what the timestamp columns store)."""
     return _dt.datetime.now(_dt.UTC)
-
-
-TABLES: dict[str, type[_Record]] = {
-    "screenshots": Screenshot,
-    "grounding": GroundingLabel,
-    "actions": ActionStep,
-    "reviewed": ReviewedLabel,
-    "_dead_letter": DeadLetter,
-    "_done": Done,
-}

@@ -21,8 +21,9 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
-from schemas.records import Done, Screenshot, item_key, utcnow
-from stages.write import _PART_RE
+from schemas.keys import item_key
+from schemas.records import Done, Screenshot, utcnow
+from schemas.tables import TABLES, is_part
 
 HELD = "held"
 # Label-stage reasons that say nothing about the screenshot itself: the next run tries it again.
@@ -49,7 +50,7 @@ def shot_key(shot: Screenshot) -> str:
 
 
 def _read_index(meta: fileio.FileMetadata) -> Iterator[tuple[str, str]]:
-    if not _PART_RE.search(meta.path):
+    if not is_part(meta.path):
         return
     with FileSystems.open(meta.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
         table = pq.read_table(io.BytesIO(f.read()), columns=[*Done.KEY])
@@ -60,12 +61,12 @@ def _read_index(meta: fileio.FileMetadata) -> Iterator[tuple[str, str]]:
 class ReadDoneIndex(beam.PTransform):
     """``OUT/_done`` → ``(item_key, config_hash)`` pairs (none when the index does not exist yet).
 
-    Only committed shards are read (the same rule as :func:`stages.write.read_shards`).
+    Only committed shards are read (the same rule as :func:`schemas.tables.read_shards`).
     """
 
     def __init__(self, output: str):
         super().__init__()
-        self._pattern = FileSystems.join(output, "_done", "dt=*", "part-*.parquet")
+        self._pattern = TABLES["_done"].glob(output)
 
     def expand(self, pbegin):
         return (

@@ -1,12 +1,15 @@
 """``WriteShards``: records → balanced, deterministic Parquet shards with an explicit schema.
 
-Layout: ``OUT/<table>/dt=YYYY-MM-DD/part-00000-of-00004.parquet``. Rows are spread over shards by a stable hash of
+Layout (paths and names from the table catalogue, :mod:`schemas.tables`):
+``OUT/<table>/dt=YYYY-MM-DD/part-00000-of-00004.parquet``. Rows are spread over shards by a stable hash of
 their key columns and sorted by key inside each shard, so the same rows always land in the same shard, in the same
 order, whatever the runner or the bundle sizes. The shard count is ``num_shards`` if set, else
 ``ceil(rows / rows_per_shard)`` from a count of the input (at least one shard: an empty table still gets one file
 with the schema). Each shard is written under a hidden temporary name and renamed into place when complete; a commit
 step then removes stale ``part-*`` files of earlier runs of the same partition and writes ``_SUCCESS``. Readers that
 skip files starting with ``.`` or ``_`` (pyarrow, Spark, Hugging Face ``datasets``) never see a half-written file.
+The rows and shards each partition got are reported as Beam counters (:func:`written_tables` reads them back from
+the finished pipeline), so the run manifest need not read the shards again.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import io
 import math
 import re
 import uuid
+from collections import defaultdict
 from typing import Any
 
 import apache_beam as beam
@@ -24,13 +28,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
 
+from schemas import tables
+from schemas.keys import is_run_id
 from stages.store.failpoint import failpoint
 
 CODECS = ("zstd", "snappy", "gzip", "none")
-RUN_ID_RE = r"\d{8}T\d{6}Z-[0-9a-f]{6}"
-_PART_RE = re.compile(rf"/part-(?:{RUN_ID_RE}-)?\d{{5}}-of-\d{{5}}\.parquet$")
-STAGING = "_staging"
+#: Beam Metrics namespace of what each partition got: counters ``<table>/dt=<dt>:rows`` and ``…:shards``.
+TABLES_METRICS = "screenmill.tables"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +74,7 @@ class WriteConfig:
     def __post_init__(self):
         if not self.output:
             raise ValueError("WriteConfig.output must be set")
-        if not re.fullmatch(r"_?[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)?", self.table):
+        if not re.fullmatch(tables.TABLE_NAME_RE, self.table):
             raise ValueError(f"WriteConfig.table {self.table!r} must look like 'grounding' or '_dead_letter/ingest'")
         if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", self.dt):
             raise ValueError(f"WriteConfig.dt {self.dt!r} must be YYYY-MM-DD")
@@ -83,18 +89,25 @@ class WriteConfig:
             raise ValueError("WriteConfig.rows_per_shard and row_group_rows must be > 0")
         if self.codec not in CODECS:
             raise ValueError(f"WriteConfig.codec {self.codec!r} is not one of {CODECS}")
-        if self.run_id is not None and not re.fullmatch(RUN_ID_RE, self.run_id):
+        if self.run_id is not None and not is_run_id(self.run_id):
             raise ValueError(f"WriteConfig.run_id {self.run_id!r} must look like 20261123T154538Z-a1b2c3")
+
+    @classmethod
+    def of(cls, output: str, table: str, dt: str, **options: Any) -> WriteConfig:
+        """The config of catalogue table ``table`` (:func:`schemas.tables.table`): its schema and key columns.
+
+        Raises:
+            KeyError: ``table`` is not in the catalogue.  ValueError: as the constructor.
+        """
+        entry = tables.table(table)
+        return cls(output=output, table=table, schema=entry.schema, key_columns=entry.key, dt=dt, **options)
 
     @property
     def partition_dir(self) -> str:
-        if self.run_id is None:
-            return FileSystems.join(self.output, self.table, f"dt={self.dt}")
-        return FileSystems.join(self.output, STAGING, self.run_id, self.table, f"dt={self.dt}")
+        return tables.partition_dir(self.output, self.table, self.dt, self.run_id)
 
     def shard_path(self, index: int, count: int) -> str:
-        run = f"{self.run_id}-" if self.run_id else ""
-        return FileSystems.join(self.partition_dir, f"part-{run}{index:05d}-of-{count:05d}.parquet")
+        return tables.part_path(self.output, self.table, self.dt, index, count, self.run_id)
 
 
 def _sort_key(row: dict[str, Any], columns: tuple[str, ...]) -> tuple:
@@ -153,16 +166,40 @@ def _commit(_, written: list[str], count: int, config: WriteConfig) -> dict[str,
         if count:
             for path in sorted(expected - set(written)):
                 write_parquet(path, [], config)
-        return {"table": config.table, "dt": config.dt, "rows": count, "shards": sorted(expected) if count else []}
+        return _written(config, count, sorted(expected) if count else [])
     for path in sorted(expected - set(written)):  # shards that got no rows still exist, with the schema
         write_parquet(path, [], config)
     existing = FileSystems.match([FileSystems.join(config.partition_dir, "*")])[0].metadata_list
-    stale = [m.path for m in existing if _PART_RE.search(m.path) and m.path not in expected]
+    stale = [m.path for m in existing if tables.is_part(m.path) and m.path not in expected]
     if stale:
         FileSystems.delete(stale)
-    with FileSystems.create(FileSystems.join(config.partition_dir, "_SUCCESS")) as f:
+    with FileSystems.create(tables.success_path(config.partition_dir)) as f:
         f.write(f"{n} shards, {count} rows\n".encode())
-    return {"table": config.table, "dt": config.dt, "rows": count, "shards": sorted(expected)}
+    return _written(config, count, sorted(expected))
+
+
+def _written(config: WriteConfig, rows: int, shards: list[str]) -> dict[str, Any]:
+    """The partition's summary, also reported as counters (only for a partition that has files)."""
+    if shards:
+        name = f"{config.table}/dt={config.dt}"
+        Metrics.counter(TABLES_METRICS, f"{name}:rows").inc(rows)
+        Metrics.counter(TABLES_METRICS, f"{name}:shards").inc(len(shards))
+    return {"table": config.table, "dt": config.dt, "rows": rows, "shards": shards}
+
+
+def written_tables(result, dt: str) -> dict[str, dict[str, int]]:
+    """``{table: {"rows": n, "shards": k}}`` for every partition ``dt`` a finished pipeline's :class:`WriteShards`
+    gave files (staged or in place), from the counters they reported; tables sorted by name."""
+    found: dict[str, dict[str, int]] = defaultdict(lambda: {"rows": 0, "shards": 0})
+    suffix = f"/dt={dt}"
+    for counter in result.metrics().query()["counters"]:
+        if counter.key.metric.namespace != TABLES_METRICS:
+            continue
+        partition, what = counter.key.metric.name.rsplit(":", 1)
+        if partition.endswith(suffix):
+            value = counter.committed if counter.committed is not None else counter.attempted
+            found[partition[: -len(suffix)]][what] += int(value or 0)
+    return {name: dict(found[name]) for name in sorted(found)}
 
 
 class WriteShards(beam.PTransform):
@@ -192,26 +229,3 @@ class WriteShards(beam.PTransform):
             | "Once" >> beam.Create([None])
             | "Commit" >> beam.Map(_commit, written=beam.pvalue.AsList(written), count=count, config=config)
         )
-
-
-def read_shards(output: str, table: str, dt: str | None = None) -> pa.Table:
-    """Read every committed shard of ``table`` (all ``dt`` partitions, or one) into one Arrow table.
-
-    Only committed ``part-[<run_id>-]NNNNN-of-NNNNN.parquet`` files count: temporary and hidden files, and everything
-    a run in progress or a dead run left under ``_staging/``, are never read. The table's explicit schema is used, so
-    an empty table still has its columns.
-
-    Raises:
-        KeyError: ``table`` is not a known table.
-    """
-    from schemas.records import TABLES
-
-    base = table.split("/")[0]
-    schema = TABLES[base].SCHEMA
-    pattern = FileSystems.join(output, table, f"dt={dt}" if dt else "dt=*", "part-*.parquet")
-    paths = sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list if _PART_RE.search(m.path))
-    tables = []
-    for path in paths:
-        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            tables.append(pq.read_table(io.BytesIO(f.read()), schema=schema))
-    return pa.concat_tables(tables) if tables else schema.empty_table()

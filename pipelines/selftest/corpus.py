@@ -230,7 +230,7 @@ class CorpusResult:
 
 def check_corpus(out: Path, corpus: Corpus, manifest: dict) -> CorpusResult:
     """Compare what a run over ``corpus`` wrote to ``out`` with what each case expects."""
-    from stages.write import read_shards
+    from schemas.tables import read_shards
 
     res = CorpusResult(inputs=len(corpus.cases), not_built=list(corpus.not_built))
     prefix = str(corpus.root) + os.sep

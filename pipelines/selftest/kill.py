@@ -53,7 +53,7 @@ def crash_inputs(folder: Path) -> None:
 
 def table_keys(out: Path) -> dict[str, Counter]:
     """Row keys per table, counted (a key seen twice is a duplicated row)."""
-    from stages.write import read_shards
+    from schemas.tables import read_shards
 
     return {
         table: Counter(tuple(r[c] for c in cols) for r in read_shards(str(out), table).to_pylist())

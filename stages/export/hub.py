@@ -58,6 +58,7 @@ from schemas.records import (
     stable_id,
     utcnow,
 )
+from schemas.tables import read_shards
 from schemas.verified import read_verified
 from stages.clients.retry import retry_call
 from stages.export.card import render_card, run_provenance
@@ -80,7 +81,6 @@ from stages.export.repo import (
     local_files,
     row_key,
 )
-from stages.write import read_shards
 
 TOKEN_VARS = ("HF_TOKEN", "HUGGINGFACE_HUB_TOKEN")
 SPLIT_UNIT = "episode_id, else screenshot_id"

@@ -6,7 +6,8 @@ commit point) listing the run's files, and moves each one to its final place (``
 ``OUT/_runs/<run_id>.json``), refreshing each touched partition's ``_SUCCESS`` marker. :func:`recover`, called when a
 run starts, finishes what a killed run left: a staging folder with ``_COMMIT`` is rolled forward (moves are
 idempotent), one without is deleted, so its screenshots are simply done again, and never twice, because their
-``_done`` rows were in the same uncommitted folder. One writer per output tree at a time.
+``_done`` rows were in the same uncommitted folder. One writer per output tree at a time. Every path and marker name
+comes from the table catalogue (:mod:`schemas.tables`).
 """
 
 from __future__ import annotations
@@ -14,22 +15,16 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from typing import Any
 
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from schemas.keys import is_run_id
+from schemas.tables import COMMIT_MARKER, STAGING, is_part, manifest_rel, parse_part, staging_dir, success_path
 from stages.store.failpoint import failpoint
-from stages.write import _PART_RE, RUN_ID_RE, STAGING
 
-COMMIT_MARKER = "_COMMIT"
-SUCCESS_MARKER = "_SUCCESS"
 _log = logging.getLogger("screenmill.commit")
-
-
-def staging_dir(output: str, run_id: str) -> str:
-    return FileSystems.join(output, STAGING, run_id)
 
 
 def _files_under(root: str) -> list[str]:
@@ -71,9 +66,8 @@ def commit_run(output: str, run_id: str, manifest: dict[str, Any]) -> dict[str, 
         if the ``_COMMIT`` marker was written, or discards the run if not.
     """
     stage = staging_dir(output, run_id)
-    manifest_rel = f"_runs/{run_id}.json"
     _write_atomic(
-        FileSystems.join(stage, manifest_rel),
+        FileSystems.join(stage, manifest_rel(run_id)),
         json.dumps(manifest, indent=2, sort_keys=True, default=str).encode("utf-8"),
     )
     files = [r for r in _files_under(stage) if r != COMMIT_MARKER]
@@ -96,7 +90,7 @@ def roll_forward(output: str, run_id: str) -> dict[str, Any]:
                 FileSystems.delete([final])
             _ensure_parent(final)
             FileSystems.rename([staged], [final])
-        if _PART_RE.search("/" + rel):
+        if is_part(rel):
             partitions.add(rel.rsplit("/", 1)[0])
     for partition in sorted(partitions):
         _write_success(FileSystems.join(output, partition))
@@ -120,9 +114,9 @@ def _ensure_parent(path: str) -> None:
 
 
 def _write_success(partition: str) -> None:
-    parts = [r for r in _files_under(partition) if "/" not in r and _PART_RE.search("/" + r)]
-    body = {"parts": parts, "runs": sorted({m.group(0) for r in parts if (m := re.search(RUN_ID_RE, r))})}
-    _write_atomic(FileSystems.join(partition, SUCCESS_MARKER), json.dumps(body, indent=1).encode("utf-8"))
+    parts = [r for r in _files_under(partition) if "/" not in r and is_part(r)]
+    body = {"parts": parts, "runs": sorted({p.run_id for r in parts if (p := parse_part(r)) and p.run_id})}
+    _write_atomic(success_path(partition), json.dumps(body, indent=1).encode("utf-8"))
 
 
 def recover(output: str) -> list[dict[str, str]]:
@@ -138,7 +132,7 @@ def recover(output: str) -> list[dict[str, str]]:
     runs = sorted({rel.split("/", 1)[0] for rel in _files_under(root)} | _subdirs(root))
     done = []
     for run_id in runs:
-        if not re.fullmatch(RUN_ID_RE, run_id):
+        if not is_run_id(run_id):
             continue
         stage = staging_dir(output, run_id)
         if FileSystems.exists(FileSystems.join(stage, COMMIT_MARKER)):

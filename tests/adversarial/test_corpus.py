@@ -15,7 +15,7 @@ import pytest
 
 from pipelines.run import run
 from pipelines.selftest.fixtures import DT, build_corpus, check_corpus, opens_under
-from stages.write import read_shards
+from schemas.tables import read_shards
 from tests.adversarial.ingest_fn import assert_storable, ingest
 
 

@@ -9,7 +9,7 @@ import pytest
 from pipelines.convert import main as convert
 from pipelines.export import main as export
 from pipelines.run import run
-from stages.write import read_shards
+from schemas.tables import read_shards
 from tests.conftest import png_bytes, ui_image
 
 pytest.importorskip("datasets")

@@ -16,8 +16,7 @@ import pyarrow as pa
 import pytest
 
 from pipelines.run import run
-from schemas.records import TABLES
-from stages.write import read_shards
+from schemas.tables import TABLES, read_shards
 from tests.conftest import png_bytes, ui_image, write_bad_inputs
 from tests.dask_cluster import dask_args, local_cluster, worker_pids
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.run import run
-from stages.write import read_shards
+from schemas.tables import read_shards
 from tests.conftest import png_bytes, ui_image
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from schemas.tables import read_shards
 from stages.clients.labelstudio import Connection, LabelStudioClient
 from stages.review import LABEL_CONFIG
-from stages.write import read_shards
 
 REPO = Path(__file__).resolve().parents[2]
 LS_VENV = Path(os.environ.get("LS_VENV", REPO / ".venv-label-studio"))

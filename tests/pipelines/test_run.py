@@ -10,7 +10,7 @@ import pytest
 
 from pipelines.run import run
 from schemas.records import DeadLetter, GroundingLabel, Screenshot
-from stages.write import read_shards
+from schemas.tables import read_shards
 from tests.conftest import png_bytes, ui_image
 
 
@@ -113,6 +113,31 @@ def test_a_rerun_with_nothing_new_writes_nothing_new(bad_inputs, tmp_path):
     )
     assert len(list((out / "_runs").glob("*.json"))) == 2
     assert not (out / "_staging").exists()
+
+
+def _committed_counts(out, run_id: str, dt: str) -> dict[str, dict[str, int]]:
+    """What the manifest's ``tables`` used to be computed from: the footers of the run's committed shards."""
+    found: dict[str, dict[str, int]] = {}
+    for path in sorted(out.rglob(f"dt={dt}/part-{run_id}-*.parquet")):
+        entry = found.setdefault(str(path.parent.parent.relative_to(out)), {"rows": 0, "shards": 0})
+        entry["rows"] += pq.ParquetFile(path).metadata.num_rows
+        entry["shards"] += 1
+    return found
+
+
+def test_the_manifest_counts_what_the_writers_committed(bad_inputs, tmp_path):
+    folder, _ = bad_inputs
+    out = tmp_path / "out"
+    base = ["--input", str(folder), "--output", str(out), "--annotator", "none", "--dt", "2026-11-23"]
+    first = run(base + ["--num-shards", "2"])
+    second = run(base)  # nothing new: only the dead letters refused before hashing are written again
+    for manifest in (first, second):
+        assert manifest["tables"] == _committed_counts(out, manifest["run_id"], "2026-11-23")
+        assert json.loads((out / "_runs" / f"{manifest['run_id']}.json").read_text())["tables"] == manifest["tables"]
+    assert set(first["tables"]) == {"screenshots", "_done", "_dead_letter/ingest"}
+    assert first["tables"]["screenshots"]["shards"] == 2
+    assert set(second["tables"]) == {"_dead_letter/ingest"}
+    assert "tables" not in first["counts"]
 
 
 @pytest.mark.slow

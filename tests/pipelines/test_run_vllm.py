@@ -18,7 +18,7 @@ import pytest
 from annotators.recipes import ACTION_TYPES
 from annotators.vllm.feeding import Feeder
 from schemas.records import ActionStep, GroundingLabel
-from stages.write import read_shards
+from schemas.tables import read_shards
 from tests.conftest import png_bytes, ui_image
 from tests.tiny_holotron import (
     build_tiny_holotron,

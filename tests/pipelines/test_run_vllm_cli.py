@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from stages.write import read_shards
+from schemas.tables import read_shards
 from tests.conftest import png_bytes, ui_image
 from tests.tiny_idefics3 import build_tiny_idefics3, tiny_cli_args
 

@@ -4,7 +4,8 @@ import pytest
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
 from schemas.records import DeadLetter, utcnow
-from stages.write import WriteConfig, WriteShards, read_shards, shard_count
+from schemas.tables import read_shards
+from stages.write import WriteConfig, WriteShards, shard_count, written_tables
 
 
 def _dead(i: int) -> DeadLetter:
@@ -89,3 +90,26 @@ def test_a_row_that_does_not_fit_the_schema_fails_the_write(tmp_path):
 def test_config_is_checked(tmp_path, kw):
     with pytest.raises(ValueError):
         _config(tmp_path, **kw)
+
+
+def test_a_catalogue_table_takes_its_schema_and_keys_from_the_catalogue(tmp_path):
+    assert WriteConfig.of(str(tmp_path), "_dead_letter/ingest", "2026-11-23", num_shards=2) == _config(
+        tmp_path, num_shards=2
+    )
+    with pytest.raises(KeyError):
+        WriteConfig.of(str(tmp_path), "labels", "2026-11-23")
+
+
+def test_the_writer_reports_rows_and_shards_per_partition(tmp_path):
+    run = "20261123T100000Z-aaaaaa"
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        p | "Many" >> beam.Create([_dead(i) for i in range(7)]) | "W1" >> WriteShards(_config(tmp_path, num_shards=3))
+        p | "None" >> beam.Create([]) | "W2" >> WriteShards(_config(tmp_path, table="_dead_letter/tile", run_id=run))
+        p | "One" >> beam.Create([_dead(1)]) | "W3" >> WriteShards(_config(tmp_path, table="_done_like", run_id=run))
+    result = p.result
+    # an empty staged table writes no file and reports nothing, as the run manifest always had it
+    assert written_tables(result, "2026-11-23") == {
+        "_dead_letter/ingest": {"rows": 7, "shards": 3},
+        "_done_like": {"rows": 1, "shards": 1},
+    }
+    assert written_tables(result, "2026-11-24") == {}

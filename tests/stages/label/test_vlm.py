@@ -52,7 +52,7 @@ def test_config_checks():
 
 
 def test_thread_counts_are_checked_and_left_out_of_the_config_hash():
-    from stages.store.report import config_hash
+    from schemas.keys import config_hash
 
     base = VlmConfig(run_id="r", config_hash="h", engine=ENGINE)
     more = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, decode_threads=8, render_threads=16)

@@ -8,8 +8,9 @@ import apache_beam as beam
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
 from schemas.records import DeadLetter, utcnow
-from stages.store.commit import COMMIT_MARKER, commit_run, recover, roll_forward, staging_dir
-from stages.write import WriteConfig, WriteShards, read_shards
+from schemas.tables import COMMIT_MARKER, read_shards, staging_dir
+from stages.store.commit import commit_run, recover, roll_forward
+from stages.write import WriteConfig, WriteShards
 
 RUN_A = "20261123T100000Z-aaaaaa"
 RUN_B = "20261123T110000Z-bbbbbb"

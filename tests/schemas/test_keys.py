@@ -1,0 +1,41 @@
+"""The keys of incremental runs: ``config_hash`` values are pinned, so moving or refactoring it cannot change them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from schemas.keys import config_hash
+from stages.label.ocr import AnnotateConfig
+from stages.tile import TileConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class _Engine:
+    model: str = "m"
+    max_num_seqs: int = 64
+    tensor_parallel_size: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class _Labeller:
+    run_id: str
+    config_hash: str
+    pattern: str
+    recipe: str
+    engine: _Engine
+    options: tuple
+    instructions: str | None
+    decode_threads: int = 4
+
+
+def test_config_hash_values_are_pinned(tmp_path):
+    # Computed on 1a159ab (before config_hash left stages/store/report.py); a change here re-labels every output.
+    instructions = tmp_path / "i.jsonl"
+    instructions.write_text('{"image": "a.png", "instruction": "click OK"}\n')
+    options = (("intra_op_threads", 2), ("box_thresh", 0.5))
+    cfg = _Labeller("20261123T154538Z-a1b2c3", "pending", "in/*", "localize", _Engine(), options, str(instructions))
+    assert config_hash(cfg) == "0267bc12e48f7dc729ccb1a9021d81e3"
+    execution_only = dataclasses.replace(cfg, run_id="x", engine=_Engine(max_num_seqs=8), decode_threads=1)
+    assert config_hash(execution_only) == "0267bc12e48f7dc729ccb1a9021d81e3"
+    default_ocr_run = (AnnotateConfig(run_id="r", config_hash="pending"), TileConfig(run_id="r"))
+    assert config_hash(*default_ocr_run) == "3bd93bfdeaabc74fbc28d15067d4f7ce"
