@@ -24,7 +24,7 @@ from pathlib import Path
 
 from apache_beam.transforms.resources import parse_resource_hints
 
-from annotators.vllm.engine import EngineConfig
+from annotators.vllm.config import EngineConfig
 from annotators.vllm.memory import DTYPE_ALIASES
 from schemas.images import ImageLimits
 from stages.guard import GuardConfig

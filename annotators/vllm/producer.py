@@ -11,7 +11,8 @@ import dataclasses
 from collections.abc import Hashable
 
 from annotators.producer import LabelProducer
-from annotators.vllm.engine import INSTALL_HINT, EngineConfig, SharedEngine
+from annotators.vllm.config import INSTALL_HINT, EngineConfig
+from annotators.vllm.engine import SharedEngine
 
 
 @dataclasses.dataclass(frozen=True)

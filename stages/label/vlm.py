@@ -40,7 +40,8 @@ from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.recipes import AnswerRejected, Frame, Target, get_recipe
-from annotators.vllm.engine import TILED_ARCHITECTURES, EngineConfig, Request
+from annotators.vllm.config import TILED_ARCHITECTURES, EngineConfig
+from annotators.vllm.engine import Request
 from annotators.vllm.feeding import DECODE_THREADS, RENDER_THREADS, Feeder  # noqa: F401 - run's defaults
 from annotators.vllm.producer import VlmProducer
 from schemas.images import ImageLimits, ImageRejected
@@ -118,7 +119,7 @@ class VlmConfig:
     def preflight(self, check_imports: bool = True) -> None:
         """:meth:`EngineConfig.preflight`, then refuse what needs the tile plan's resize for a model that resizes
         images its own way (a local model whose architecture is not one of
-        :data:`annotators.vllm.engine.TILED_ARCHITECTURES`): a ``pixel_resized`` recipe (its answers would be mapped
+        :data:`annotators.vllm.config.TILED_ARCHITECTURES`): a ``pixel_resized`` recipe (its answers would be mapped
         back through the wrong size) and ``pre_resize`` (it would distort the image).
 
         Raises:

@@ -13,7 +13,8 @@ from collections import Counter
 
 import pytest
 
-from annotators.vllm.engine import EngineConfig, EngineDied, Request, SharedEngine, VlmEngine
+from annotators.vllm.config import EngineConfig
+from annotators.vllm.engine import EngineDied, Request, SharedEngine, VlmEngine
 from tests.conftest import ui_image
 from tests.tiny_holotron import (
     MAX_TILES,

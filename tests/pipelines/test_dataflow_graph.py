@@ -11,7 +11,7 @@ import socket
 import pytest
 from apache_beam.portability import common_urns
 
-from annotators.vllm.engine import EngineConfig
+from annotators.vllm.config import EngineConfig
 from pipelines.run import build_pipeline
 
 ACCELERATOR = "type:nvidia-h100-80gb;count:1;install-nvidia-driver"

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from annotators.vllm.engine import Completion, EngineConfig, EngineInputError, Request, VlmEngine
+from annotators.vllm.config import EngineConfig
+from annotators.vllm.engine import Completion, EngineInputError, Request, VlmEngine
 from schemas.records import Screenshot, TilePlan
 from stages.label.vlm import VlmConfig, _frame, _RunEngine
 
@@ -159,15 +160,15 @@ def test_a_pixel_resized_recipe_or_pre_resize_is_refused_for_a_model_tiled_other
 
 def test_preflight_checks_the_modules_the_architecture_needs(tmp_path, monkeypatch):
     pytest.importorskip("vllm")
-    from annotators.vllm import engine as vllm_engine
+    from annotators.vllm import config as vllm_config
 
     model = tmp_path / "model"
     model.mkdir()
     (model / "config.json").write_text(json.dumps({"architectures": ["TinyArch"]}))
-    monkeypatch.setitem(vllm_engine.ARCHITECTURE_IMPORTS, "TinyArch", ("screenmill_absent_module.sub",))
+    monkeypatch.setitem(vllm_config.ARCHITECTURE_IMPORTS, "TinyArch", ("screenmill_absent_module.sub",))
     with pytest.raises(ImportError, match=r"TinyArch with `import screenmill_absent_module.sub`.*install the package"):
         EngineConfig(model=str(model)).preflight()
-    monkeypatch.setitem(vllm_engine.ARCHITECTURE_IMPORTS, "TinyArch", ("json",))
+    monkeypatch.setitem(vllm_config.ARCHITECTURE_IMPORTS, "TinyArch", ("json",))
     EngineConfig(model=str(model)).preflight()  # importable: nothing to say
     (model / "config.json").write_text("[1, 2]")
     with pytest.raises(ValueError, match="not a JSON object"):
