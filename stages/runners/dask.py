@@ -33,32 +33,29 @@ This runner keeps the stock options (``--dask_client_address``, ``--dask_npartit
 
 Only what the screenmill jobs use is supported: global windows, bounded sources (``Read`` reads a source in one
 task), no state or timers; anything else raises ``NotImplementedError`` when the pipeline is translated, never
-silently. :func:`stages.runners.resolve_runner` maps ``--runner=DaskRunner`` (or the stock class path) to this class.
+silently. What runs inside the tasks is :mod:`stages.runners.dask_tasks`. :func:`stages.runners.resolve_runner`
+maps ``--runner=DaskRunner`` (or the stock class path) to this class.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import logging
-import pickle
 import re
 import threading
 import uuid
-import zlib
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from typing import Any, NamedTuple
 
 import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.internal import pickler
-from apache_beam.metrics.execution import MetricKey, MetricResult, MetricsContainer
+from apache_beam.metrics.execution import MetricKey, MetricResult
 from apache_beam.metrics.metric import MetricResults
 from apache_beam.metrics.metricbase import MetricName
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.pipeline import PipelineVisitor, PTransformOverride
-from apache_beam.runners.common import DoFnContext, DoFnInvoker, DoFnSignature, Receiver, _OutputHandler
 from apache_beam.runners.dask.overrides import (
     _Create,
     _Flatten,
@@ -70,15 +67,25 @@ from apache_beam.runners.dask.overrides import (
 )
 from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
 from apache_beam.runners.runner import PipelineResult, PipelineState
-from apache_beam.runners.worker import statesampler
 from apache_beam.transforms import userstate
-from apache_beam.transforms.sideinputs import SideInputMap
 from apache_beam.transforms.util import ReshufflePerKey
-from apache_beam.transforms.window import GlobalWindow, GlobalWindows
-from apache_beam.utils.counters import CounterFactory
-from apache_beam.utils.windowed_value import WindowedValue
+from apache_beam.transforms.window import GlobalWindows
 
 from stages.runners import RUNNER
+from stages.runners.dask_tasks import (
+    combine_extract,
+    combine_merge,
+    combine_partial,
+    concat_parts,
+    gbk_key,
+    gbk_values,
+    read_source,
+    row_count,
+    run_bundle,
+    run_piece,
+    select_tag,
+    take_piece,
+)
 
 try:  # Beam's DaskRunner module imports dask: screenmill's `dask` extra
     from apache_beam.runners.dask import dask_runner as _stock
@@ -99,193 +106,6 @@ class FanOutOptions(PipelineOptions):
             default=None,
             help="partitions a Reshuffle splits its input into (default: 2 x the worker threads)",
         )
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# What runs inside a Dask task.
-
-
-class _Collect(Receiver):
-    def __init__(self, tag, sink: list):
-        self._tag = tag
-        self._sink = sink
-
-    def receive(self, windowed_value: WindowedValue) -> None:
-        self._sink.append((self._tag, windowed_value.value))
-
-
-class _TaggedCollect(dict):
-    def __init__(self, sink: list):
-        super().__init__()
-        self._sink = sink
-
-    def __missing__(self, tag):
-        receiver = self[tag] = _Collect(tag, self._sink)
-        return receiver
-
-
-def _windowed(value) -> WindowedValue:
-    return WindowedValue(value, 0, (GlobalWindow(),))
-
-
-def _run_bundle(items, spec: bytes, label: str, topic: str, tagged: bool, *side_values) -> list:
-    """One bundle of a ParDo: the main output's values, or with ``tagged`` a ``(tag, value)`` pair for every output;
-    ``finish_bundle``'s outputs included. Counters go to ``topic``."""
-    key, loaded, ready = _DOFNS.take(spec)
-    fn, args, kwargs, side_specs = loaded
-    outputs: list[tuple[Any, Any]] = []
-    receivers = _TaggedCollect(outputs)
-    handler = _OutputHandler(
-        window_fn=GlobalWindows(),
-        main_receivers=receivers[None],
-        tagged_receivers=receivers,
-        per_element_output_counter=None,
-        output_batch_converter=None,
-        process_yields_batches=False,
-        process_batch_yields_elements=False,
-    )
-    side_inputs = [
-        SideInputMap(view_class, view_options, [_windowed(v) for v in values])
-        for (view_class, view_options), values in zip(side_specs, side_values, strict=True)
-    ]
-    container = MetricsContainer(label)
-    sampler = statesampler.StateSampler(label, CounterFactory())
-    previous = statesampler.get_current_tracker()
-    statesampler.set_current_tracker(sampler)
-    finished = False
-    try:
-        with sampler.scoped_state(label, "process", metrics_container=container):
-            invoker = DoFnInvoker.create_invoker(
-                DoFnSignature(fn),
-                handler,
-                context=DoFnContext(label, state=None),
-                side_inputs=side_inputs,
-                input_args=args,
-                input_kwargs=kwargs,
-                user_state_context=None,
-                bundle_finalizer_param=beam.DoFn.BundleFinalizerParam(),
-            )
-            if not ready:
-                invoker.invoke_setup()
-            invoker.invoke_start_bundle()
-            for item in items:
-                invoker.invoke_process(_windowed(item))
-            invoker.invoke_finish_bundle()
-            finished = True
-    finally:
-        statesampler.set_current_tracker(previous)
-        if finished:
-            _DOFNS.give_back(key, loaded)
-        else:
-            _teardown(fn)  # a DoFn that failed a bundle is not reused
-    _report_counters(topic, label, container)
-    return outputs if tagged else [value for _, value in outputs]
-
-
-def _teardown(fn) -> None:
-    try:
-        fn.teardown()
-    except Exception:  # noqa: BLE001 - teardown is best effort, as on every Beam runner
-        _log.warning("teardown of %r failed", fn, exc_info=True)
-
-
-class _DoFnPool:
-    """A worker process's set-up DoFns, reused across bundles as Beam's own workers reuse them.
-
-    A bundle takes an idle instance of its ParDo (or unpickles and sets up a new one), and gives it back when the
-    bundle succeeds; one instance serves one bundle at a time, so concurrent bundles (worker threads) get instances
-    of their own. What a DoFn holds in ``setup()`` (an OCR model through ``shared.Shared``, a benchmark index)
-    therefore lives across bundles instead of being rebuilt per partition. The least recently used ParDos beyond
-    ``max_pardos`` (earlier runs' ones) are torn down.
-    """
-
-    def __init__(self, max_pardos: int = 256):
-        self._lock = threading.Lock()
-        self._idle: OrderedDict[bytes, list] = OrderedDict()
-        self._max = max_pardos
-
-    def take(self, spec: bytes) -> tuple[bytes, tuple, bool]:
-        """``(key, (fn, args, kwargs, side_specs), already set up)`` for a bundle of the ParDo ``spec``."""
-        key = hashlib.blake2b(spec, digest_size=16).digest()
-        with self._lock:
-            idle = self._idle.get(key)
-            if idle:
-                self._idle.move_to_end(key)
-                return key, idle.pop(), True
-        return key, pickler.loads(spec), False
-
-    def give_back(self, key: bytes, loaded: tuple) -> None:
-        evicted = []
-        with self._lock:
-            self._idle.setdefault(key, []).append(loaded)
-            self._idle.move_to_end(key)
-            while len(self._idle) > self._max:
-                evicted.extend(self._idle.popitem(last=False)[1])
-        for fn, *_ in evicted:
-            _teardown(fn)
-
-
-_DOFNS = _DoFnPool()
-
-
-def _report_counters(topic: str, label: str, container: MetricsContainer) -> None:
-    """Send a bundle's counters to the scheduler as an event of ``topic``, keyed by the running task.
-
-    The event leaves before the task's result does, so a task the scheduler counts as finished has reported its
-    counters; a task Dask runs again (its worker died) reports again under the same key, which the driver keeps once.
-    """
-    counters = [[k.metric.namespace, k.metric.name, v] for k, v in container.get_cumulative().counters.items() if v]
-    if not counters:
-        return
-    from distributed import get_worker
-
-    worker = get_worker()
-    task = worker.get_current_task()
-    worker.log_event(topic, {"task": repr(task), "step": label, "counters": counters})
-
-
-def _select(tagged, tag) -> list:
-    return [value for t, value in tagged if t == tag]
-
-
-def _count(items) -> list[int]:
-    return [sum(1 for _ in items)]
-
-
-def _concat(parts) -> list:
-    return [v for part in parts for v in part]
-
-
-def _gbk_key(item):
-    return item[0]
-
-
-def _gbk_values(item):
-    key, pairs = item
-    return key, [v.value if isinstance(v, WindowedValue) else v for _, v in pairs]
-
-
-def _read_source(sources) -> list:
-    out = []
-    for source in sources:
-        out.extend(source.read(source.get_range_tracker(None, None)))
-    return out
-
-
-def _key_hash(key) -> int:
-    return zlib.crc32(key.encode() if isinstance(key, str) else pickle.dumps(key, protocol=4))
-
-
-def _piece(part, index: int, count: int, by_key: bool) -> list:
-    """Piece ``index`` of ``count`` of a partition: every ``count``-th element, or for a per-key reshuffle the
-    elements whose key hashes to ``index`` (so one key's elements stay together)."""
-    if by_key:
-        return [kv for kv in part if _key_hash(kv[0]) % count == index]
-    return list(part)[index::count]
-
-
-def _run_piece(part, index: int, count: int, by_key: bool, *bundle_args):
-    return _run_bundle(_piece(part, index, count, by_key), *bundle_args)
 
 
 class _FanOut(NamedTuple):
@@ -331,7 +151,7 @@ class _FanOut(NamedTuple):
 
         if not _HAS_TASK_SPEC:  # another dask: a plain split, placement left to work stealing
             return self.source.repartition(npartitions=self.n)
-        return self.pieces(f"beam-reshuffle-{tokenize(self.source, self.n, self.by_key)}", _piece)
+        return self.pieces(f"beam-reshuffle-{tokenize(self.source, self.n, self.by_key)}", take_piece)
 
 
 def _optimize(dsk, keys, **kwargs):
@@ -383,45 +203,6 @@ class _CombinePerKeyOverride(PTransformOverride):
         return _CombinePerKey(curry_combine_fn(t.fn, t.args, t.kwargs))
 
 
-def _with_fn(spec: bytes, work):
-    fn = pickler.loads(spec)
-    fn.setup()
-    try:
-        return work(fn)
-    finally:
-        fn.teardown()
-
-
-def _combine_partial(part, spec: bytes) -> list:
-    """A partition's ``(key, accumulator)`` pairs."""
-
-    def work(fn):
-        accumulators: dict = {}
-        for key, value in part:
-            acc = accumulators[key] if key in accumulators else fn.create_accumulator()
-            accumulators[key] = fn.add_input(acc, value)
-        return list(accumulators.items())
-
-    return _with_fn(spec, work)
-
-
-def _combine_merge(parts, spec: bytes) -> list:
-    """Several partitions' ``(key, accumulator)`` pairs merged into one list."""
-
-    def work(fn):
-        grouped: dict = defaultdict(list)
-        for part in parts:
-            for key, acc in part:
-                grouped[key].append(acc)
-        return [(key, fn.merge_accumulators(accs)) for key, accs in grouped.items()]
-
-    return _with_fn(spec, work)
-
-
-def _combine_extract(part, spec: bytes) -> list:
-    return _with_fn(spec, lambda fn: [(key, fn.extract_output(acc)) for key, acc in part])
-
-
 def _combine(bag, fn, token: str):
     """``CombinePerKey(fn)`` lifted: partial combines where the data is, a tree of merges, one output partition
     (every key's result in one task: right for the few keys of a count, and for the one-record-per-screenshot
@@ -430,13 +211,13 @@ def _combine(bag, fn, token: str):
 
     spec = pickler.dumps(fn)
     merged = bag.reduction(
-        functools.partial(_combine_partial, spec=spec),
-        functools.partial(_combine_merge, spec=spec),
+        functools.partial(combine_partial, spec=spec),
+        functools.partial(combine_merge, spec=spec),
         split_every=8,
         out_type=db.Bag,
         name=f"{token}-combine",
     )
-    return merged.map_partitions(_combine_extract, spec, token=f"{token}-extract")
+    return merged.map_partitions(combine_extract, spec, token=f"{token}-extract")
 
 
 class _ReshufflePerKey(beam.PTransform):
@@ -494,7 +275,7 @@ class _Translator(PipelineVisitor):
         if isinstance(transform, _Create):
             bag = db.from_sequence(list(transform.values), **(self.bag_kwargs or {"partition_size": 128}))
         elif isinstance(transform, _Read):
-            bag = db.from_sequence([transform.source], npartitions=1).map_partitions(_read_source, token=token)
+            bag = db.from_sequence([transform.source], npartitions=1).map_partitions(read_source, token=token)
         elif isinstance(transform, _Flatten):
             bag = db.concat(in_bags) if in_bags else db.from_sequence([])
         elif isinstance(transform, (_Reshuffle, _ReshufflePerKey)):
@@ -508,7 +289,7 @@ class _Translator(PipelineVisitor):
             if not isinstance(windowfn, GlobalWindows):
                 raise NotImplementedError(f"{RUNNER}: {node.full_label}: only global windows, not {windowfn}")
             (bag,) = in_bags  # as many partitions as its input: the fan-out comes from Reshuffle
-            bag = bag.groupby(_gbk_key, shuffle="tasks").map(_gbk_values)
+            bag = bag.groupby(gbk_key, shuffle="tasks").map(gbk_values)
         elif isinstance(transform, _CombinePerKey):
             (bag,) = in_bags
             bag = _combine(bag, transform.fn, token)
@@ -527,7 +308,7 @@ class _Translator(PipelineVisitor):
         import dask
 
         if pcoll not in self._side_cache:
-            self._side_cache[pcoll] = dask.delayed(_concat, pure=True)(
+            self._side_cache[pcoll] = dask.delayed(concat_parts, pure=True)(
                 self.bags[pcoll].to_delayed(optimize_graph=False)
             )
         return self._side_cache[pcoll]
@@ -548,19 +329,19 @@ class _Translator(PipelineVisitor):
 
             name = f"{token}-{tokenize(fan.source, fan.n, spec, *sides)}"
             refs = [TaskRef(side.key) for side in sides]
-            out = fan.pieces(name, _run_piece, *bundle, *refs, dependencies=sides)
+            out = fan.pieces(name, run_piece, *bundle, *refs, dependencies=sides)
         else:
-            out = self.bags[pcoll].map_partitions(_run_bundle, *bundle, *sides, token=token)
+            out = self.bags[pcoll].map_partitions(run_bundle, *bundle, *sides, token=token)
         if not tagged:
             (pcoll_out,) = node.outputs.values()
             self.bags[pcoll_out] = out
             return
         for tag, pcoll_out in node.outputs.items():
-            self.bags[pcoll_out] = out.map_partitions(_select, tag, token=f"{token}-out-{tag}")
+            self.bags[pcoll_out] = out.map_partitions(select_tag, tag, token=f"{token}-out-{tag}")
 
     def sinks(self) -> list:
         """Each unconsumed PCollection reduced to its row count: computing these runs the whole pipeline."""
-        return [bag.map_partitions(_count) for pcoll, bag in self.bags.items() if pcoll not in self.consumed]
+        return [bag.map_partitions(row_count) for pcoll, bag in self.bags.items() if pcoll not in self.consumed]
 
 
 class _Counters(MetricResults):

@@ -26,7 +26,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "the Holotron / Nemotron-VL architecture ships its configuration code with the weights; the model id is the "
         "operator's choice (pin --revision in production), never data from an input"
     ),
-    ("stages/runners/dask.py", "pickle", "pickler.loads(spec)"): (
+    ("stages/runners/dask_tasks.py", "pickle", "pickler.loads(spec)"): (
         "Beam's pickler on DoFn specs this process pickled itself for its own in-process Dask workers; never bytes "
         "from an input, an answer or the network"
     ),
