@@ -94,6 +94,28 @@ def manifest_path(output: str, run_id: str) -> str:
     return _join(output, RUNS, f"{run_id}.json")
 
 
+def read_manifests(output: str) -> tuple[list[dict], list[tuple[str, str]]]:
+    """Every committed run manifest ``OUT/_runs/*.json``, sorted by run id, and ``(path, error)`` for each file there
+    that is not a run manifest (not JSON, or no ``run_id``)."""
+    import json
+
+    from apache_beam.io.filesystem import CompressionTypes
+    from apache_beam.io.filesystems import FileSystems
+
+    manifests, bad = [], []
+    metas = FileSystems.match([_join(output, RUNS, "*.json")])[0].metadata_list
+    for meta in sorted(metas, key=lambda m: m.path):
+        try:
+            with FileSystems.open(meta.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+                manifest = json.loads(f.read())
+            if not isinstance(manifest, dict) or not manifest.get("run_id"):
+                raise ValueError("not a run manifest (no run_id)")
+            manifests.append(manifest)
+        except ValueError as e:
+            bad.append((meta.path, f"{type(e).__name__}: {e}"))
+    return sorted(manifests, key=lambda m: m["run_id"]), bad
+
+
 def partition_dir(output: str, table_name: str, dt: str, run_id: str | None = None) -> str:
     """``OUT/<table>/dt=<dt>``, or with ``run_id`` the same partition inside the run's staging dir."""
     root = output if run_id is None else staging_dir(output, run_id)

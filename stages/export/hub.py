@@ -48,9 +48,9 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from schemas import tables
 from schemas.images import ImageRejected
 from schemas.records import (
     SCHEMA_VERSION,
@@ -159,21 +159,10 @@ def split_of(unit: str, test_fraction: float, seed: str = "") -> str:
     return "test" if int.from_bytes(digest[:8], "big") / 2**64 < test_fraction else "train"
 
 
-def read_manifests(output: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The run manifests ``OUT/_runs/*.json``, by run id, and a dead letter for each one that is not valid JSON."""
-    manifests, dead = [], []
-    for meta in sorted(
-        FileSystems.match([FileSystems.join(output, "_runs", "*.json")])[0].metadata_list, key=lambda m: m.path
-    ):
-        try:
-            with FileSystems.open(meta.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-                manifest = json.loads(f.read())
-            if not isinstance(manifest, dict) or not manifest.get("run_id"):
-                raise ValueError("not a run manifest (no run_id)")
-            manifests.append(manifest)
-        except ValueError as e:
-            dead.append(_dead("runs", meta.path, "bad_manifest", f"{type(e).__name__}: {e}", meta.path))
-    return sorted(manifests, key=lambda m: m["run_id"]), dead
+def read_manifests(output: str) -> tuple[list[dict[str, Any]], list[DeadLetter]]:
+    """The run manifests (:func:`schemas.tables.read_manifests`), by run id, and a dead letter for each bad one."""
+    manifests, bad = tables.read_manifests(output)
+    return manifests, [_dead("runs", path, "bad_manifest", error, path) for path, error in bad]
 
 
 STAGE = "export"
