@@ -24,12 +24,14 @@ from pathlib import Path
 
 from apache_beam.transforms.resources import parse_resource_hints
 
+from annotators.dom.browser import BrowserConfig, Viewport
 from annotators.vllm.config import EngineConfig
 from annotators.vllm.memory import DTYPE_ALIASES
 from schemas.images import ImageLimits
 from stages.guard import GuardConfig
 from stages.label.ocr import AnnotateConfig
 from stages.label.vlm import DECODE_THREADS, RENDER_THREADS, VlmConfig
+from stages.render import RenderConfig
 from stages.tile import TileConfig
 from stages.write import WriteConfig
 
@@ -294,3 +296,40 @@ def resource_hints(args: argparse.Namespace) -> dict[str, str]:
     except ValueError as e:
         raise SystemExit(f"screenmill run: --accelerator / --inference-min-ram: {e}") from None
     return hints
+
+
+def add_render_options(parser: argparse.ArgumentParser) -> None:
+    """Web pages rendered into screenshots with DOM labels (``RenderPages``)."""
+    g = parser.add_argument_group("pages: render web pages in headless Chromium, label them from the DOM")
+    g.add_argument("--pages", default=None, help="folder or glob of .html/.htm pages (other files there: assets)")
+    g.add_argument("--urls", default=None, help="file of file:// or http(s):// URLs, one a line")
+    g.add_argument("--viewports", default="1280x800", help="WIDTHxHEIGHT[@SCALE[m]],... e.g. 1280x800,390x844@3m")
+    g.add_argument("--color-schemes", default="light", help="light,dark")
+    g.add_argument("--screens", type=int, default=1, help="screenshots down each page, one viewport apart")
+    g.add_argument("--allow-origin", action="append", default=[], help="an origin pages may reach (repeatable)")
+    g.add_argument("--render-timeout", type=float, default=20.0, help="seconds per page and setting")
+    g.add_argument("--max-dom-nodes", type=int, default=20000, help="pages with more elements: page_too_large")
+    g.add_argument("--browser-recycle", type=int, default=50, help="replace the browser after this many pages")
+
+
+def render_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> RenderConfig | None:
+    """The render stage's config, or None without ``--pages`` / ``--urls`` (ValueError for bad values)."""
+    if not (args.pages or args.urls):
+        return None
+    browser = BrowserConfig(
+        timeout_s=args.render_timeout,
+        max_dom_nodes=args.max_dom_nodes,
+        recycle_every=args.browser_recycle,
+        allow_origins=tuple(args.allow_origin),
+    )
+    return RenderConfig(
+        output=args.output,
+        run_id=run_id,
+        pages=args.pages,
+        urls=args.urls,
+        viewports=tuple(Viewport.parse(v) for v in args.viewports.split(",") if v.strip()),
+        color_schemes=tuple(s.strip() for s in args.color_schemes.split(",") if s.strip()),
+        screens=args.screens,
+        browser=browser,
+        limits=limits,
+    )

@@ -30,6 +30,7 @@ from stages.guard import GuardBenchmarkLeakage
 from stages.ingest import IngestConfig, IngestScreenshots
 from stages.label import LabelScreenshots
 from stages.label.vlm import FeedingPolicy
+from stages.render import RenderPages, labels_of_kept, pages_done
 from stages.runners import is_local_runner, resolve_runner, runner_name
 from stages.store.commit import commit_run, recover
 from stages.store.report import build_manifest, format_summary
@@ -39,7 +40,7 @@ from stages.write import WriteShards
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="screenmill run", description=__doc__.splitlines()[0])
-    p.add_argument("--input", required=True, help="FileSystems pattern or directory of screenshots / episodes")
+    p.add_argument("--input", default=None, help="FileSystems pattern or directory of screenshots / episodes")
     opts.add_output_options(p)
     p.add_argument("--annotator", choices=("ocr", "vllm", "none"), default="ocr", help="label producer (default: ocr)")
     p.add_argument("--dt", default=None, help="date partition YYYY-MM-DD (default: today, UTC)")
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     opts.add_engine_options(p, title="vllm engine (--annotator vllm)")
     opts.add_vlm_options(p)
     opts.add_placement_options(p)
+    opts.add_render_options(p)
     return p
 
 
@@ -80,7 +82,7 @@ def run(argv: list[str] | None = None, feeding: FeedingPolicy | None = None) -> 
         result,
         run_id=ctx.run_id,
         dt=ctx.dt,
-        input=args.input,
+        input=args.input or "",
         output=args.output,
         annotator=args.annotator,
         beam_args=ctx.beam_args,
@@ -99,7 +101,10 @@ def build_pipeline(
     argv: list[str] | None = None, feeding: FeedingPolicy | None = None
 ) -> tuple[beam.Pipeline, RunContext]:
     """Parse ``screenmill run`` options and build the job's pipeline, without running it or touching the output."""
-    args, beam_args = build_parser().parse_known_args(argv)
+    parser = build_parser()
+    args, beam_args = parser.parse_known_args(argv)
+    if not (args.input or args.pages or args.urls):
+        parser.error("give --input, --pages or --urls (or several)")
     _progress_to_stderr(not args.quiet)
     run_id = new_run_id()
     dt = args.dt or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
@@ -112,9 +117,12 @@ def build_pipeline(
         label_cfg = opts.vlm_config(args, run_id, limits) if vllm else opts.ocr_config(args, run_id, limits)
         if vllm:  # the hash must see the recipe version the code registers, not just its name
             label_cfg = dataclasses.replace(label_cfg, recipe_version=label_cfg.get_recipe().version)
-        label_cfg = dataclasses.replace(label_cfg, config_hash=config_hash(label_cfg, tile_cfg))
+        render_cfg = opts.render_config(args, run_id, limits)
+        rendering = [render_cfg.hash_view()] if render_cfg else []  # file-only runs keep their hash
+        label_cfg = dataclasses.replace(label_cfg, config_hash=config_hash(label_cfg, tile_cfg, *rendering))
         run_hash = label_cfg.config_hash
         ingest_cfg = IngestConfig(pattern=args.input, run_id=run_id, limits=limits, config_hash=run_hash)
+        render_cfg = render_cfg and dataclasses.replace(render_cfg, config_hash=run_hash)
     except (ValueError, KeyError) as e:
         raise SystemExit(f"screenmill run: {e.args[0] if e.args else e}") from None
     if args.annotator == "vllm":
@@ -134,8 +142,12 @@ def build_pipeline(
     done_index = pipeline | "DoneIndex" >> ReadDoneIndex(args.output)
     skip = done_index | "DoneHere" >> beam.Filter(lambda kv: kv[1] == run_hash) | "SkipKeys" >> beam.Keys()
     known = beam.pvalue.AsDict(done_index | "KnownKeys" >> beam.Map(lambda kv: (kv[0], True)))
-    shots = pipeline | "Ingest" >> IngestScreenshots(ingest_cfg, done=skip)
-    accepted, dead = shots.good, {"ingest": shots.dead_letter}
+    rendered = pipeline | "Render" >> RenderPages(render_cfg, done=skip) if render_cfg else None
+    shots = pipeline | "Ingest" >> IngestScreenshots(ingest_cfg, done=skip, rendered=rendered and rendered.good)
+    accepted, dead = (
+        shots.good,
+        {"ingest": shots.dead_letter, **({"render": rendered.dead_letter} if rendered else {})},
+    )
     if guard_cfg is not None:
         guarded = accepted | "Guard" >> GuardBenchmarkLeakage(guard_cfg)
         accepted, dead["guard"] = guarded.good, guarded.dead_letter
@@ -149,6 +161,9 @@ def build_pipeline(
         )
         outputs = {"grounding": labels.good, **({"actions": labels.actions} if producer.makes_actions else {})}
         dead[producer.stage], failures = labels.dead_letter, labels.failures
+    if rendered:  # the DOM labels of the rendered screenshots that got this far
+        dom = labels_of_kept(tiled.good, rendered.labels)
+        outputs["grounding"] = (outputs["grounding"], dom) | "WithDomLabels" >> beam.Flatten() if outputs else dom
     if failures is None:
         failures = pipeline | "NoLabelStage" >> beam.Create([])
     marked = (tiled.good, failures) | "MarkDone" >> MarkDone(run_hash, run_id)
@@ -161,13 +176,22 @@ def build_pipeline(
     for name, records in outputs.items():
         kept = records | f"NotHeld_{name}" >> beam.Filter(not_held, held=held)
         kept | f"Write_{name}" >> WriteShards(table(name, *keys[name]))
-    done_rows = (marked.done, shots.done) | "DoneRows" >> beam.Flatten()
+    done_rows = [marked.done, shots.done]
+    if rendered:
+        pages = rendered.pages | "PagesDone" >> beam.FlatMap(pages_done, held, run_hash, run_id)
+        done_rows += [pages, rendered.done]
+    done_rows = done_rows | "DoneRows" >> beam.Flatten()
     done_rows | "WriteDone" >> WriteShards(table("_done", Done.SCHEMA, Done.KEY))
     for stage, records in dead.items():
         records | f"WriteDeadLetter_{stage}" >> WriteShards(
             table(f"_dead_letter/{stage}", DeadLetter.SCHEMA, ("input_id", "reason"))
         )
-    configs = {"ingest": ingest_cfg, "tile": tile_cfg, "annotate": label_cfg}
+    configs = {
+        "ingest": ingest_cfg,
+        "tile": tile_cfg,
+        "annotate": label_cfg,
+        **({"render": render_cfg} if render_cfg else {}),
+    }
     return pipeline, RunContext(args, beam_args, run_id, dt, configs, label_cfg.config_hash)
 
 

@@ -91,12 +91,46 @@ _TILE_STRUCT = pa.struct(list(TilePlan.SCHEMA))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class RenderSettings(_Record):
+    """How a rendered screenshot was made: the viewport in CSS px, the device scale factor (screenshot pixels per CSS
+    px), mobile emulation, ``prefers-color-scheme`` and the scroll offset (CSS px) of the screen."""
+
+    viewport_width: int
+    viewport_height: int
+    device_scale_factor: float
+    mobile: bool
+    color_scheme: str
+    scroll_x: int
+    scroll_y: int
+
+    SCHEMA: ClassVar[pa.Schema] = pa.schema(
+        [
+            _f("viewport_width", pa.int32(), False),
+            _f("viewport_height", pa.int32(), False),
+            _f("device_scale_factor", pa.float32(), False),
+            _f("mobile", pa.bool_(), False),
+            _f("color_scheme", pa.string(), False),
+            _f("scroll_x", pa.int32(), False),
+            _f("scroll_y", pa.int32(), False),
+        ]
+    )
+
+    def to_row(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+_RENDER_STRUCT = pa.struct(list(RenderSettings.SCHEMA))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Screenshot(_Record):
     """One accepted input image (an occurrence: the same bytes may be several steps of one episode).
 
     ``screenshot_id`` is the sha256 of the file's bytes. ``width``/``height`` are after EXIF orientation, i.e. the
     frame every coordinate refers to. ``source_mode`` is the Pillow mode before conversion to RGB. Episode steps also
     carry the episode's goal (``episode_task``) and the step's recorded action(s) as JSON (``recorded_action``).
+    A screenshot the pipeline rendered from a web page (``source_uri`` under ``OUT/images/``) names the page
+    (``page_uri``), the sha256 of the page's document (``page_sha256``) and how it was rendered (``render``).
     """
 
     screenshot_id: str
@@ -114,6 +148,9 @@ class Screenshot(_Record):
     tile_plan: TilePlan | None = None
     episode_task: str | None = None
     recorded_action: str | None = None
+    page_uri: str | None = None
+    page_sha256: str | None = None
+    render: RenderSettings | None = None
 
     SCHEMA: ClassVar[pa.Schema] = pa.schema(
         [
@@ -132,6 +169,9 @@ class Screenshot(_Record):
             _f("tile_plan", _TILE_STRUCT),
             _f("episode_task", pa.string()),
             _f("recorded_action", pa.string()),
+            _f("page_uri", pa.string()),
+            _f("page_sha256", pa.string()),
+            _f("render", _RENDER_STRUCT),
             _f("schema_version", pa.int16(), False),
         ],
         metadata={"table": "screenshots"},
@@ -142,6 +182,8 @@ class Screenshot(_Record):
         row = dict(row)
         if row.get("tile_plan") is not None:
             row["tile_plan"] = TilePlan(**row["tile_plan"])
+        if row.get("render") is not None:
+            row["render"] = RenderSettings(**row["render"])
         return super(Screenshot, cls).from_row(row)
 
 

@@ -30,6 +30,9 @@ from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, Review
 
 STAGING = "_staging"
 RUNS = "_runs"
+#: Screenshots the pipeline made itself (rendered pages), content-addressed; written outside the staging transaction
+#: (immutable, so a dead run leaves at most unreferenced files).
+IMAGES = "images"
 DEAD_LETTER = "_dead_letter"
 COMMIT_MARKER = "_COMMIT"
 SUCCESS_MARKER = "_SUCCESS"
@@ -82,6 +85,11 @@ def is_part(path: str) -> bool:
 def staging_dir(output: str, run_id: str) -> str:
     """``OUT/_staging/<run_id>``: where run ``run_id`` writes everything before its commit."""
     return _join(output, STAGING, run_id)
+
+
+def image_path(output: str, sha256: str) -> str:
+    """``OUT/images/<sha256>.png``: a screenshot the pipeline made itself (a rendered page), content-addressed."""
+    return _join(output, IMAGES, f"{sha256}.png")
 
 
 def manifest_rel(run_id: str) -> str:

@@ -54,7 +54,8 @@ class IngestConfig:
     """What to read and what to accept.
 
     Attributes:
-        pattern: a FileSystems glob (``**`` recurses) or a directory (read recursively).
+        pattern: a FileSystems glob (``**`` recurses) or a directory (read recursively); None: no files (a run of
+            rendered pages only).
         run_id: the run's id, stamped on every record.
         limits: image size/format limits (decompression-bomb pixel limit among them).
         max_file_bytes: files larger than this are ``too_large`` without being read.
@@ -63,7 +64,7 @@ class IngestConfig:
             (``done`` output) so incremental runs do not reject them again.
     """
 
-    pattern: str
+    pattern: str | None
     run_id: str
     limits: ImageLimits = ImageLimits()
     max_file_bytes: int = 256 * 1024 * 1024
@@ -71,8 +72,8 @@ class IngestConfig:
     config_hash: str | None = None
 
     def __post_init__(self):
-        if not self.pattern or not isinstance(self.pattern, str):
-            raise ValueError("IngestConfig.pattern must be a non-empty path or glob")
+        if self.pattern is not None and (not self.pattern or not isinstance(self.pattern, str)):
+            raise ValueError("IngestConfig.pattern must be a non-empty path or glob (or None: no files)")
         if not self.run_id:
             raise ValueError("IngestConfig.run_id must be set")
         if self.max_file_bytes <= 0:
@@ -370,15 +371,25 @@ class _CollapseDuplicates(StageDoFn):
 
     def handle(self, item):
         _, shots = item
-        shots = sorted(shots, key=lambda s: s.source_uri)
+        shots = sorted(shots, key=_occurrence_order)
         kept = shots[0]
         yield kept
         for dup in shots[1:]:
-            self.counters.forwarded.dec()
+            if dup.page_uri is None:
+                self.counters.forwarded.dec()
+            else:  # a rendered screenshot: counted by the render stage, so here only as the duplicate it is
+                self.counters.total.inc()
             alias = DuplicateAlias(dup.source_uri, kept.screenshot_id, kept.source_uri)
             yield beam.pvalue.TaggedOutput(ALIASES, alias)
             msg = f"same bytes (sha256 {dup.screenshot_id[:16]}…) as {kept.source_uri}"
             yield Failure(dup.source_uri, "duplicate", msg, kept.source_uri)
+
+
+def _occurrence_order(shot: Screenshot):
+    """Which copy of the same bytes is kept: the smallest URI; rendered screenshots (one content-addressed URI) by
+    their page and render settings."""
+    r = shot.render
+    return (shot.source_uri, shot.page_uri or "", "" if r is None else repr(r))
 
 
 def _dedup_key(shot: Screenshot):
@@ -399,14 +410,21 @@ class IngestScreenshots(Stage):
         config: what to read and accept.
         done: optional PCollection of item keys (:func:`schemas.records.item_key`) already done under this run's
             config: those occurrences are skipped right after hashing (counted as ``skipped_done``).
+        rendered: optional PCollection of :class:`Screenshot` records made by ``RenderPages`` (already checked):
+            de-duplicated together with the files.
     """
 
-    def __init__(self, config: IngestConfig, done: beam.PCollection | None = None):
+    def __init__(
+        self, config: IngestConfig, done: beam.PCollection | None = None, rendered: beam.PCollection | None = None
+    ):
         super().__init__()
         self._config = config
         self._done_keys = done
+        self._rendered = rendered
 
     def expand(self, pbegin):
+        if self._config.pattern is None:
+            return self._rendered_only(pbegin)
         pattern = expand_pattern(self._config.pattern)
         matched = pbegin | "Match" >> fileio.MatchFiles(pattern)
         patterns = pbegin | "Pattern" >> beam.Create([pattern])
@@ -431,11 +449,23 @@ class IngestScreenshots(Stage):
             episode_dirs=beam.pvalue.AsList(episode_dirs),
             done=done_dict,
         )
+        good = read.good
+        if self._rendered is not None:
+            good = (good, self._rendered) | "WithRendered" >> beam.Flatten()
         grouped = (
-            read.good
-            | "KeyByContent" >> beam.Map(lambda s: (_dedup_key(s), s))
-            | "GroupDuplicates" >> beam.GroupByKey()
+            good | "KeyByContent" >> beam.Map(lambda s: (_dedup_key(s), s)) | "GroupDuplicates" >> beam.GroupByKey()
         )
         deduped = self.apply_fn(grouped, "Collapse", _CollapseDuplicates(self._config.run_id), ALIASES)
         dead = (read.dead_letter, deduped.dead_letter, dangling.dead_letter) | "DeadLetters" >> beam.Flatten()
         return StageOutputs(deduped.good, dead, done=read.done, aliases=deduped.aliases)
+
+    def _rendered_only(self, pbegin):
+        rendered = self._rendered if self._rendered is not None else pbegin | "NoRendered" >> beam.Create([])
+        grouped = (
+            rendered
+            | "KeyByContent" >> beam.Map(lambda s: (_dedup_key(s), s))
+            | "GroupDuplicates" >> beam.GroupByKey()
+        )
+        deduped = self.apply_fn(grouped, "Collapse", _CollapseDuplicates(self._config.run_id), ALIASES)
+        done = pbegin | "NoDone" >> beam.Create([])
+        return StageOutputs(deduped.good, deduped.dead_letter, done=done, aliases=deduped.aliases)

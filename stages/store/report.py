@@ -93,18 +93,23 @@ def build_manifest(
         "tables": tables,
         "wall_seconds": wall_seconds,
         "throughput": {
-            "screenshots_per_s": counts.get("ingest", {}).get("total", 0) / wall_seconds if wall_seconds else 0.0,
+            "screenshots_per_s": _screenshots(counts) / wall_seconds if wall_seconds else 0.0,
             "labels_per_s": tables.get("grounding", {}).get("rows", 0) / wall_seconds if wall_seconds else 0.0,
         },
         "versions": package_versions(),
     }
 
 
+def _screenshots(counts: dict) -> int:
+    """Screenshots the run took in: files ingest saw and screens the render stage made."""
+    return counts.get("ingest", {}).get("total", 0) + counts.get("render", {}).get("screens", 0)
+
+
 def format_summary(manifest: dict[str, Any]) -> str:
     """The end-of-run summary a person reads: per-stage counts, dead letters by reason, tables, throughput."""
     lines = [f"screenmill run {manifest['run_id']}  ({manifest['wall_seconds']:.1f} s)"]
     lines.append(f"{'stage':<10} {'in':>7} {'out':>7}  dead letters by reason")
-    for stage in ("ingest", "guard", "tile", "annotate", "infer"):
+    for stage in ("render", "ingest", "guard", "tile", "annotate", "infer"):
         c = manifest["counts"].get(stage)
         if c is None:
             continue
@@ -118,6 +123,12 @@ def format_summary(manifest: dict[str, Any]) -> str:
     if skipped:
         config = manifest["config_hash"][:12]
         lines.append(f"(ingest skipped {skipped} screenshots already done under config {config})")
+    render = manifest["counts"].get("render", {})
+    if render:
+        lines.append(
+            f"(render: {render.get('screens', 0)} screenshots; {render.get('skipped_done', 0)} page settings already "
+            f"done; {render.get('blocked_requests', 0)} requests blocked by the fence)"
+        )
     held = manifest["counts"].get("commit", {}).get("held_back_for_retry", 0)
     if held:
         lines.append(f"({held} screenshots failed retryably: their labels are held back, the next run redoes them)")

@@ -1,0 +1,408 @@
+"""One headless Chromium per worker process, rendering untrusted pages inside a fence.
+
+:class:`BrowserHost` drives Debian's ``chromium`` with the ``playwright`` package's async API on a thread of its own
+(one event loop, one browser), so any thread of a Beam worker can call :meth:`BrowserHost.render` and a page that
+hangs can be given up on: every page has a time limit, after which its context is closed and, when that does not
+work, the browser is replaced. The browser is also replaced after ``recycle_every`` pages (memory stays flat) and
+whenever it crashes. Never ``playwright install``: the executable is the system's (``infra/browser/install.sh``).
+
+The fence (every page, every frame):
+* requests: ``file://`` only under the page's root folder, ``http(s)``/``ws(s)`` only to the page's own origin and
+  ``allow_origins``; everything else is aborted and counted (:attr:`RenderedPage.blocked`);
+* service workers blocked, downloads refused, dialogs dismissed, popups closed;
+* ``max_dom_nodes``: a page with more elements is ``page_too_large``.
+
+Reasons (:class:`RenderError`): ``render_timeout`` (over the time limit), ``render_failed`` (navigation error, crash,
+browser gone), ``page_too_large``, ``blank_page`` (the first screen is one colour).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import io
+import logging
+import os
+import re
+import threading
+import urllib.parse
+from typing import Any
+
+from annotators.dom.extract import EXTRACT_JS, FRAME_HITS_JS
+
+CHROMIUM = "/usr/bin/chromium"
+INSTALL_HINT = (
+    "rendering pages needs the playwright package and a system Chromium: bash infra/browser/install.sh "
+    "(apt-get install chromium; pip install playwright; never `playwright install`)"
+)
+LAUNCH_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--font-render-hinting=none",
+    "--enable-blink-features=ComputedAccessibilityInfo",
+)
+# Finish transitions and animations at once, hide the caret: the screenshot shows the state the DOM was read in.
+STILL_CSS = (
+    "*,*::before,*::after{transition:none!important;animation-duration:0s!important;animation-delay:0s!important;"
+    "caret-color:transparent!important;scroll-behavior:auto!important}"
+)
+SETTLE_JS = "() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))"
+_VIEWPORT_RE = re.compile(r"^(\d{2,5})x(\d{2,5})(?:@(\d+(?:\.\d+)?)(m?))?$")
+_log = logging.getLogger("screenmill.render")
+
+
+class RenderError(Exception):
+    """A page that could not be rendered: ``reason`` is the stable dead-letter code, ``message`` the explanation."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+        self.message = message
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Viewport:
+    """A render setting: ``width`` x ``height`` CSS px at ``scale`` (device px per CSS px), ``mobile`` emulation."""
+
+    width: int
+    height: int
+    scale: float = 1.0
+    mobile: bool = False
+
+    def __post_init__(self):
+        if not (16 <= self.width <= 8192 and 16 <= self.height <= 8192):
+            raise ValueError(f"viewport {self.width}x{self.height} is outside 16..8192 px")
+        if not 0.5 <= self.scale <= 4:
+            raise ValueError(f"device scale factor {self.scale} is outside 0.5..4")
+
+    @classmethod
+    def parse(cls, spec: str) -> Viewport:
+        """``"1280x800"``, ``"1920x1080@2"``, ``"390x844@3m"`` (m: mobile emulation).
+
+        Raises:
+            ValueError: a malformed spec or values out of range.
+        """
+        m = _VIEWPORT_RE.match(spec.strip())
+        if not m:
+            raise ValueError(f"viewport {spec!r} is not WIDTHxHEIGHT[@SCALE[m]] (e.g. 1280x800, 390x844@3m)")
+        return cls(int(m[1]), int(m[2]), float(m[3] or 1), m[4] == "m")
+
+    @property
+    def spec(self) -> str:
+        scale = f"@{self.scale:g}{'m' if self.mobile else ''}" if self.scale != 1 or self.mobile else ""
+        return f"{self.width}x{self.height}{scale}"
+
+
+@dataclasses.dataclass(frozen=True)
+class BrowserConfig:
+    """How pages are rendered and fenced.
+
+    Attributes:
+        chromium: the Chromium executable (never downloaded).
+        timeout_s: the time limit of one page (load, settle, every screen, DOM reads).
+        max_dom_nodes: pages with more elements are ``page_too_large``.
+        recycle_every: the browser is replaced after this many pages (flat memory).
+        allow_origins: ``scheme://host[:port]`` origins pages may reach besides their own.
+        max_text_chars: text owners with more characters of their own are not labelled (paragraphs).
+    """
+
+    chromium: str = CHROMIUM
+    timeout_s: float = 20.0
+    max_dom_nodes: int = 20000
+    recycle_every: int = 50
+    allow_origins: tuple[str, ...] = ()
+    max_text_chars: int = 120
+
+    def __post_init__(self):
+        if self.timeout_s <= 0:
+            raise ValueError(f"render timeout must be > 0 s, got {self.timeout_s}")
+        if self.max_dom_nodes < 1 or self.recycle_every < 1 or self.max_text_chars < 1:
+            raise ValueError("max_dom_nodes, recycle_every and max_text_chars must be >= 1")
+        for origin in self.allow_origins:
+            if origin_of(origin) != origin.rstrip("/"):
+                raise ValueError(f"--allow-origin {origin!r} is not an origin like https://example.com[:port]")
+
+
+def origin_of(url: str) -> str | None:
+    """``scheme://host[:port]`` of an http(s)/ws(s) URL (None for other schemes)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https", "ws", "wss") or not parts.hostname:
+        return None
+    return f"{parts.scheme}://{parts.netloc.lower()}"
+
+
+@dataclasses.dataclass(slots=True)
+class Screen:
+    """One screenshot of a page: PNG bytes at ``scroll`` (CSS px) and the elements read from the DOM there (CSS px of
+    the viewport; see :mod:`annotators.dom.extract`)."""
+
+    png: bytes
+    scroll: tuple[int, int]
+    elements: list[dict]
+
+
+@dataclasses.dataclass(slots=True)
+class RenderedPage:
+    """A page rendered under one setting: its screens, the requests the fence aborted, the DOM size."""
+
+    uri: str
+    viewport: Viewport
+    color_scheme: str
+    screens: list[Screen]
+    blocked: list[str]
+    dom_nodes: int
+
+
+class _Fence:
+    """The request policy of one page (see the module docstring); counts what it aborts."""
+
+    def __init__(self, page_uri: str, root: str | None, allow_origins: tuple[str, ...]):
+        self.root = os.path.realpath(root) if root else None
+        own = origin_of(page_uri)
+        self.origins = {o.rstrip("/") for o in allow_origins} | ({own} if own else set())
+        self.blocked: list[str] = []
+
+    def allows(self, url: str) -> bool:
+        scheme = url.split(":", 1)[0].lower()
+        if scheme in ("data", "blob", "about"):
+            return True
+        if scheme == "file":
+            if self.root is None:
+                return False
+            path = os.path.realpath(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
+            return path == self.root or path.startswith(self.root.rstrip("/") + "/")
+        return origin_of(url) in self.origins
+
+    async def route(self, route):
+        url = route.request.url
+        if self.allows(url):
+            await route.continue_()
+        else:
+            self.blocked.append(url)
+            await route.abort("blockedbyclient")
+
+    async def route_ws(self, ws):
+        if self.allows(ws.url):
+            ws.connect_to_server()
+        else:
+            self.blocked.append(ws.url)
+            await ws.close()
+
+
+class BrowserHost:
+    """A Chromium on a thread of its own; :meth:`render` from any thread. Build with :meth:`start` (raises
+    RuntimeError with :data:`INSTALL_HINT` when playwright or the executable is missing)."""
+
+    def __init__(self, config: BrowserConfig):
+        self.config = config
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._pw: Any = None
+        self._browser: Any = None
+        self._pages_since_launch = 0
+        self.launches = 0
+        self._lock = threading.Lock()
+
+    def start(self) -> BrowserHost:
+        try:
+            import playwright.async_api  # noqa: F401 - the check that it is installed
+        except ImportError as e:
+            raise RuntimeError(INSTALL_HINT) from e
+        if not os.access(self.config.chromium, os.X_OK):
+            raise RuntimeError(f"{self.config.chromium} is missing; {INSTALL_HINT}")
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="screenmill-browser", daemon=True)
+        self._thread.start()
+        self._call(self._launch(), timeout=120)
+        return self
+
+    def close(self) -> None:
+        if self._loop is None:
+            return
+        try:
+            self._call(self._shutdown(), timeout=30)
+        except Exception as e:  # noqa: BLE001 - closing is best effort
+            _log.warning("browser: close failed: %s", e)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._loop = None
+
+    def _call(self, coro, timeout: float):
+        assert self._loop is not None, "BrowserHost.start() first"
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return future.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise
+
+    async def _launch(self):
+        from playwright.async_api import async_playwright
+
+        if self._pw is None:
+            self._pw = await async_playwright().start()
+        self._browser = await self._pw.chromium.launch(executable_path=self.config.chromium, args=list(LAUNCH_ARGS))
+        self._pages_since_launch = 0
+        self.launches += 1
+
+    async def _shutdown(self):
+        if self._browser is not None:
+            try:
+                await asyncio.wait_for(self._browser.close(), 15)
+            except Exception:  # noqa: BLE001
+                pass
+            self._browser = None
+        if self._pw is not None:
+            await self._pw.stop()
+            self._pw = None
+
+    async def _relaunch(self):
+        old, self._browser = self._browser, None
+        if old is not None:
+            try:
+                await asyncio.wait_for(old.close(), 10)
+            except Exception:  # noqa: BLE001 - a hung browser: its process goes with the driver's cleanup
+                _log.warning("browser: could not close the old browser cleanly")
+        await self._launch()
+
+    def render(self, uri: str, root: str | None, viewport: Viewport, color_scheme: str, screens: int) -> RenderedPage:
+        """Render ``uri`` under one setting into up to ``screens`` screenshots down the page.
+
+        Args:
+            uri: a ``file://`` or ``http(s)://`` URL.
+            root: the folder ``file://`` requests must stay in (None: no file access besides ``uri`` itself).
+            viewport: size, scale and mobile emulation.
+            color_scheme: ``light`` or ``dark`` (``prefers-color-scheme``).
+            screens: how many viewport screenshots, scrolling down one viewport each (fewer when the page ends).
+
+        Returns:
+            The :class:`RenderedPage`.
+
+        Raises:
+            RenderError: ``render_timeout``, ``render_failed``, ``page_too_large`` or ``blank_page``.
+        """
+        with self._lock:  # one page at a time per browser: the time limit is the page's own
+            try:
+                return self._call(self._render(uri, root, viewport, color_scheme, screens), self.config.timeout_s + 30)
+            except concurrent.futures.TimeoutError:
+                self._call(self._relaunch(), timeout=120)
+                raise RenderError("render_timeout", "the browser stopped answering; it was replaced") from None
+
+    async def _render(self, uri, root, viewport, color_scheme, screens) -> RenderedPage:
+        if self._browser is None or not self._browser.is_connected():
+            await self._relaunch()
+        elif self._pages_since_launch >= self.config.recycle_every:
+            await self._relaunch()
+        self._pages_since_launch += 1
+        fence = _Fence(uri, root, self.config.allow_origins)
+        ctx = await self._browser.new_context(
+            viewport={"width": viewport.width, "height": viewport.height},
+            device_scale_factor=viewport.scale,
+            is_mobile=viewport.mobile,
+            has_touch=viewport.mobile,
+            color_scheme=color_scheme,
+            accept_downloads=False,
+            service_workers="block",
+            reduced_motion="reduce",
+        )
+        try:
+            await ctx.route("**/*", fence.route)
+            await ctx.route_web_socket(re.compile(".*"), fence.route_ws)
+            page = await ctx.new_page()
+            ctx.on("page", lambda p: asyncio.ensure_future(p.close()) if p is not page else None)
+            page.on("dialog", lambda d: asyncio.ensure_future(d.dismiss()))
+            crashed = asyncio.get_running_loop().create_future()
+            page.on("crash", lambda _: crashed.done() or crashed.set_result(True))
+            work = asyncio.ensure_future(self._shoot(page, uri, viewport, color_scheme, screens, fence))
+            done, _ = await asyncio.wait({work, crashed}, timeout=self.config.timeout_s, return_when="FIRST_COMPLETED")
+            if work not in done:
+                work.cancel()
+                if crashed in done:
+                    raise RenderError("render_failed", "the page's renderer crashed")
+                raise RenderError("render_timeout", f"not rendered within {self.config.timeout_s:g} s")
+            return work.result()
+        finally:
+            try:
+                await asyncio.wait_for(ctx.close(), 10)
+            except Exception:  # noqa: BLE001 - a context that cannot close: replace the browser
+                await self._relaunch()
+
+    async def _shoot(self, page, uri, viewport, color_scheme, screens, fence) -> RenderedPage:
+        from playwright.async_api import Error as PlaywrightError
+
+        try:
+            await page.goto(uri, wait_until="load", timeout=self.config.timeout_s * 1000)
+        except PlaywrightError as e:
+            raise RenderError("render_failed", f"navigation failed: {str(e).splitlines()[0]}") from None
+        await page.add_style_tag(content=STILL_CSS)
+        await page.evaluate("document.fonts.ready.then(() => true)")
+        nodes = await page.evaluate("document.getElementsByTagName('*').length")
+        if nodes > self.config.max_dom_nodes:
+            raise RenderError("page_too_large", f"{nodes} DOM elements, over the limit of {self.config.max_dom_nodes}")
+        shots: list[Screen] = []
+        last_scroll = None
+        for k in range(screens):
+            if k:
+                await page.evaluate("(k) => window.scrollTo(0, k * window.innerHeight)", k)
+            await page.evaluate(SETTLE_JS)
+            scroll = tuple(int(v) for v in await page.evaluate("[window.scrollX, window.scrollY]"))
+            if scroll == last_scroll:
+                break  # the page ended: scrolling no further
+            last_scroll = scroll
+            elements = await self._extract(page.main_frame, depth=0)
+            png = await page.screenshot(type="png", animations="disabled", caret="hide", scale="device")
+            if k == 0 and _one_colour(png):
+                raise RenderError("blank_page", "the first screen is a single colour: nothing visible")
+            shots.append(Screen(png, scroll, elements))
+        return RenderedPage(uri, viewport, color_scheme, shots, list(fence.blocked), int(nodes))
+
+    async def _extract(self, frame, depth: int) -> list[dict]:
+        """The frame's elements (its own viewport's CSS px), with those of its child frames that show through."""
+        found = await frame.evaluate(EXTRACT_JS, {"maxTextChars": self.config.max_text_chars})
+        elements = found["elements"]
+        if depth >= 3 or not found["frames"]:
+            return elements
+        for child in frame.child_frames:
+            try:
+                handle = await child.frame_element()
+                index = await handle.evaluate("(el) => [...document.querySelectorAll('iframe, frame')].indexOf(el)")
+                info = next((f for f in found["frames"] if f["index"] == index), None)
+                if info is None:
+                    continue
+                inner = await self._extract(child, depth + 1)
+            except Exception as e:  # noqa: BLE001 - a frame that went away or cannot be read: its content is left out
+                _log.info("render: frame %s left out: %s", child.url, e)
+                continue
+            ox, oy = info["offset"]
+            vl, vt, vr, vb = info["visible"]
+            moved = []
+            for el in inner:
+                x, y = el["point"][0] + ox, el["point"][1] + oy
+                if not (vl <= x <= vr and vt <= y <= vb):
+                    continue
+                x0, y0, x1, y1 = el["box"]
+                box = [max(x0 + ox, vl), max(y0 + oy, vt), min(x1 + ox, vr), min(y1 + oy, vb)]
+                if box[2] - box[0] < 1 or box[3] - box[1] < 1:
+                    continue
+                moved.append({**el, "box": box, "point": [x, y], "frame": depth + 1})
+            hits = await frame.evaluate(FRAME_HITS_JS, [index, [m["point"] for m in moved]]) if moved else []
+            elements.extend(m for m, hit in zip(moved, hits, strict=True) if hit)
+        return elements
+
+
+def _one_colour(png: bytes) -> bool:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as im:
+        extrema = im.convert("RGB").getextrema()
+    return all(lo == hi for lo, hi in extrema)

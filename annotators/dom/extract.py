@@ -1,0 +1,221 @@
+"""What a person could see and click in one frame of a rendered page, read from the DOM (the script the browser runs).
+
+:data:`EXTRACT_JS` runs in a page's frame (``frame.evaluate(EXTRACT_JS, options)``) and returns the frame's
+elements, each a dict in the frame's CSS pixels (its viewport, after scrolling)::
+
+    {"kind": "control" | "icon" | "text", "tag": "a", "role": "link", "name": "Pricing", "text": "Pricing",
+     "label": None, "placeholder": None, "input_type": None, "box": [l, t, r, b], "point": [x, y], "order": 12}
+
+Which elements (the rules the DOM labels stand on; :mod:`annotators.dom.labels` makes the instructions):
+
+* **controls**: links with ``href``, buttons, inputs (not ``hidden``), selects, text areas, ``summary``, elements with
+  an interactive ARIA role, ``contenteditable`` and ``onclick`` elements, ``tabindex >= 0``; disabled ones
+  (``disabled``, ``aria-disabled="true"``) are left out: nobody can click them.
+* **icons**: ``svg``, ``img``, ``i``/``span`` icon-font glyphs and ``[role=img]`` with an accessible name (``alt``,
+  ``aria-label``, ``title``), outside any control (a control names its own icon).
+* **text**: the owner of visible text (its nearest ancestor that is not a plain inline element), outside any
+  control, with at most ``max_text_chars`` characters of its own text and one letter or digit; the box is the tight
+  box of its glyphs.
+
+Visible: a non-empty box inside the viewport and every clipping (``overflow``) ancestor, ``visibility: visible``,
+an opacity product over the ancestors of at least 0.1, no ``aria-hidden="true"`` or ``inert`` ancestor.
+Unoccluded: ``document.elementFromPoint`` at the click point is the element or inside it. The click point is the
+first of a few points (centre first) across the first visible line box (a wrapped link's first line) that passes;
+an element where none passes is covered and left out. Role and accessible name are Chromium's own accessibility
+computation (``computedRole`` / ``computedName``, with ``--enable-blink-features=ComputedAccessibilityInfo``), with the
+tag and the text as fall-back. Iframes are listed in ``frames`` (their content box and visible part), so the caller
+can run the script inside them and keep what their parent shows.
+"""
+
+from __future__ import annotations
+
+#: Bumped whenever the rules above change what is extracted (part of the DOM recipes' versions, so of config_hash).
+EXTRACT_VERSION = "1"
+
+EXTRACT_JS = r"""
+(opts) => {
+  const maxText = opts.maxTextChars || 120;
+  const VW = window.innerWidth, VH = window.innerHeight;
+  const CONTROL_SELECTOR = [
+    'a[href]', 'button', 'input:not([type=hidden])', 'select', 'textarea', 'summary', '[contenteditable=""]',
+    '[contenteditable=true]', '[onclick]', '[tabindex]:not([tabindex="-1"])',
+    ...['button', 'link', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'checkbox', 'radio', 'switch',
+        'option', 'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'treeitem'].map((r) => `[role=${r}]`),
+  ].join(',');
+  const SKIP_TEXT = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'TITLE', 'HEAD', 'SELECT', 'OPTION',
+                             'TEXTAREA', 'IFRAME', 'svg', 'SVG', 'CANVAS']);
+  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const hasAlnum = (s) => /[\p{L}\p{N}]/u.test(s);
+
+  const clipRect = (r, c) => ({l: Math.max(r.l, c.l), t: Math.max(r.t, c.t), r: Math.min(r.r, c.r),
+                                b: Math.min(r.b, c.b)});
+  const asRect = (d) => ({l: d.left, t: d.top, r: d.right, b: d.bottom});
+  const empty = (r) => r.r - r.l < 1 || r.b - r.t < 1;
+  // The part of rect `r` of `el` that its clipping ancestors and the viewport leave visible.
+  const visiblePart = (el, r) => {
+    let v = clipRect(r, {l: 0, t: 0, r: VW, b: VH});
+    for (let e = el.parentElement; e && e !== document.documentElement; e = e.parentElement) {
+      const cs = getComputedStyle(e);
+      if (cs.overflowX !== 'visible' || cs.overflowY !== 'visible' || cs.contain.includes('paint')) {
+        v = clipRect(v, asRect(e.getBoundingClientRect()));
+      }
+      if (cs.position === 'fixed') break;  // nothing above a fixed element clips it but the viewport
+    }
+    return v;
+  };
+  const styleVisible = (el) => {
+    const cs = getComputedStyle(el);
+    if (cs.visibility !== 'visible' || cs.display === 'none') return false;
+    let opacity = 1;
+    for (let e = el; e; e = e.parentElement) {
+      opacity *= parseFloat(getComputedStyle(e).opacity);
+      if (opacity < 0.1) return false;
+    }
+    return !el.closest('[aria-hidden="true"], [inert]');
+  };
+  const inside = (el, hit) => !!hit && (hit === el || el.contains(hit));
+  // The first point across the visible part of `rects` (in order: a wrapped link's first line first) where the
+  // element is what a click hits.
+  const clickPoint = (el, rects) => {
+    for (const raw of rects) {
+      const v = visiblePart(el, raw);
+      if (empty(v)) continue;
+      const w = v.r - v.l, h = v.b - v.t;
+      const xs = [0.5, 0.25, 0.75, 0.1, 0.9], ys = [0.5, 0.3, 0.7];
+      for (const fy of ys) for (const fx of xs) {
+        const x = v.l + fx * w, y = v.t + fy * h;
+        if (inside(el, document.elementFromPoint(x, y))) return [x, y];
+      }
+    }
+    return null;
+  };
+  const role = (el) => {
+    const r = el.computedRole;
+    if (r && r !== 'generic' && r !== 'none') return r;
+    return el.getAttribute('role') || el.tagName.toLowerCase();
+  };
+  const name = (el) => norm(el.computedName || el.getAttribute('aria-label') || el.getAttribute('title') ||
+                            el.getAttribute('alt') || '');
+  const ownText = (el) => norm(el.innerText || '');
+  const isDisabled = (el) => el.disabled === true || el.getAttribute('aria-disabled') === 'true' ||
+                             !!el.closest('fieldset[disabled]');
+  const fieldLabel = (el) => {
+    if (el.labels && el.labels.length) return norm(el.labels[0].innerText);
+    const by = el.getAttribute('aria-labelledby');
+    if (by) return norm(by.split(/\s+/).map((id) => document.getElementById(id)?.innerText || '').join(' '));
+    return null;
+  };
+
+  const out = [];
+  let order = 0;
+  const emit = (el, kind, rects, fields) => {
+    if (!styleVisible(el)) return;
+    const box = visiblePart(el, fields.box || asRect(el.getBoundingClientRect()));
+    if (empty(box)) return;
+    const point = clickPoint(el, rects);
+    if (!point) return;
+    out.push({kind, tag: el.tagName.toLowerCase(), box: [box.l, box.t, box.r, box.b], point, order: order++,
+              role: fields.role, name: fields.name, text: fields.text ?? null, label: fields.label ?? null,
+              placeholder: fields.placeholder ?? null, input_type: fields.input_type ?? null});
+  };
+
+  // 1. Controls.
+  const controls = [...document.querySelectorAll(CONTROL_SELECTOR)].filter((el) => !isDisabled(el));
+  const controlSet = new Set(controls);
+  const inControl = (el) => {
+    for (let e = el.parentElement; e; e = e.parentElement) if (controlSet.has(e)) return true;
+    return false;
+  };
+  for (const el of controls) {
+    const rects = [...el.getClientRects()].map(asRect);
+    if (!rects.length) continue;
+    const tag = el.tagName;
+    const type = tag === 'INPUT' ? (el.getAttribute('type') || 'text').toLowerCase() : null;
+    let text = ['INPUT', 'SELECT', 'TEXTAREA'].includes(tag) ? null : ownText(el);
+    if (tag === 'INPUT' && ['submit', 'button', 'reset'].includes(type)) text = norm(el.value);
+    if (tag === 'SELECT') text = norm(el.options[el.selectedIndex]?.text || '');
+    emit(el, 'control', rects, {
+      role: role(el), name: name(el), text: text && text.length <= maxText ? text : null,
+      label: ['INPUT', 'SELECT', 'TEXTAREA'].includes(tag) ? fieldLabel(el) : null,
+      placeholder: el.getAttribute('placeholder') ? norm(el.getAttribute('placeholder')) : null,
+      input_type: type || (tag === 'TEXTAREA' ? 'textarea' : tag === 'SELECT' ? 'select' : null),
+    });
+  }
+
+  // 2. Icons with a name, outside controls.
+  for (const el of document.querySelectorAll('svg, img, i, span[class*=icon], [role=img]')) {
+    if (inControl(el) || controlSet.has(el)) continue;
+    const n = norm(el.getAttribute('aria-label') || el.getAttribute('alt') || el.getAttribute('title') ||
+                   el.querySelector?.(':scope > title')?.textContent || '');
+    if (!n || !hasAlnum(n)) continue;
+    const rects = [...el.getClientRects()].map(asRect);
+    if (!rects.length) continue;
+    emit(el, 'icon', rects, {role: 'image', name: n, text: null});
+  }
+
+  // 3. Text owners outside controls: their own text's glyph boxes.
+  const ownerOf = (node) => {
+    let el = node.parentElement;
+    while (el && el.parentElement && getComputedStyle(el).display === 'inline' && !controlSet.has(el) &&
+           el.tagName !== 'LABEL') {
+      el = el.parentElement;
+    }
+    return el;
+  };
+  const runs = new Map();
+  const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (!n.nodeValue.trim()) continue;
+    let skip = false;
+    for (let e = n.parentElement; e; e = e.parentElement) if (SKIP_TEXT.has(e.tagName)) { skip = true; break; }
+    if (skip) continue;
+    const owner = ownerOf(n);
+    if (!owner || controlSet.has(owner) || inControl(owner)) continue;
+    if (!runs.has(owner)) runs.set(owner, []);
+    runs.get(owner).push(n);
+  }
+  const TEXT_ROLES = new Set(['heading', 'paragraph', 'cell', 'columnheader', 'rowheader', 'listitem', 'caption',
+                              'blockquote', 'code', 'term', 'definition', 'status', 'alert', 'note', 'tooltip']);
+  const range = document.createRange();
+  for (const [owner, nodes] of runs) {
+    const text = norm(nodes.map((n) => n.nodeValue).join(' '));
+    if (!text || !hasAlnum(text) || text.length > maxText) continue;
+    const rects = [];
+    for (const n of nodes) {
+      range.selectNodeContents(n);
+      for (const r of range.getClientRects()) if (r.width >= 1 && r.height >= 1) rects.push(asRect(r));
+    }
+    if (!rects.length) continue;
+    const box = rects.reduce((a, r) => ({l: Math.min(a.l, r.l), t: Math.min(a.t, r.t), r: Math.max(a.r, r.r),
+                                         b: Math.max(a.b, r.b)}));
+    const r = role(owner);
+    emit(owner, 'text', rects, {role: TEXT_ROLES.has(r) ? r : 'text', name: text, text, box});
+  }
+
+  // Iframes: where their content shows, for the caller to descend into.
+  const frames = [];
+  for (const el of document.querySelectorAll('iframe, frame')) {
+    if (!styleVisible(el)) continue;
+    const r = el.getBoundingClientRect();
+    const cs = getComputedStyle(el);
+    const left = r.left + el.clientLeft + parseFloat(cs.paddingLeft);
+    const top = r.top + el.clientTop + parseFloat(cs.paddingTop);
+    const vis = visiblePart(el, {l: left, t: top, r: left + el.clientWidth - parseFloat(cs.paddingLeft) -
+                                 parseFloat(cs.paddingRight),
+                                 b: top + el.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom)});
+    frames.push({name: el.getAttribute('name') || '', src: el.src || '', offset: [left, top],
+                 visible: [vis.l, vis.t, vis.r, vis.b], index: frames.length});
+  }
+  return {elements: out, frames, nodes: document.getElementsByTagName('*').length, viewport: [VW, VH],
+          scroll: [window.scrollX, window.scrollY]};
+}
+"""
+
+#: Whether the frame's iframe element ``index`` (in ``document.querySelectorAll('iframe, frame')`` order) is what a
+#: click at each of ``points`` (parent-frame CSS px) hits: a child frame's element is kept only where this is true.
+FRAME_HITS_JS = r"""
+([index, points]) => {
+  const el = document.querySelectorAll('iframe, frame')[index];
+  return points.map(([x, y]) => !!el && document.elementFromPoint(x, y) === el);
+}
+"""

@@ -1,0 +1,179 @@
+"""DOM elements of one rendered screenshot → grounding labels (``annotator='dom'``), several referring expressions.
+
+Recipes (each a row with its recipe name; an element gets every one that applies):
+
+* ``dom-text``: by visible text, ``click "Sign in"``;
+* ``dom-name``: by accessible name where it differs from the visible text (icon-only buttons, images),
+  ``click "Search"``;
+* ``dom-role``: by role + name, ``click the "Pricing" link``;
+* ``dom-field``: form fields by label or placeholder, ``click the "Email" field``,
+  ``click the field with placeholder "you@example.com"``;
+* ``dom-position``: where a role + name repeats on the screenshot, its place in reading order (top to bottom, then
+  left to right), ``click the second "Edit" button``.
+
+No ambiguous instruction: an instruction that would name two different elements of the screenshot is given to none
+of them (the positional one stands in where it applies), and an instruction is compared case-insensitively.
+Coordinates are screenshot pixels (CSS px × device scale factor), boxes clamped to the image; confidence 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Iterable
+
+from annotators.dom.extract import EXTRACT_VERSION
+from schemas.labels import LabelBuilder, LabelProvenance
+from schemas.records import GroundingLabel, Screenshot
+
+NAME = "dom"
+VERSION = "1"
+RECIPES = ("dom-text", "dom-name", "dom-role", "dom-field", "dom-position")
+#: Each recipe's version: the recipe's own rules and the extraction rules it stands on.
+RECIPE_VERSIONS = {r: f"1+x{EXTRACT_VERSION}" for r in RECIPES}
+
+ROLE_NOUNS = {
+    "button": "button",
+    "link": "link",
+    "textbox": "text field",
+    "searchbox": "search box",
+    "combobox": "drop-down",
+    "listbox": "list",
+    "checkbox": "checkbox",
+    "radio": "radio button",
+    "switch": "switch",
+    "tab": "tab",
+    "menuitem": "menu item",
+    "menuitemcheckbox": "menu item",
+    "menuitemradio": "menu item",
+    "option": "option",
+    "slider": "slider",
+    "spinbutton": "number field",
+    "treeitem": "tree item",
+    "image": "image",
+    "img": "image",
+    "heading": "heading",
+}
+FIELD_TYPES = frozenset(
+    {"text", "email", "search", "url", "tel", "number", "password", "date", "time", "datetime-local", "month"}
+    | {"week", "textarea", "select"}
+)
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+MAX_INSTRUCTION_NAME = 120
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Candidate:
+    recipe: str
+    instruction: str
+    element_text: str
+    element: int
+
+
+def _q(text: str) -> str:
+    return '"' + text.replace('"', "'") + '"'
+
+
+def _usable(text: str | None) -> bool:
+    return bool(text) and len(text) <= MAX_INSTRUCTION_NAME and any(c.isalnum() for c in text)
+
+
+def _candidates(i: int, el: dict) -> Iterable[_Candidate]:
+    text, name, role = el.get("text"), el.get("name"), el.get("role") or ""
+    noun = ROLE_NOUNS.get(role)
+    if _usable(text):
+        yield _Candidate("dom-text", f"click {_q(text)}", text, i)
+    if _usable(name) and name != text and el["kind"] != "text":
+        yield _Candidate("dom-name", f"click {_q(name)}", name, i)
+    if _usable(name) and noun:
+        yield _Candidate("dom-role", f"click the {_q(name)} {noun}", name, i)
+    if el.get("input_type") in FIELD_TYPES:
+        if _usable(el.get("label")):
+            yield _Candidate("dom-field", f"click the {_q(el['label'])} field", el["label"], i)
+        if _usable(el.get("placeholder")):
+            ph = el["placeholder"]
+            yield _Candidate("dom-field", f"click the field with placeholder {_q(ph)}", ph, i)
+
+
+def _positional(elements: list[dict]) -> list[_Candidate]:
+    """``click the second "Edit" button`` for every role + name that repeats, in reading order."""
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, el in enumerate(elements):
+        name, noun = el.get("name") or el.get("text"), ROLE_NOUNS.get(el.get("role") or "")
+        if noun and _usable(name):
+            groups[(noun, name.casefold())].append(i)
+    out = []
+    for (noun, _), members in groups.items():
+        if len(members) < 2 or len(members) > len(ORDINALS):
+            continue
+        members.sort(key=lambda i: (round(elements[i]["box"][1] / 8), elements[i]["box"][0]))
+        for rank, i in enumerate(members):
+            name = elements[i].get("name") or elements[i]["text"]
+            out.append(_Candidate("dom-position", f"click the {ORDINALS[rank]} {_q(name)} {noun}", name, i))
+    return out
+
+
+def choose_instructions(elements: list[dict]) -> list[_Candidate]:
+    """Every unambiguous referring expression of ``elements`` (one screenshot), in element order then recipe order.
+
+    An instruction two elements would share is dropped for both; the positional recipe only speaks where a role +
+    name repeats, and is itself dropped if it still collides (a repeat beyond the tenth, or a text of the same words).
+    """
+    cands = [c for i, el in enumerate(elements) for c in _candidates(i, el)] + _positional(elements)
+    owners: dict[str, set[int]] = defaultdict(set)
+    for c in cands:
+        owners[c.instruction.casefold()].add(c.element)
+    seen: set[str] = set()
+    kept = []
+    for c in sorted(cands, key=lambda c: (c.element, RECIPES.index(c.recipe))):
+        key = c.instruction.casefold()
+        if len(owners[key]) == 1 and key not in seen:
+            seen.add(key)
+            kept.append(c)
+    return kept
+
+
+def dom_labels(
+    shot: Screenshot, elements: list[dict], viewport: tuple[int, int], scale: float, config_hash: str, run_id: str
+) -> list[GroundingLabel]:
+    """The DOM labels of one rendered screenshot.
+
+    Args:
+        shot: the screenshot (its id and size are stamped on every label).
+        elements: what :mod:`annotators.dom.extract` read at that screen (CSS px of the viewport).
+        viewport: the viewport's CSS size: the frame of the native numbers (``coord_system='pixel_resized'``).
+        scale: device pixels per CSS px (the screenshot's pixels).
+        config_hash / run_id: provenance.
+
+    Returns:
+        Labels in element order, then recipe order; boxes and points in screenshot pixels, clamped to the image.
+    """
+    w, h = shot.width, shot.height
+    builders = {
+        r: LabelBuilder(
+            shot,
+            LabelProvenance(NAME, VERSION, r, RECIPE_VERSIONS[r], config_hash, run_id),
+            "pixel_resized",
+            viewport,
+        )
+        for r in RECIPES
+    }
+    labels = []
+    for c in choose_instructions(elements):
+        el = elements[c.element]
+        x0, y0, x1, y1 = (min(max(v * scale, 0.0), lim) for v, lim in zip(el["box"], (w, h, w, h), strict=True))
+        px = min(max(el["point"][0] * scale, x0), x1)
+        py = min(max(el["point"][1] * scale, y0), y1)
+        labels.append(
+            builders[c.recipe].add(
+                c.instruction,
+                (x0, y0, x1, y1),
+                (px, py),
+                element_text=c.element_text,
+                role=el.get("role"),
+                native_box=el["box"],
+                native_point=el["point"],
+                confidence=1.0,
+            )
+        )
+    return labels

@@ -1,0 +1,373 @@
+"""``RenderPages``: web pages → rendered screenshots (``OUT/images/<sha256>.png``) + exact DOM labels + dead letters.
+
+Pages come from ``pages`` (a folder, read recursively, or a glob: its ``.html`` / ``.htm`` files are pages, every other
+file there is an asset they may load) and ``urls`` (a file of ``file://`` / ``http(s)://`` URLs, one a line, ``#``
+comments). Each page is rendered under every setting (viewport x colour scheme) into up to ``screens`` screenshots
+down the page, in one headless Chromium per worker process (:class:`annotators.dom.browser.BrowserHost`, held by
+:func:`annotators.producer.per_process`), fenced: requests only under the page's root folder and to allowed origins.
+
+Each screenshot is written once, content-addressed, under ``OUT/images/`` (temp name → rename), checked like any input
+(:func:`schemas.images.inspect_image`) and goes on as a :class:`Screenshot` (``page_uri``, ``page_sha256``,
+``render``) through the ordinary spine (ingest's de-duplication, tiling, any annotator, the tables); its DOM labels
+(:func:`annotators.dom.labels.dom_labels`) go on the ``labels`` output as ``(origin, label)`` pairs, to be kept for
+the screenshots ingest keeps (:func:`labels_of_kept`).
+
+Incremental: a page's key is its URI, the sha256 of its document and the setting; under the run's ``config_hash``
+(which sees the settings and the DOM recipe versions) a page whose key is done is not rendered again, and a screen
+done by an earlier run is not emitted again. ``pages`` output: a :class:`RenderedJob` per rendered page setting, for
+its ``_done`` row once none of its screenshots is held back.
+
+Reasons: ``render_timeout``, ``render_failed`` (both retried by the next run), ``page_too_large``, ``blank_page``
+(``_done`` as rejected), ``bad_url``, ``unreadable`` (the page file), any :mod:`schemas.images` reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import hashlib
+import os
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+
+import apache_beam as beam
+
+from annotators.dom.browser import BrowserConfig, BrowserHost, RenderError, Viewport
+from annotators.dom.labels import RECIPE_VERSIONS, dom_labels
+from annotators.producer import per_process
+from schemas.images import ImageLimits, ImageRejected, inspect_image
+from schemas.keys import item_key, stable_id
+from schemas.records import Done, RenderSettings, Screenshot, utcnow
+from schemas.tables import image_path
+from stages.base import Failure, Stage, StageDoFn, StageOutputs
+from stages.done import rejected_done
+
+STAGE = "render"
+PAGE_EXTENSIONS = (".html", ".htm")
+COLOR_SCHEMES = ("light", "dark")
+LABELS = "labels"
+PAGES = "pages"
+DONE = "done"
+PERMANENT = frozenset({"page_too_large", "blank_page"})
+MAX_PAGE_BYTES = 32 * 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class RenderConfig:
+    """What to render, how, and where the screenshots go.
+
+    Attributes:
+        output: the run's output root (screenshots under ``OUT/images/``).
+        run_id: the run's id.
+        pages: a folder or glob of pages (None: none).
+        urls: a file of URLs (None: none).
+        viewports: render settings (``Viewport.parse`` specs made).
+        color_schemes: ``light`` and / or ``dark``.
+        screens: screenshots down each page (scrolling one viewport each).
+        browser: the browser's limits and fence.
+        limits: the image checks every screenshot passes.
+        config_hash: the run's output-determining hash (for ``_done`` rows of pages rejected for good).
+    """
+
+    output: str
+    run_id: str
+    pages: str | None = None
+    urls: str | None = None
+    viewports: tuple[Viewport, ...] = (Viewport(1280, 800),)
+    color_schemes: tuple[str, ...] = ("light",)
+    screens: int = 1
+    browser: BrowserConfig = BrowserConfig()
+    limits: ImageLimits = ImageLimits()
+    config_hash: str | None = None
+
+    def __post_init__(self):
+        if not (self.pages or self.urls):
+            raise ValueError("RenderConfig needs pages or urls")
+        if not self.viewports:
+            raise ValueError("at least one viewport is needed")
+        bad = [s for s in self.color_schemes if s not in COLOR_SCHEMES]
+        if bad or not self.color_schemes:
+            raise ValueError(f"color schemes must be among {', '.join(COLOR_SCHEMES)}, got {','.join(bad) or 'none'}")
+        if not 1 <= self.screens <= 100:
+            raise ValueError(f"screens must be 1..100, got {self.screens}")
+        if self.urls and not os.path.isfile(self.urls):
+            raise ValueError(f"--urls {self.urls}: no such file")
+        if self.pages and not list_pages(self.pages):
+            raise ValueError(f"--pages {self.pages}: no .html / .htm pages there")
+
+    def hash_view(self) -> dict:
+        """What of this config determines the output (for ``config_hash``): settings and recipe versions."""
+        b = self.browser
+        return {
+            "render": [v.spec for v in self.viewports],
+            "color_schemes": list(self.color_schemes),
+            "screens": self.screens,
+            "allow_origins": sorted(b.allow_origins),
+            "max_dom_nodes": b.max_dom_nodes,
+            "max_text_chars": b.max_text_chars,
+            "dom_recipes": dict(sorted(RECIPE_VERSIONS.items())),
+        }
+
+
+def list_pages(pattern: str) -> list[tuple[str, str]]:
+    """``(page path, root folder)`` of every page under a folder (recursive) or matching a glob, sorted."""
+    if os.path.isdir(pattern):
+        root = os.path.abspath(pattern)
+        found = glob.glob(os.path.join(root, "**", "*"), recursive=True)
+    else:
+        magic = next((i for i, c in enumerate(pattern) if c in "*?["), len(pattern))
+        root = os.path.abspath(os.path.dirname(pattern[:magic]) or ".")
+        found = glob.glob(pattern, recursive=True)
+    pages = (os.path.abspath(p) for p in found if p.lower().endswith(PAGE_EXTENSIONS) and os.path.isfile(p))
+    return sorted((p, root) for p in pages)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PageJob:
+    """One page under one setting: ``uri`` (``file://`` or ``http(s)://``), the folder its files must stay in."""
+
+    uri: str
+    root: str | None
+    viewport: Viewport
+    color_scheme: str
+
+    @property
+    def input_id(self) -> str:
+        return f"{self.uri} [{self.viewport.spec} {self.color_scheme}]"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RenderedJob:
+    """A page setting rendered in this run: its ``_done`` key and the screenshots it made."""
+
+    page_key: str
+    screenshot_ids: tuple[str, ...]
+
+
+def page_key(uri: str, sha256: str, viewport: Viewport, scheme: str, screens: int) -> str:
+    """The ``_done`` key of a rendered page setting (``screenshot_id`` column of its ``_done`` row)."""
+    return "page:" + stable_id(uri, sha256, viewport.spec, scheme, screens)
+
+
+def render_origin(shot: Screenshot) -> str:
+    """Which render made ``shot`` (page, setting, scroll): the key its DOM labels travel with."""
+    r = shot.render
+    return stable_id(
+        shot.page_uri,
+        r and (r.viewport_width, r.viewport_height, r.device_scale_factor, r.mobile),
+        r and (r.color_scheme, r.scroll_x, r.scroll_y),
+    )
+
+
+class _ListJobs(StageDoFn):
+    """The config → a :class:`PageJob` per page and setting; bad URL lines are dead letters (``bad_url``)."""
+
+    stage = STAGE
+    count_inputs = False
+    count_forwarded = False
+
+    def __init__(self, config: RenderConfig):
+        super().__init__(config.run_id)
+        self._config = config
+
+    def handle(self, _):
+        cfg = self._config
+        pages: list[tuple[str, str | None]] = []
+        if cfg.pages:
+            pages += [(f"file://{urllib.parse.quote(p)}", root) for p, root in list_pages(cfg.pages)]
+        if cfg.urls:
+            with open(cfg.urls, encoding="utf-8", errors="replace") as f:
+                for n, line in enumerate(f, 1):
+                    url = line.strip()
+                    if not url or url.startswith("#"):
+                        continue
+                    scheme = urllib.parse.urlsplit(url).scheme
+                    if scheme == "file":
+                        path = urllib.parse.unquote(urllib.parse.urlsplit(url).path)
+                        pages.append((url, os.path.dirname(path)))
+                    elif scheme in ("http", "https") and urllib.parse.urlsplit(url).hostname:
+                        pages.append((url, None))
+                    else:
+                        self.counters.total.inc()
+                        where = f"{cfg.urls}:{n}"
+                        yield Failure(where, "bad_url", f"{url[:200]!r} is not a file:// or http(s):// URL", where)
+        for uri, root in pages:
+            for viewport in cfg.viewports:
+                for scheme in cfg.color_schemes:
+                    yield PageJob(uri, root, viewport, scheme)
+
+
+def page_bytes(uri: str, timeout_s: float) -> bytes:
+    """The page's document (for its content hash), at most :data:`MAX_PAGE_BYTES`.
+
+    Raises:
+        OSError / ValueError: unreadable, or over the size limit.
+    """
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme == "file":
+        with open(urllib.parse.unquote(parts.path), "rb") as f:
+            data = f.read(MAX_PAGE_BYTES + 1)
+    else:
+        with urllib.request.urlopen(uri, timeout=timeout_s) as r:  # noqa: S310 - http(s) only, checked above
+            data = r.read(MAX_PAGE_BYTES + 1)
+    if len(data) > MAX_PAGE_BYTES:
+        raise ValueError(f"the page is over {MAX_PAGE_BYTES} bytes")
+    return data
+
+
+def write_image(output: str, png: bytes, sha: str) -> str:
+    """Write ``png`` once under ``OUT/images/<sha>.png`` (temp name → rename); its path."""
+    path = image_path(output, sha)
+    if "://" in path:  # an object store: a write is visible whole once closed
+        from apache_beam.io.filesystems import FileSystems
+
+        if not FileSystems.exists(path):
+            with FileSystems.create(path) as f:
+                f.write(png)
+        return path
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.tmp-{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(png)
+        os.replace(tmp, path)
+    return path
+
+
+class _Render(StageDoFn):
+    """A :class:`PageJob` → its screenshots (main), DOM labels, its :class:`RenderedJob`, dead letters."""
+
+    stage = STAGE
+
+    def __init__(self, config: RenderConfig):
+        super().__init__(config.run_id)
+        self._config = config
+
+    def start(self):
+        b = self._config.browser
+        self._host = per_process("browser", dataclasses.astuple(b), lambda: BrowserHost(b).start(), BrowserHost.close)
+        c = self.counters
+        self._skipped, self._blocked, self._screens = (
+            c.counter(n) for n in ("skipped_done", "blocked_requests", "screens")
+        )
+
+    def input_ref(self, job: PageJob) -> str:
+        return job.input_id
+
+    def process(self, job: PageJob, done: dict[str, bool]) -> Iterator:
+        yield from self.emit(job, done)
+
+    def handle(self, job: PageJob, done: dict[str, bool]) -> Iterator:
+        cfg = self._config
+        try:
+            sha = hashlib.sha256(page_bytes(job.uri, cfg.browser.timeout_s)).hexdigest()
+        except Exception as e:  # noqa: BLE001 - an unreadable page is this page's failure
+            yield Failure(job.input_id, "unreadable", f"{type(e).__name__}: {e}", job.uri)
+            return
+        key = page_key(job.uri, sha, job.viewport, job.color_scheme, cfg.screens)
+        if item_key(key, None, None) in done:
+            self._skipped.inc()
+            return
+        try:
+            page = self._host.render(job.uri, job.root, job.viewport, job.color_scheme, cfg.screens)
+        except RenderError as e:
+            yield Failure(job.input_id, e.reason, e.message, job.uri)
+            if e.reason in PERMANENT and cfg.config_hash:
+                yield beam.pvalue.TaggedOutput(
+                    DONE, rejected_done(key, None, None, e.reason, cfg.config_hash, self.run_id)
+                )
+            return
+        self._blocked.inc(len(page.blocked))
+        ids = []
+        v = job.viewport
+        for screen in page.screens:
+            self._screens.inc()
+            shot_sha = hashlib.sha256(screen.png).hexdigest()
+            where = f"{job.input_id} scroll {screen.scroll[1]}"
+            try:
+                info = inspect_image(screen.png, cfg.limits)
+            except ImageRejected as e:
+                yield Failure(where, e.reason, e.message, job.uri)
+                continue
+            ids.append(shot_sha)
+            if item_key(shot_sha, None, None) in done:
+                continue  # this screen was finished by an earlier run (a page redone for another screen's sake)
+            shot = Screenshot(
+                screenshot_id=shot_sha,
+                source_uri=write_image(cfg.output, screen.png, shot_sha),
+                width=info.width,
+                height=info.height,
+                format=info.format,
+                source_mode=info.mode,
+                exif_orientation=info.orientation,
+                byte_size=len(screen.png),
+                ingest_time=utcnow(),
+                run_id=self.run_id,
+                page_uri=job.uri,
+                page_sha256=sha,
+                render=RenderSettings(v.width, v.height, v.scale, v.mobile, job.color_scheme, *screen.scroll),
+            )
+            yield shot
+            origin = render_origin(shot)
+            for label in dom_labels(
+                shot, screen.elements, (v.width, v.height), v.scale, cfg.config_hash or "", self.run_id
+            ):
+                yield beam.pvalue.TaggedOutput(LABELS, (origin, label))
+        yield beam.pvalue.TaggedOutput(PAGES, RenderedJob(key, tuple(ids)))
+
+
+def _keep_labels(item):
+    _, groups = item
+    kept = set(groups["kept"])
+    for origin, label in groups["labels"]:
+        if origin in kept:
+            yield label
+
+
+def labels_of_kept(kept: beam.PCollection, labels: beam.PCollection, label: str = "DomLabels") -> beam.PCollection:
+    """The DOM labels (``RenderPages``' ``labels`` output) of the rendered screenshots in ``kept`` (ingest's good
+    output): a screenshot rendered twice with the same bytes keeps the labels of the render ingest kept."""
+    rendered = kept | f"{label}Kept" >> beam.FlatMap(
+        lambda s: [(s.screenshot_id, render_origin(s))] if s.page_uri else []
+    )
+    by_shot = labels | f"{label}ByShot" >> beam.Map(lambda ol: (ol[1].screenshot_id, ol))
+    return (
+        {"kept": rendered, "labels": by_shot}
+        | f"{label}Join" >> beam.CoGroupByKey()
+        | (f"{label}OfKept" >> beam.FlatMap(_keep_labels))
+    )
+
+
+def pages_done(job: RenderedJob, held: dict[str, bool], config_hash: str, run_id: str) -> list[Done]:
+    """The ``_done`` row of a rendered page setting, unless one of its screenshots is held back for a retry."""
+    if any(sid in held for sid in job.screenshot_ids):
+        return []
+    return [Done(job.page_key, None, None, config_hash, "labelled", None, run_id, utcnow())]
+
+
+class RenderPages(Stage):
+    """Render pages (see the module docstring).
+
+    Output: :class:`stages.base.StageOutputs` with ``good`` (:class:`Screenshot` records), ``dead_letter``,
+    ``labels`` (``(origin, GroundingLabel)`` pairs), ``pages`` (:class:`RenderedJob`) and ``done`` (``_done`` rows of
+    pages rejected for good).
+
+    Args:
+        config: what to render and how.
+        done: optional PCollection of item keys done under this run's config (pages and screens to skip).
+    """
+
+    def __init__(self, config: RenderConfig, done: beam.PCollection | None = None):
+        super().__init__()
+        self._config = config
+        self._done_keys = done
+
+    def expand(self, pbegin):
+        jobs = self.apply_fn(pbegin | "Start" >> beam.Create([None]), "ListPages", _ListJobs(self._config))
+        spread = jobs.good | "Spread" >> beam.Reshuffle()
+        done_keys = self._done_keys if self._done_keys is not None else pbegin | "NoDone" >> beam.Create([])
+        done = beam.pvalue.AsDict(done_keys | "DoneKeys" >> beam.Map(lambda k: (k, True)))
+        out = self.apply_fn(spread, "Render", _Render(self._config), LABELS, PAGES, DONE, done=done)
+        dead = (jobs.dead_letter, out.dead_letter) | "DeadLetters" >> beam.Flatten()
+        return StageOutputs(out.good, dead, labels=out.labels, pages=out.pages, done=out.done)
