@@ -1,0 +1,154 @@
+"""The fenced browser: what it renders, what it blocks, and how it survives pages that misbehave."""
+
+from __future__ import annotations
+
+import http.server
+import io
+import threading
+
+import pytest
+from PIL import Image
+
+from annotators.dom.browser import BrowserConfig, RenderError, Viewport
+
+
+def page(tmp_path, name, body, head=""):
+    path = tmp_path / name
+    path.write_text(f"<!doctype html><html><head>{head}</head><body>{body}</body></html>", encoding="utf-8")
+    return path.as_uri()
+
+
+@pytest.mark.parametrize(
+    "spec, want",
+    [
+        ("1280x800", Viewport(1280, 800)),
+        ("390x844@3m", Viewport(390, 844, 3.0, True)),
+        ("800x600@2", Viewport(800, 600, 2.0)),
+    ],
+)
+def test_viewport_specs(spec, want):
+    assert Viewport.parse(spec) == want and Viewport.parse(want.spec) == want
+
+
+@pytest.mark.parametrize("spec", ["1280", "1280x800@", "10x10", "1280x800@9", "axb"])
+def test_bad_viewport_specs_say_why(spec):
+    with pytest.raises(ValueError, match="viewport|scale"):
+        Viewport.parse(spec)
+
+
+def test_allow_origin_must_be_an_origin():
+    with pytest.raises(ValueError, match="not an origin"):
+        BrowserConfig(allow_origins=("https://example.com/path",))
+
+
+def test_fence_blocks_outside_files_and_hosts_and_counts_them(host, tmp_path):
+    root = tmp_path / "site"
+    root.mkdir()
+    (tmp_path / "secret.png").write_bytes(b"not for pages")
+    uri = page(
+        root,
+        "p.html",
+        '<button>Go</button><img src="../secret.png" alt="s"><img src="https://example.invalid/a.png" alt="r">'
+        "<script>fetch('http://example.invalid/x.json').catch(() => {});</script>",
+    )
+    got = host.render(uri, str(root), Viewport(640, 480), "light", 1)
+    blocked = sorted(got.blocked)
+    assert any(u.endswith("/secret.png") for u in blocked)
+    assert "https://example.invalid/a.png" in blocked and "http://example.invalid/x.json" in blocked
+    assert [e["name"] for e in got.screens[0].elements if e["kind"] == "control"] == ["Go"]
+
+
+def test_allowed_origin_on_loopback_is_reached(tmp_path):
+    from annotators.dom.browser import BrowserHost
+    from tests.annotators.dom.conftest import browser_missing
+
+    if browser_missing():
+        pytest.skip(browser_missing())
+    (tmp_path / "index.html").write_text("<button>Served</button><img src='/x.png' alt='x'>", encoding="utf-8")
+    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(tmp_path))  # noqa: E731
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host = BrowserHost(BrowserConfig(timeout_s=5)).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/index.html"
+        got = host.render(url, None, Viewport(400, 300), "light", 1)
+        assert [e["name"] for e in got.screens[0].elements if e["kind"] == "control"] == ["Served"]
+        assert got.blocked == []  # its own origin is allowed (the missing /x.png is a 404, not a block)
+    finally:
+        host.close()
+        server.shutdown()
+
+
+def test_a_page_that_loops_forever_times_out_and_the_browser_goes_on(host, tmp_path):
+    loop = page(tmp_path, "loop.html", "<p>hi</p><script>setTimeout(() => { while (true) {} }, 0)</script>")
+    with pytest.raises(RenderError) as e:
+        host.render(loop, str(tmp_path), Viewport(400, 300), "light", 1)
+    assert e.value.reason == "render_timeout"
+    ok = page(tmp_path, "ok.html", "<button>Still here</button>")
+    assert (
+        host.render(ok, str(tmp_path), Viewport(400, 300), "light", 1).screens[0].elements[0]["name"] == "Still here"
+    )
+
+
+def test_dialogs_popups_and_downloads_do_not_stop_a_page(host, tmp_path):
+    uri = page(
+        tmp_path,
+        "rude.html",
+        "<button>Main</button><a download href='data:text/plain,x' id=d>Get</a>"
+        "<script>alert('hi'); confirm('sure?'); window.open('about:blank'); document.getElementById('d').click();"
+        "</script>",
+    )
+    got = host.render(uri, str(tmp_path), Viewport(400, 300), "light", 1)
+    assert "Main" in [e["name"] for e in got.screens[0].elements]
+
+
+def test_too_many_elements_and_blank_pages_are_refused(host, tmp_path):
+    big = page(tmp_path, "big.html", "<div>x</div>" * 600)
+    with pytest.raises(RenderError) as e:
+        host.render(big, str(tmp_path), Viewport(400, 300), "light", 1)
+    assert e.value.reason == "page_too_large"
+    blank = page(tmp_path, "blank.html", "")
+    with pytest.raises(RenderError) as e:
+        host.render(blank, str(tmp_path), Viewport(400, 300), "light", 1)
+    assert e.value.reason == "blank_page"
+
+
+def test_scale_mobile_dark_and_screens(host, tmp_path):
+    css = (
+        '<meta name="viewport" content="width=device-width">'  # without it a mobile browser zooms out to 980 px
+        "<style>body{background:#fff} @media (prefers-color-scheme: dark){body{background:#000;color:#fff}}</style>"
+    )
+    uri = page(tmp_path, "long.html", "<h1>Top</h1><div style='height:700px'></div><a href='#'>Down here</a>", css)
+    light = host.render(uri, str(tmp_path), Viewport(300, 400, 2.0, True), "light", 5)
+    dark = host.render(uri, str(tmp_path), Viewport(300, 400, 2.0, True), "dark", 1)
+    assert [s.scroll[1] for s in light.screens][:1] == [0] and len(light.screens) >= 2
+    assert len({s.scroll for s in light.screens}) == len(light.screens)  # stops where the page ends
+    im = Image.open(io.BytesIO(light.screens[0].png))
+    assert im.size == (600, 800)
+    assert im.convert("RGB").getpixel((2, 2)) == (255, 255, 255)
+    assert Image.open(io.BytesIO(dark.screens[0].png)).convert("RGB").getpixel((2, 2)) == (0, 0, 0)
+    last = light.screens[-1]
+    assert any(e["name"] == "Down here" for e in last.elements)
+
+
+def test_iframe_content_is_labelled_in_page_coordinates(host, tmp_path):
+    page(tmp_path, "child.html", "<button style='margin:0'>Inner</button>", "<style>body{margin:0}</style>")
+    uri = page(
+        tmp_path,
+        "parent.html",
+        "<iframe src='child.html' style='position:absolute;left:100px;top:50px;width:200px;height:100px;border:0'>"
+        "</iframe>",
+        "<style>body{margin:0}</style>",
+    )
+    got = host.render(uri, str(tmp_path), Viewport(400, 300), "light", 1)
+    inner = next(e for e in got.screens[0].elements if e["name"] == "Inner")
+    assert 100 <= inner["point"][0] <= 300 and 50 <= inner["point"][1] <= 150
+    assert inner["box"][0] >= 100 and inner["box"][1] >= 50
+
+
+def test_the_browser_is_recycled(host, tmp_path):
+    uri = page(tmp_path, "r.html", "<button>R</button>")
+    before = host.launches
+    for _ in range(4):
+        host.render(uri, str(tmp_path), Viewport(200, 200), "light", 1)
+    assert host.launches > before
