@@ -143,6 +143,28 @@ class EvalReport(_Rates):
     def predictions(self) -> int:
         return sum(s.predictions for s in self.images)
 
+    def by_element(self) -> dict[str, dict]:
+        """Per truth ``element`` (the DOM role for truth from DOM labels): truth, found, recall, point accuracy."""
+        out: dict[str, dict] = {}
+        for t in (*(m.truth for m in self.matches), *self.missed):
+            out.setdefault(t.element or "-", {"truth": 0, "found": 0, "point_in_box": 0})["truth"] += 1
+        for m in self.matches:
+            row = out[m.truth.element or "-"]
+            row["found"] += 1
+            row["point_in_box"] += m.point_in_box
+        for row in out.values():
+            row["recall"] = row["found"] / row["truth"]
+            row["point_accuracy"] = row["point_in_box"] / row["found"] if row["found"] else None
+        return dict(sorted(out.items(), key=lambda kv: (-kv[1]["truth"], kv[0])))
+
+    def format_by_element(self) -> str:
+        """A plain-text table of :meth:`by_element`."""
+        lines = [f"{'role':<16} {'truth':>6} {'found':>6} {'recall':>7} {'point acc':>9}"]
+        for role, r in self.by_element().items():
+            acc = "-" if r["point_accuracy"] is None else f"{100 * r['point_accuracy']:.1f}%"
+            lines.append(f"{role:<16} {r['truth']:>6} {r['found']:>6} {100 * r['recall']:>6.1f}% {acc:>9}")
+        return "\n".join(lines)
+
     def to_dict(self, details: bool = False) -> dict:
         """JSON-ready summary; ``details=True`` adds the missed truth texts and unmatched prediction texts."""
         d = {
@@ -155,6 +177,7 @@ class EvalReport(_Rates):
             "unmatched_predictions": len(self.unmatched),
             "ignored_predictions": self.ignored_predictions,
             "min_ratio": self.min_ratio,
+            "by_element": self.by_element(),
             "images": [
                 {
                     "image": s.image,
@@ -440,5 +463,40 @@ def predictions_from_labels(rows: Iterable[dict]) -> list[Prediction]:
                 point=(float(r["click_x"]), float(r["click_y"])),
                 box=(float(r["x0"]), float(r["y0"]), float(r["x1"]), float(r["y1"])),
             )
+        )
+    return out
+
+
+DOM_TEXT_RECIPES = ("dom-text", "dom-field", "dom-name", "dom-role", "dom-position")
+
+
+def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
+    """Ground truth from the DOM labels (``annotator='dom'``) of a run: one record per labelled element.
+
+    A DOM element has a row per referring expression; its truth text is the visible text (``dom-text``) where it has
+    one, else its field label / placeholder, else its accessible name. ``data_type`` is ``text`` for elements with
+    visible text and ``icon`` for the others (what OCR cannot read); ``element`` is the DOM role. Records are keyed
+    by the screenshot's content id (``image`` and ``sha256``), so the other annotators' labels of the same
+    screenshots meet them.
+
+    Args:
+        rows: ``grounding`` rows (other annotators' rows are skipped).
+
+    Returns:
+        The records, one per (screenshot, element box), in row order of their first row.
+    """
+    elements: dict[tuple, dict[str, dict]] = {}
+    for r in rows:
+        if r["annotator"] != "dom":
+            continue
+        key = (r["screenshot_id"], *(round(float(r[k]), 1) for k in ("x0", "y0", "x1", "y1")))
+        elements.setdefault(key, {}).setdefault(r["recipe"], r)
+    out = []
+    for (sid, x0, y0, x1, y1), by_recipe in elements.items():
+        first = next(by_recipe[k] for k in DOM_TEXT_RECIPES if k in by_recipe)
+        text = first.get("element_text") or first["instruction"]
+        kind = "text" if "dom-text" in by_recipe or "dom-field" in by_recipe else "icon"
+        out.append(
+            TruthRecord(sid, text, (x0, y0, x1, y1), element=first.get("role") or "", data_type=kind, sha256=sid)
         )
     return out

@@ -12,8 +12,13 @@ venv="${VENV:-$here/.venv}"
 py="${PYTHON:-python3}"
 stamp="$venv/.screenmill-setup-$(sha256sum "$here/pyproject.toml" "$here/infra/setup.sh" | sha256sum | cut -c1-16)"
 
+browser() {  # Debian's chromium for rendering pages (idempotent; says why and goes on when it cannot)
+  if [ -z "${SCREENMILL_NO_BROWSER:-}" ]; then VENV="$venv" bash "$here/infra/browser/install.sh"; fi
+}
+
 if [ -f "$stamp" ]; then
   echo "setup: $venv is up to date"
+  browser
   exit 0
 fi
 
@@ -41,10 +46,12 @@ fi
 "${pip[@]}" install -q "opencv-python-headless>=4.13" "onnxruntime>=1.17" pyclipper shapely six PyYAML
 "${pip[@]}" install -q --no-deps "rapidocr-onnxruntime==1.4.4"
 
-# 4. screenmill itself with the dev tools, dask + distributed (the Dask runner) and Beam's GCP extra (the Dataflow
-#    runner's offline dry run of the job graph in the tests).
-"${pip[@]}" install -q -e "$here[dev,review,hub,dask,dataflow]"
+# 4. screenmill itself with the dev tools, dask + distributed (the Dask runner), Beam's GCP extra (the Dataflow
+#    runner's offline dry run of the job graph in the tests) and playwright (rendering pages; its driver only).
+"${pip[@]}" install -q -e "$here[dev,review,hub,dask,dataflow,render]"
 "${pip[@]}" uninstall -q -y opencv-python 2>/dev/null || true
 
 touch "$stamp"
+# 5. The system Chromium that playwright drives (apt; never `playwright install`).
+browser
 echo "setup: ready -> $venv (activate with: source $venv/bin/activate)"

@@ -1,7 +1,10 @@
 """``screenmill eval``: score a run's grounding labels against ScreenSpot-style ground truth.
 
-Usage: ``screenmill eval --truth TRUTH.jsonl OUT [--dt YYYY-MM-DD] [--run RUN_ID] [--annotator NAME]
-[--min-recall R] [--min-point-accuracy A]``.
+Usage: ``screenmill eval --truth TRUTH.jsonl | --truth-from-dom OUT [--dt YYYY-MM-DD] [--run RUN_ID]
+[--annotator NAME] [--min-recall R] [--min-point-accuracy A]``.
+
+``--truth-from-dom`` takes the truth from the run's own DOM labels (rendered pages): the other annotators' labels of
+the same screenshots (OCR, VLM) are scored against them, with a table by role.
 
 Reads ``OUT/grounding`` shards, matches labels to truth records by image content (SHA-256), prints a per-image
 table and writes the full report to ``OUT/_eval/<name>.json``. With ``--min-*`` gates it exits 1 when quality is
@@ -16,14 +19,16 @@ import json
 
 from apache_beam.io.filesystems import FileSystems
 
-from annotators.evaluate import evaluate, load_truth, predictions_from_labels
+from annotators.evaluate import evaluate, load_truth, predictions_from_labels, truth_from_dom
 from schemas.tables import read_shards
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="screenmill eval", description=__doc__.splitlines()[0])
     p.add_argument("output", metavar="OUT", help="a `screenmill run` output root")
-    p.add_argument("--truth", required=True, help="ground-truth JSONL (img_filename, instruction, bbox [x,y,w,h])")
+    truth = p.add_mutually_exclusive_group(required=True)
+    truth.add_argument("--truth", help="ground-truth JSONL (img_filename, instruction, bbox [x,y,w,h])")
+    truth.add_argument("--truth-from-dom", action="store_true", help="the DOM labels of OUT's rendered pages")
     p.add_argument("--bbox-format", choices=("xywh", "xyxy"), default="xywh")
     p.add_argument("--dt", default=None, help="only this date partition (default: all)")
     p.add_argument("--run", default=None, help="only labels of this run id")
@@ -37,8 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation; return the process exit code (0 ok, 1 below a gate, 2 nothing to score)."""
     args = build_parser().parse_args(argv)
-    truth = load_truth(args.truth, bbox_format=args.bbox_format)
     rows = read_shards(args.output, "grounding", args.dt).to_pylist()
+    if args.truth_from_dom:
+        truth = truth_from_dom(rows)
+        rows = [r for r in rows if r["annotator"] != "dom"]
+        if not truth:
+            print("screenmill eval: OUT has no DOM labels (render pages with `screenmill run --pages`)")
+            return 2
+    else:
+        truth = load_truth(args.truth, bbox_format=args.bbox_format)
     if args.run:
         rows = [r for r in rows if r["run_id"] == args.run]
     if args.annotator:
@@ -48,9 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     report = evaluate(truth, predictions_from_labels(rows), min_ratio=args.min_ratio)
     print(report.format_table())
+    if args.truth_from_dom:
+        print(report.format_by_element())
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     path = FileSystems.join(args.output, "_eval", f"eval-{args.run or 'all'}-{stamp}.json")
-    body = {"truth": args.truth, "labels": len(rows), "run": args.run, "annotator": args.annotator}
+    body = {"truth": args.truth or "dom", "labels": len(rows), "run": args.run, "annotator": args.annotator}
     body.update(report.to_dict(details=True))
     with FileSystems.create(path) as f:
         f.write(json.dumps(body, indent=2).encode("utf-8"))

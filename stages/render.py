@@ -192,7 +192,7 @@ class _ListJobs(StageDoFn):
                         self.counters.total.inc()
                         where = f"{cfg.urls}:{n}"
                         yield Failure(where, "bad_url", f"{url[:200]!r} is not a file:// or http(s):// URL", where)
-        for uri, root in pages:
+        for uri, root in dict(pages).items():  # a page named twice (a folder and a URL list) is rendered once
             for viewport in cfg.viewports:
                 for scheme in cfg.color_schemes:
                     yield PageJob(uri, root, viewport, scheme)
@@ -319,9 +319,10 @@ class _Render(StageDoFn):
 
 def _keep_labels(item):
     _, groups = item
-    kept = set(groups["kept"])
+    kept, seen = set(groups["kept"]), set()
     for origin, label in groups["labels"]:
-        if origin in kept:
+        if origin in kept and label.label_id not in seen:  # one set: the same render may have run twice
+            seen.add(label.label_id)
             yield label
 
 
