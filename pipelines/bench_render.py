@@ -1,0 +1,147 @@
+"""``screenmill bench render``: rendered screenshots per second per core and peak memory, at n and 10·n pages.
+
+Pages are copies of ``samples/pages/*.html``, each made unique by a small visible stamp (so every screenshot is new
+work, not a duplicate). Each size runs ``screenmill run --pages DIR --annotator none`` (one viewport, DOM labels,
+PNG written, Parquet committed) in a fresh process. The whole process tree (the job, playwright's driver, Chromium's
+browser, GPU and renderer processes) is sampled every 0.2 s: peak memory is the largest sum of their RSS, CPU time
+the sum of their CPU times. Screenshots per CPU second is the per-core figure. The browser is replaced every
+``--browser-recycle`` pages (default 50), which is what keeps memory flat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STAMP = '<p style="position:fixed;right:4px;bottom:2px;margin:0;font:11px sans-serif;color:#555">copy {i}</p>'
+
+
+def make_pages(source: Path, folder: Path, n: int) -> int:
+    """Write ``n`` unique pages into ``folder`` from the ``*.html`` of ``source``; returns the number written."""
+    bases = sorted(source.glob("*.html"))
+    if not bases:
+        raise SystemExit(f"bench render: no *.html in {source}")
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        html = bases[i % len(bases)].read_text(encoding="utf-8")
+        cut = html.lower().rfind("</body>")
+        cut = len(html) if cut < 0 else cut
+        (folder / f"page_{i:05d}.html").write_text(html[:cut] + STAMP.format(i=i) + html[cut:], encoding="utf-8")
+    return n
+
+
+class TreeSampler:
+    """Samples a process and all its descendants: peak summed RSS, and CPU time summed over every process seen."""
+
+    def __init__(self, pid: int, every_s: float = 0.2):
+        import psutil  # vLLM's dependency, so in every screenmill environment
+
+        self._root = psutil.Process(pid)
+        self._psutil = psutil
+        self._every = every_s
+        self.peak_rss = 0
+        self._cpu: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> TreeSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(self._cpu.values())
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                procs = [self._root, *self._root.children(recursive=True)]
+            except self._psutil.Error:
+                return
+            rss = 0
+            for p in procs:
+                try:
+                    rss += p.memory_info().rss
+                    t = p.cpu_times()
+                    self._cpu[p.pid] = max(self._cpu.get(p.pid, 0.0), t.user + t.system)
+                except self._psutil.Error:
+                    continue
+            self.peak_rss = max(self.peak_rss, rss)
+            self._stop.wait(self._every)
+
+
+def measure(pages: Path, out: Path, extra: list[str]) -> dict:
+    """Run the job on ``pages`` in a fresh process; its figures."""
+    cmd = [sys.executable, "-m", "pipelines.cli", "run", "--pages", str(pages), "--output", str(out)]
+    cmd += ["--annotator", "none", "--quiet", *extra]
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with TreeSampler(proc.pid) as sampler:
+        stdout, stderr = proc.communicate()
+    wall = time.monotonic() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"bench render: run failed\n{stderr[-3000:]}")
+    manifest = json.loads(Path(stdout.strip().splitlines()[-1]).read_text())
+    shots = manifest["counts"]["render"].get("screens", 0)
+    return {
+        "pages": manifest["counts"]["render"].get("total", 0),
+        "screenshots": shots,
+        "dom_labels": manifest["tables"].get("grounding", {}).get("rows", 0),
+        "wall_s": wall,
+        "pipeline_s": manifest["wall_seconds"],
+        "cpu_s": sampler.cpu_s,
+        "per_s": shots / manifest["wall_seconds"],
+        "per_cpu_s": shots / sampler.cpu_s if sampler.cpu_s else 0.0,
+        "peak_rss_mib": sampler.peak_rss / 2**20,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="screenmill bench render", description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=20, help="pages in the small run (the large one is 10x)")
+    p.add_argument("--pages", default=str(ROOT / "samples" / "pages"), help="folder of *.html to copy")
+    p.add_argument("--json", default=None, help="also write the results here")
+    args, extra = p.parse_known_args(argv)
+    extra = extra or ["--viewports", "1280x800"]
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="screenmill-bench-render-") as tmp:
+        for label, n in (("1x", args.n), ("10x", args.n * 10)):
+            folder = Path(tmp) / f"pages_{label}"
+            make_pages(Path(args.pages), folder, n)
+            results[label] = measure(folder, Path(tmp) / f"out_{label}", extra)
+    print(f"{'size':<5} {'pages':>6} {'shots':>6} {'labels':>7} {'wall s':>8} {'cpu s':>7} {'shots/s':>8} "
+          f"{'shots/cpu-s':>12} {'peak MiB':>9}")  # fmt: skip
+    for label, r in results.items():
+        print(
+            f"{label:<5} {r['pages']:>6} {r['screenshots']:>6} {r['dom_labels']:>7} {r['wall_s']:>8.1f} "
+            f"{r['cpu_s']:>7.1f} {r['per_s']:>8.2f} {r['per_cpu_s']:>12.2f} {r['peak_rss_mib']:>9.0f}"
+        )
+    small, large = results["1x"], results["10x"]
+    ratios = {
+        "throughput_10x_over_1x": large["per_cpu_s"] / small["per_cpu_s"] if small["per_cpu_s"] else None,
+        "peak_memory_10x_over_1x": large["peak_rss_mib"] / small["peak_rss_mib"],
+        "cores": os.cpu_count(),
+    }
+    print(
+        f"ratio 10x/1x: throughput {ratios['throughput_10x_over_1x']:.2f}, peak memory "
+        f"{ratios['peak_memory_10x_over_1x']:.2f} (flat = 1.0); target >= 3 screenshots per cpu-s at 1280x800"
+    )
+    if args.json:
+        Path(args.json).write_text(json.dumps({"results": results, "ratios": ratios}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
