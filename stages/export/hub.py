@@ -66,6 +66,7 @@ from stages.export.repo import (
     CONFIGS,
     INDEX_META,
     INDEX_PATH,
+    INDEX_REVIEW,
     INDEX_SCHEMA,
     README_PATH,
     SHOT_ONLY,
@@ -215,7 +216,7 @@ class _FileWriter:
         self.index: list[dict[str, Any]] = []
 
     def add(self, split: str, row: dict[str, Any], payload_bytes: int = 0) -> None:
-        self._buffers[split].append((row, {m: row.get(m) for m in INDEX_META + ("annotation_id",)}))
+        self._buffers[split].append((row, {m: row.get(m) for m in INDEX_META + INDEX_REVIEW}))
         self._bytes[split] += payload_bytes
         if len(self._buffers[split]) >= self._cfg.max_file_rows or self._bytes[split] >= self._cfg.max_file_bytes:
             self._flush(split)
