@@ -52,12 +52,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from schemas import tables
 from schemas.images import ImageRejected
-from schemas.records import (
-    SCHEMA_VERSION,
-    DeadLetter,
-    stable_id,
-    utcnow,
-)
+from schemas.keys import stable_id
+from schemas.records import SCHEMA_VERSION, DeadLetter, utcnow
 from schemas.tables import read_shards
 from schemas.verified import read_verified
 from stages.clients.retry import retry_call

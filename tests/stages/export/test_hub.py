@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from schemas.records import ActionStep, DeadLetter, GroundingLabel, ReviewedLabel, Screenshot, stable_id
+from schemas.keys import stable_id
+from schemas.records import ActionStep, DeadLetter, GroundingLabel, ReviewedLabel, Screenshot
 from stages.clients.retry import GaveUp
 from stages.export.hub import (
     INDEX_PATH,
