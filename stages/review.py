@@ -34,6 +34,7 @@ from apache_beam.metrics import Metrics
 from schemas.coords import box_from_pixels, box_iou, box_to_pixels, point_from_pixels, point_in_box, point_to_pixels
 from schemas.records import DeadLetter, ReviewedLabel, utcnow
 from schemas.reviews import latest_reviews
+from schemas.tables import report_path
 from stages.base import METRICS_PREFIX, Failure, Stage, StageDoFn, StageOutputs
 
 STAGE = "review"
@@ -358,7 +359,7 @@ def write_review_report(output: str, name: str, body: Mapping[str, Any]) -> str:
     from apache_beam.io.filesystems import FileSystems
 
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = FileSystems.join(output, "_review", f"{name}-{stamp}.json")
+    path = report_path(output, "review", f"{name}-{stamp}.json")
     with FileSystems.create(path) as f:
         f.write(json.dumps(body, indent=2, sort_keys=True, default=str).encode("utf-8"))
     return path

@@ -588,7 +588,7 @@ def format_summary(result: ExportResult, most: int = 20) -> str:
 def write_report(output: str, result: ExportResult, now: _dt.datetime | None = None) -> str:
     """Write ``OUT/_export/export-<UTC stamp>-<batch>.json`` (result + every dead letter) and return its path."""
     stamp = (now or _dt.datetime.now(_dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
-    path = FileSystems.join(output, "_export", f"export-{stamp}-{result.batch}.json")
+    path = tables.report_path(output, "export", f"export-{stamp}-{result.batch}.json")
     with FileSystems.create(path) as f:
         report = {**dataclasses.asdict(result), "dead_letters": [d.to_json_row() for d in result.dead_letters]}
         f.write(json.dumps(report, indent=2, sort_keys=True).encode("utf-8"))
