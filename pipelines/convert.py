@@ -54,9 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from apache_beam.io.filesystems import FileSystems
 
-    from schemas.tables import read_shards
+    from schemas.tables import read_shards, table
 
-    pattern = FileSystems.join(args.output, "grounding", "dt=*", "part-*.parquet")
+    pattern = table("grounding").glob(args.output)
     if not FileSystems.match([pattern])[0].metadata_list:
         print(f"screenmill convert: {args.output} has no grounding table (no {pattern})", file=sys.stderr)
         return 2

@@ -20,7 +20,7 @@ import json
 from apache_beam.io.filesystems import FileSystems
 
 from annotators.evaluate import evaluate, load_truth, predictions_from_labels, truth_from_dom
-from schemas.tables import read_shards
+from schemas.tables import read_shards, report_path
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.truth_from_dom:
         print(report.format_by_element())
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = FileSystems.join(args.output, "_eval", f"eval-{args.run or 'all'}-{stamp}.json")
+    path = report_path(args.output, "evaluate", f"eval-{args.run or 'all'}-{stamp}.json")
     body = {"truth": args.truth or "dom", "labels": len(rows), "run": args.run, "annotator": args.annotator}
     body.update(report.to_dict(details=True))
     with FileSystems.create(path) as f:

@@ -17,13 +17,13 @@ from apache_beam.io.filesystems import FileSystems
 from PIL import ImageDraw
 
 from schemas.images import load_rgb
-from schemas.tables import read_shards
+from schemas.tables import read_shards, report_dir, table
 
 
 def _output_root(path: str) -> str:
     probe = os.path.abspath(path)
     while probe != os.path.dirname(probe):
-        if os.path.isdir(os.path.join(probe, "screenshots")):
+        if os.path.isdir(os.path.join(probe, table("screenshots").name)):
             return probe
         probe = os.path.dirname(probe)
     raise SystemExit(f"screenmill inspect: no output root (a folder with screenshots/) above {path}")
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     by_image: dict[str, list[dict]] = {}
     for row in grounding:
         by_image.setdefault(row["screenshot_id"], []).append(row)
-    out = args.out or os.path.join(root, "_inspect")
+    out = args.out or report_dir(root, "inspect")
     os.makedirs(out, exist_ok=True)
     cards = []
     for sid in sorted(by_image, key=lambda s: shots.get(s, {}).get("source_uri", s))[: args.limit]:

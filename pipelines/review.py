@@ -12,17 +12,24 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import sys
 
 from apache_beam.io.filesystems import FileSystems
 
 from schemas.keys import new_run_id
-from schemas.records import DeadLetter, utcnow
 from schemas.tables import dead_letter_table, read_shards, table
 from stages.clients.labelstudio import Connection, LabelStudioClient, ReviewConfigError
 from stages.clients.retry import gave_up_behind
-from stages.review import LABEL_CONFIG, ReviewConfig, ReviewPolicy, RouteToReview, agreement, reviewed_from_annotation
+from stages.review import (
+    LABEL_CONFIG,
+    ReviewConfig,
+    ReviewPolicy,
+    RouteToReview,
+    agreement,
+    agreement_lines,
+    reviewed_from_completed,
+    write_review_report,
+)
 from stages.store.report import stage_counts
 
 
@@ -40,14 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--files-root", default="/", help="LOCAL_FILES_DOCUMENT_ROOT of the Label Studio server")
     p.add_argument("--chunk-size", type=int, default=200, help="tasks per import request")
     return p
-
-
-def _write_report(output: str, name: str, body: dict) -> str:
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = FileSystems.join(output, "_review", f"{name}-{stamp}.json")
-    with FileSystems.create(path) as f:
-        f.write(json.dumps(body, indent=2, sort_keys=True, default=str).encode("utf-8"))
-    return path
 
 
 def _read(pipeline, output: str, name: str, dt: str | None, label: str):
@@ -85,7 +84,7 @@ def _push(args, client: LabelStudioClient) -> int:
     counts = stage_counts(result).get("review", {})
     counts["project_id"] = client.ensure_project(args.project, LABEL_CONFIG)
     print(" ".join(f"{k}={v}" for k, v in sorted(counts.items())))
-    print(f"report: {_write_report(args.output, 'push', {'run_id': run_id, **counts})}")
+    print(f"report: {write_review_report(args.output, 'push', {'run_id': run_id, **counts})}")
     return 0
 
 
@@ -97,14 +96,7 @@ def _pull(args, client: LabelStudioClient) -> int:
 
     run_id = new_run_id()
     project = client.ensure_project(args.project, LABEL_CONFIG)
-    reviewed, dead = [], []
-    for task, annotation in client.completed(project):
-        try:
-            reviewed.append(reviewed_from_annotation(task, annotation, run_id))
-        except (ValueError, KeyError, TypeError) as e:
-            where = f"labelstudio://project/{project}/task/{task.get('id')}/annotation/{annotation.get('id')}"
-            text = f"{type(e).__name__}: {e}"
-            dead.append(DeadLetter(where, "review_pull", "bad_annotation", text, where, run_id, utcnow()))
+    reviewed, dead = reviewed_from_completed(client.completed(project), project, run_id)
     labels = read_shards(args.output, "grounding").to_pylist()
     figures = agreement(reviewed, labels)
     dt = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
@@ -122,18 +114,15 @@ def _pull(args, client: LabelStudioClient) -> int:
     )
     pipeline.run().wait_until_finish()
     print(f"reviewed={len(reviewed)} bad_annotations={len(dead)} project_id={project}")
-    for key, f in sorted(figures.items()):
-        iou, inside = (None if v is None else round(v, 3) for v in (f["mean_iou"], f["point_in_box_rate"]))
-        print(f"  {key:<40} reviewed={f['reviewed']:>5} accepted={f['accepted_rate']:.1%} iou={iou} in_box={inside}")
-    print(f"report: {_write_report(args.output, 'agreement', {'run_id': run_id, 'figures': figures})}")
+    for line in agreement_lines(figures):
+        print(line)
+    print(f"report: {write_review_report(args.output, 'agreement', {'run_id': run_id, 'figures': figures})}")
     return 0
 
 
 def _status(args, client: LabelStudioClient) -> int:
     project = client.ensure_project(args.project, LABEL_CONFIG)
-    tasks = client.tasks(project)
-    done = sum(1 for t in tasks if any(not a.get("was_cancelled") for a in t.get("annotations") or []))
-    print(f"project_id={project} tasks={len(tasks)} reviewed={done} waiting={len(tasks) - done}")
+    print(f"project_id={project} " + " ".join(f"{k}={v}" for k, v in client.progress(project).items()))
     return 0
 
 

@@ -2,9 +2,9 @@
 
 Reads a Hugging Face ``config.json`` (or a builtin such as ``holotron-12b``) and prints what one GPU holds when vLLM
 runs the model: weights, Mamba state, KV cache, vLLM's paged layout, the activation and overhead estimates, and the
-``--max-num-seqs`` / ``--max-num-batched-tokens`` to run with. The model is :mod:`annotators.vllm.memory` (read there
-how each figure is derived); this module only parses options and prints. Engine options take ``screenmill run``'s
-names (:func:`pipelines.options.add_engine_options`); the older spellings ``--tp`` and ``--dtype bf16|fp16|fp32``
+``--max-num-seqs`` / ``--max-num-batched-tokens`` to run with. The model is :mod:`annotators.vllm.memory`, the
+report :mod:`annotators.vllm.memory_report`; this module only parses options and prints. Engine options take
+``screenmill run``'s names (:func:`pipelines.options.add_engine_options`); ``--tp`` and ``--dtype bf16|fp16|fp32``
 still work.
 """
 
@@ -19,14 +19,12 @@ from annotators.vllm.memory import (
     GIB,
     GPUS,
     SSM_CACHE_DTYPES,
-    model_report,
+    gpus_to_size,
     request_profile,
-    run_flags,
     size_for_gpu,
-    sizing_json,
-    sizing_table,
 )
-from annotators.vllm.shapes import BUILTIN_CONFIGS, load_config, read_config
+from annotators.vllm.memory_report import sizing_json, sizing_report
+from annotators.vllm.shapes import BUILTIN_CONFIGS, load_config, write_config
 from pipelines.options import add_engine_options
 
 
@@ -96,10 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"screenmill size: {e}", file=sys.stderr)
         return 2
     if args.dump_config:
-        cfg, _ = read_config(args.config)
-        with open(args.dump_config, "w", encoding="utf-8") as f:
-            json.dump(cfg, f, indent=2)
-            f.write("\n")
+        write_config(args.config, args.dump_config)
     answer = args.answer_tokens
     if answer is None and args.recipe:
         from annotators.recipes import get_recipe
@@ -113,10 +108,6 @@ def main(argv: list[str] | None = None) -> int:
         prompt_tokens=args.prompt_tokens,
         answer_tokens=256 if answer is None else answer,
     )
-    if args.gpu_mem_gib:
-        gpus = [(f"{args.gpu_mem_gib:g} GiB GPU", int(args.gpu_mem_gib * GIB))]
-    else:
-        gpus = [GPUS[args.gpu]] if args.gpu != "all" else list(GPUS.values())
     try:
         sizings = [
             size_for_gpu(
@@ -136,26 +127,21 @@ def main(argv: list[str] | None = None) -> int:
                 max_num_seqs_cap=args.max_num_seqs_cap,
                 kernel_block=args.kernel_block_size,
             )
-            for name, total in gpus
+            for name, total in gpus_to_size(args.gpu, args.gpu_mem_gib)
         ]
     except ValueError as e:
         print(f"screenmill size: {e}", file=sys.stderr)
         return 2
-    tp = args.tensor_parallel_size
     if args.json:
         print(json.dumps(sizing_json(shape, request, sizings), indent=2))
         return 0
-    kv, ssm = args.kv_cache_dtype, args.mamba_ssm_cache_dtype
-    print(model_report(shape, dtype=args.dtype, tp=tp, kv_cache_dtype=kv, mamba_ssm_cache_dtype=ssm))
-    print(f"request: {request.description}\n")
-    print(sizing_table(sizings))
     for s in sizings:
         for w in s.warnings:
             print(f"warning ({s.gpu}): {w}", file=sys.stderr)
-        print(f"\n{s.gpu}: screenmill run … --annotator vllm {run_flags(s, tp)}")
+    kv, ssm = args.kv_cache_dtype, args.mamba_ssm_cache_dtype
+    tp = args.tensor_parallel_size
     print(
-        "\nEstimates: activations and overhead. Calibrate: start the engine once, read vLLM's "
-        "'Available KV cache memory: X GiB' and rerun with --kv-cache-gib X."
+        sizing_report(shape, request, sizings, dtype=args.dtype, tp=tp, kv_cache_dtype=kv, mamba_ssm_cache_dtype=ssm)
     )
     return 0
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from schemas.keys import item_key, stable_id
+from schemas import keys
 
 SCHEMA_VERSION = 1
 
@@ -257,7 +257,7 @@ class GroundingLabel(_Record):
     @staticmethod
     def make_id(screenshot_id: str, annotator: str, recipe_version: str, instruction: str, occurrence: int = 0) -> str:
         """``label_id`` = hash(screenshot, annotator, recipe version, instruction[, n-th same instruction])."""
-        return stable_id(screenshot_id, annotator, recipe_version, instruction, occurrence)
+        return keys.stable_id(screenshot_id, annotator, recipe_version, instruction, occurrence)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -427,7 +427,7 @@ class Done(_Record):
 
     @property
     def item_key(self) -> str:
-        return item_key(self.screenshot_id, self.episode_id, self.step_index)
+        return keys.item_key(self.screenshot_id, self.episode_id, self.step_index)
 
 
 def first_occurrence(shots: Iterable[Any]):

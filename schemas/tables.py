@@ -8,6 +8,7 @@ Layout of an output root ``OUT`` (a local path or any Beam FileSystems URI)::
     OUT/_staging/<run_id>/<table>/dt=YYYY-MM-DD/part-<run_id>-…        a run's shards before its commit
     OUT/_staging/<run_id>/_COMMIT                                      the run's commit point (files it moves)
     OUT/_runs/<run_id>.json                                            the run manifest
+    OUT/_review/ _export/ _eval/ _inspect/                             reports of review, export, evaluate, inspect
 
 Tables: ``screenshots``, ``grounding``, ``actions``, ``reviewed``, ``_done`` (the incremental index) and one
 ``_dead_letter/<stage>`` per stage. Half-written shards carry a hidden temporary name (``.part-….tmp-…``) and are
@@ -40,7 +41,10 @@ SUCCESS_MARKER = "_SUCCESS"
 TABLE_NAME_RE = r"_?[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)?"
 #: A committed part file, as the last component of a path (or a bare name); groups ``run_id``, ``index``, ``count``.
 PART_RE = re.compile(rf"(?:^|/)part-(?:(?P<run_id>{RUN_ID_RE})-)?(?P<index>\d{{5}})-of-(?P<count>\d{{5}})\.parquet$")
-_PART_GLOB = "part-*.parquet"
+#: A glob of part file names (it can also match names :func:`is_part` refuses).
+PART_GLOB = "part-*.parquet"
+#: The folders beside the tables where a command writes its reports, by command (never a table, never read by a run).
+REPORT_FOLDERS = {"review": "_review", "export": "_export", "evaluate": "_eval", "inspect": "_inspect"}
 
 
 def _join(*parts: str) -> str:
@@ -80,6 +84,11 @@ def parse_part(path: str) -> Part | None:
 def is_part(path: str) -> bool:
     """Whether the last component of ``path`` is a part file name (see :func:`parse_part`)."""
     return PART_RE.search(path) is not None
+
+
+def staging_root(output: str) -> str:
+    """``OUT/_staging``: the folder of runs in progress (every reader ignores it)."""
+    return _join(output, STAGING)
 
 
 def staging_dir(output: str, run_id: str) -> str:
@@ -122,6 +131,26 @@ def read_manifests(output: str) -> tuple[list[dict], list[tuple[str, str]]]:
         except ValueError as e:
             bad.append((meta.path, f"{type(e).__name__}: {e}"))
     return sorted(manifests, key=lambda m: m["run_id"]), bad
+
+
+def report_dir(output: str, command: str) -> str:
+    """``OUT/<folder>``: where ``screenmill <command>`` writes its reports (:data:`REPORT_FOLDERS`: ``_review``,
+    ``_export``, ``_eval``, ``_inspect``).
+
+    Raises:
+        KeyError: ``command`` writes no reports.
+    """
+    return _join(output, REPORT_FOLDERS[command])
+
+
+def report_path(output: str, command: str, name: str) -> str:
+    """``OUT/<folder>/<name>``: report file ``name`` of ``screenmill <command>`` (see :func:`report_dir`)."""
+    return _join(report_dir(output, command), name)
+
+
+def partition_name(table_name: str, dt: str) -> str:
+    """``<table>/dt=<dt>``: a partition relative to the output root (the name its write counters carry)."""
+    return f"{table_name}/dt={dt}"
 
 
 def partition_dir(output: str, table_name: str, dt: str, run_id: str | None = None) -> str:
@@ -170,7 +199,7 @@ class Table:
     def glob(self, output: str, dt: str | None = None) -> str:
         """``OUT/<table>/dt=<dt or *>/part-*.parquet``: a FileSystems pattern of the table's committed part files
         (it can also match names :func:`is_part` refuses; :meth:`read` filters them)."""
-        return _join(output, self.name, f"dt={dt}" if dt else "dt=*", _PART_GLOB)
+        return _join(output, self.name, f"dt={dt}" if dt else "dt=*", PART_GLOB)
 
     def part_files(self, output: str, dt: str | None = None) -> list[str]:
         """The paths of the table's committed part files (all ``dt`` partitions, or one), sorted."""
@@ -237,7 +266,7 @@ def committed_tables(output: str, dt: str | None = None) -> list[str]:
     from apache_beam.io.filesystems import FileSystems
 
     base = output.rstrip("/") + "/"
-    found = FileSystems.match([_join(output, "**", f"dt={dt}" if dt else "dt=*", _PART_GLOB)])[0].metadata_list
+    found = FileSystems.match([_join(output, "**", f"dt={dt}" if dt else "dt=*", PART_GLOB)])[0].metadata_list
     names = set()
     for m in found:
         rel = m.path[len(base) :] if m.path.startswith(base) else m.path

@@ -35,7 +35,8 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from schemas.images import ImageLimits, ImageRejected, inspect_image
-from schemas.records import Screenshot, item_key, utcnow
+from schemas.keys import item_key
+from schemas.records import Screenshot, utcnow
 from stages.base import Failure, Stage, StageDoFn, StageOutputs
 from stages.done import rejected_done
 from stages.store.input_guard import Rejected, check_local_file, input_root, printable
@@ -408,7 +409,7 @@ class IngestScreenshots(Stage):
 
     Args:
         config: what to read and accept.
-        done: optional PCollection of item keys (:func:`schemas.records.item_key`) already done under this run's
+        done: optional PCollection of item keys (:func:`schemas.keys.item_key`) already done under this run's
             config: those occurrences are skipped right after hashing (counted as ``skipped_done``).
         rendered: optional PCollection of :class:`Screenshot` records made by ``RenderPages`` (already checked):
             de-duplicated together with the files.

@@ -9,7 +9,10 @@ Label Studio calls are in :mod:`stages.clients.labelstudio`):
 * :func:`to_task`: a label + its screenshot → a Label Studio task with a prediction (box + click point in Label
   Studio percent, ``model_version``, ``score``); images are referenced by URL (local-files serving or cloud storage),
   never inlined;
-* :func:`reviewed_from_annotation`: a completed annotation → a :class:`ReviewedLabel` in original pixels.
+* :func:`reviewed_from_annotation`: a completed annotation → a :class:`ReviewedLabel` in original pixels
+  (:func:`reviewed_from_completed`: every completed annotation of a project, the bad ones as dead letters);
+* :func:`agreement` / :func:`agreement_lines`: how often reviewers agreed with each annotator and recipe;
+* :func:`write_review_report`: the JSON report of ``screenmill review push|pull`` under ``OUT/_review/``.
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import hashlib
+import json
 import os
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -28,8 +32,9 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from schemas.coords import box_from_pixels, box_iou, box_to_pixels, point_from_pixels, point_in_box, point_to_pixels
-from schemas.records import ReviewedLabel
+from schemas.records import DeadLetter, ReviewedLabel, utcnow
 from schemas.reviews import latest_reviews
+from schemas.tables import report_path
 from stages.base import METRICS_PREFIX, Failure, Stage, StageDoFn, StageOutputs
 
 STAGE = "review"
@@ -290,6 +295,24 @@ def reviewed_from_annotation(task: Mapping[str, Any], annotation: Mapping[str, A
     )
 
 
+def reviewed_from_completed(
+    completed: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]], project: int, run_id: str
+) -> tuple[list[ReviewedLabel], list[DeadLetter]]:
+    """Every completed ``(task, annotation)`` of Label Studio project ``project`` → reviewed rows, plus one dead letter
+    (stage ``review_pull``, reason ``bad_annotation``, named ``labelstudio://project/<p>/task/<t>/annotation/<a>``)
+    per annotation :func:`reviewed_from_annotation` refuses (not our task, an unknown verdict, a malformed result).
+    """
+    reviewed, dead = [], []
+    for task, annotation in completed:
+        try:
+            reviewed.append(reviewed_from_annotation(task, annotation, run_id))
+        except (ValueError, KeyError, TypeError) as e:
+            where = f"labelstudio://project/{project}/task/{task.get('id')}/annotation/{annotation.get('id')}"
+            text = f"{type(e).__name__}: {e}"
+            dead.append(DeadLetter(where, "review_pull", "bad_annotation", text, where, run_id, utcnow()))
+    return reviewed, dead
+
+
 def agreement(reviewed: Iterable[ReviewedLabel], labels: Iterable[Mapping[str, Any]]) -> dict[str, dict]:
     """Per ``annotator/recipe@version``: how often reviewers agreed with the labels.
 
@@ -321,6 +344,25 @@ def agreement(reviewed: Iterable[ReviewedLabel], labels: Iterable[Mapping[str, A
             "point_in_box_rate": sum(inside) / len(inside) if inside else None,
         }
     return out
+
+
+def agreement_lines(figures: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
+    """One line per ``annotator/recipe@version`` of :func:`agreement`, as ``screenmill review pull`` prints them."""
+    for key, f in sorted(figures.items()):
+        iou, inside = (None if v is None else round(v, 3) for v in (f["mean_iou"], f["point_in_box_rate"]))
+        yield f"  {key:<40} reviewed={f['reviewed']:>5} accepted={f['accepted_rate']:.1%} iou={iou} in_box={inside}"
+
+
+def write_review_report(output: str, name: str, body: Mapping[str, Any]) -> str:
+    """Write ``OUT/_review/<name>-<UTC stamp>.json`` (``body`` as JSON, values it cannot encode as text) and return
+    its path."""
+    from apache_beam.io.filesystems import FileSystems
+
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = report_path(output, "review", f"{name}-{stamp}.json")
+    with FileSystems.create(path) as f:
+        f.write(json.dumps(body, indent=2, sort_keys=True, default=str).encode("utf-8"))
+    return path
 
 
 @dataclasses.dataclass(frozen=True)

@@ -181,7 +181,7 @@ def _commit(_, written: list[str], count: int, config: WriteConfig) -> dict[str,
 def _written(config: WriteConfig, rows: int, shards: list[str]) -> dict[str, Any]:
     """The partition's summary, also reported as counters (only for a partition that has files)."""
     if shards:
-        name = f"{config.table}/dt={config.dt}"
+        name = tables.partition_name(config.table, config.dt)
         Metrics.counter(TABLES_METRICS, f"{name}:rows").inc(rows)
         Metrics.counter(TABLES_METRICS, f"{name}:shards").inc(len(shards))
     return {"table": config.table, "dt": config.dt, "rows": rows, "shards": shards}
@@ -191,7 +191,7 @@ def written_tables(result, dt: str) -> dict[str, dict[str, int]]:
     """``{table: {"rows": n, "shards": k}}`` for every partition ``dt`` a finished pipeline's :class:`WriteShards`
     gave files (staged or in place), from the counters they reported; tables sorted by name."""
     found: dict[str, dict[str, int]] = defaultdict(lambda: {"rows": 0, "shards": 0})
-    suffix = f"/dt={dt}"
+    suffix = tables.partition_name("", dt)  # "/dt=<dt>"
     for counter in result.metrics().query()["counters"]:
         if counter.key.metric.namespace != TABLES_METRICS:
             continue

@@ -221,6 +221,19 @@ def read_config(path_or_name: str) -> tuple[dict, str]:
         return json.load(f), path
 
 
+def write_config(path_or_name: str, path: str) -> None:
+    """Write the config :func:`read_config` finds (a builtin too) as a ``config.json`` at ``path``.
+
+    Raises:
+        FileNotFoundError: no config at ``path_or_name``.
+        OSError: ``path`` cannot be written.
+    """
+    cfg, _ = read_config(path_or_name)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(cfg, f, indent=2)
+        f.write("\n")
+
+
 def _layer_types(text: Mapping[str, Any]) -> tuple[str, ...]:
     names = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
     if isinstance(text.get("hybrid_override_pattern"), str):

@@ -230,7 +230,7 @@ class CorpusResult:
 
 def check_corpus(out: Path, corpus: Corpus, manifest: dict) -> CorpusResult:
     """Compare what a run over ``corpus`` wrote to ``out`` with what each case expects."""
-    from schemas.tables import read_shards
+    from schemas.tables import dead_letter_table, read_shards
 
     res = CorpusResult(inputs=len(corpus.cases), not_built=list(corpus.not_built))
     prefix = str(corpus.root) + os.sep
@@ -238,7 +238,7 @@ def check_corpus(out: Path, corpus: Corpus, manifest: dict) -> CorpusResult:
     def rel(text: str) -> str:
         return text[len(prefix) :] if text.startswith(prefix) else text
 
-    dead = read_shards(str(out), "_dead_letter/ingest").to_pylist()
+    dead = read_shards(str(out), dead_letter_table("ingest")).to_pylist()
     shots = read_shards(str(out), "screenshots").to_pylist()
     got_dead = Counter((rel(d["input_id"]), d["reason"]) for d in dead)
     got_shots = Counter((rel(s["source_uri"]), s["episode_id"], s["step_index"]) for s in shots)

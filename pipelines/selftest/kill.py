@@ -15,14 +15,11 @@ from pathlib import Path
 
 from pipelines.selftest.audit import DT, ROOT, run_quietly
 from pipelines.selftest.images import encode, ui
+from schemas.tables import PART_GLOB, dead_letter_table, staging_root, table
 
 FAILPOINTS = ("write:screenshots", "write:_done", "commit:before_marker", "commit:after_first_move", "timed")
-KILL_KEYS = {
-    "screenshots": ("screenshot_id", "episode_id", "step_index"),
-    "grounding": ("label_id",),
-    "_done": ("screenshot_id", "episode_id", "step_index", "config_hash"),
-    "_dead_letter/ingest": ("input_id", "reason"),
-}
+#: The tables whose rows are counted, each by its catalogue key.
+KILL_TABLES = ("screenshots", "grounding", "_done", dead_letter_table("ingest"))
 
 
 @dataclasses.dataclass
@@ -53,11 +50,9 @@ def crash_inputs(folder: Path) -> None:
 
 def table_keys(out: Path) -> dict[str, Counter]:
     """Row keys per table, counted (a key seen twice is a duplicated row)."""
-    from schemas.tables import read_shards
-
     return {
-        table: Counter(tuple(r[c] for c in cols) for r in read_shards(str(out), table).to_pylist())
-        for table, cols in KILL_KEYS.items()
+        name: Counter(tuple(r[c] for c in table(name).key) for r in table(name).read(str(out)).to_pylist())
+        for name in KILL_TABLES
     }
 
 
@@ -97,8 +92,8 @@ def kill_at(inp: Path, out: Path, annotator: str, point: str, timeout_s: float =
     proc = start_run(inp, out, annotator)
     deadline, killed = time.monotonic() + timeout_s, False
     while proc.poll() is None and time.monotonic() < deadline:
-        staging = out / "_staging"
-        if staging.exists() and any(staging.rglob("part-*.parquet")):
+        staging = Path(staging_root(str(out)))
+        if staging.exists() and any(staging.rglob(PART_GLOB)):
             proc.send_signal(signal.SIGKILL)
             killed = True
             break

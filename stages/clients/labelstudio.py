@@ -106,6 +106,12 @@ class LabelStudioClient:
         """Every task of the project, with its annotations and predictions, as plain dicts."""
         return self._call("list tasks", lambda: [_plain(t) for t in self._ls.tasks.list(project=project_id)])
 
+    def progress(self, project_id: int) -> dict[str, int]:
+        """``{"tasks": n, "reviewed": tasks with an annotation not cancelled, "waiting": the others}``."""
+        tasks = self.tasks(project_id)
+        done = sum(1 for t in tasks if any(not a.get("was_cancelled") for a in t.get("annotations") or []))
+        return {"tasks": len(tasks), "reviewed": done, "waiting": len(tasks) - done}
+
     def existing_keys(self, project_id: int) -> set[str]:
         """``data.label_id`` of every task already in the project."""
         return {str(t["data"]["label_id"]) for t in self.tasks(project_id) if (t.get("data") or {}).get("label_id")}

@@ -3,12 +3,14 @@ repository's state and index (:func:`render_card`)."""
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
 
+from schemas.reviews import latest_reviews
 from stages.export.repo import CONFIGS, SPLITS, export_features, import_optional
 
 ABOUT = {
@@ -18,25 +20,30 @@ ABOUT = {
     "actions": "action traces: one action per step of an episode",
     "reviewed": "human review verdicts (accept / fix / reject) on grounding labels, with corrections",
 }
+_BEFORE_ANY = _dt.datetime.min.replace(tzinfo=_dt.UTC)  # the review time of an index row that has none
 
 
 def card_facts(index: pa.Table) -> dict[str, Any]:
     """Annotators (rows per annotator + versions) and review coverage, from the index of the whole repository.
 
     Review coverage: the share of grounding labels with at least one review; ``by_verdict`` counts each reviewed
-    label once, by the verdict of its latest review (highest ``annotation_id``).
+    label once, by the verdict of its latest review (:func:`schemas.reviews.latest_reviews`: latest ``reviewed_at``,
+    then highest ``annotation_id``). An index row written before the index carried ``reviewed_at`` counts as earlier
+    than any review with one, so an old index alone is ordered by ``annotation_id``.
     """
     annotators: Counter[tuple] = Counter()
     labels: set[str] = set()
-    latest: dict[str, tuple[int, str]] = {}
+    reviews: list[dict[str, Any]] = []
     for e in index.to_pylist():
         if e["config"] in ("grounding", "actions"):
             annotators[(e["config"], e["annotator"], e["annotator_version"], e["recipe"], e["recipe_version"])] += 1
         if e["config"] == "grounding":
             labels.add(e["key"])
-        elif e["config"] == "reviewed" and latest.get(e["label_id"], (-1, ""))[0] < (e["annotation_id"] or 0):
-            latest[e["label_id"]] = (e["annotation_id"] or 0, e["verdict"])
-    reviewed = {label: verdict for label, (_, verdict) in latest.items() if label in labels}
+        elif e["config"] == "reviewed":
+            reviews.append(
+                {**e, "reviewed_at": e.get("reviewed_at") or _BEFORE_ANY, "annotation_id": e["annotation_id"] or 0}
+            )
+    reviewed = {label: r["verdict"] for label, r in latest_reviews(reviews).items() if label in labels}
     names = ("config", "annotator", "annotator_version", "recipe", "recipe_version")
     return {
         "annotators": [

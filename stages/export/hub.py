@@ -52,12 +52,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from schemas import tables
 from schemas.images import ImageRejected
-from schemas.records import (
-    SCHEMA_VERSION,
-    DeadLetter,
-    stable_id,
-    utcnow,
-)
+from schemas.keys import stable_id
+from schemas.records import SCHEMA_VERSION, DeadLetter, utcnow
 from schemas.tables import read_shards
 from schemas.verified import read_verified
 from stages.clients.retry import retry_call
@@ -66,6 +62,7 @@ from stages.export.repo import (
     CONFIGS,
     INDEX_META,
     INDEX_PATH,
+    INDEX_REVIEW,
     INDEX_SCHEMA,
     README_PATH,
     SHOT_ONLY,
@@ -215,7 +212,7 @@ class _FileWriter:
         self.index: list[dict[str, Any]] = []
 
     def add(self, split: str, row: dict[str, Any], payload_bytes: int = 0) -> None:
-        self._buffers[split].append((row, {m: row.get(m) for m in INDEX_META + ("annotation_id",)}))
+        self._buffers[split].append((row, {m: row.get(m) for m in INDEX_META + INDEX_REVIEW}))
         self._bytes[split] += payload_bytes
         if len(self._buffers[split]) >= self._cfg.max_file_rows or self._bytes[split] >= self._cfg.max_file_bytes:
             self._flush(split)
@@ -591,7 +588,7 @@ def format_summary(result: ExportResult, most: int = 20) -> str:
 def write_report(output: str, result: ExportResult, now: _dt.datetime | None = None) -> str:
     """Write ``OUT/_export/export-<UTC stamp>-<batch>.json`` (result + every dead letter) and return its path."""
     stamp = (now or _dt.datetime.now(_dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
-    path = FileSystems.join(output, "_export", f"export-{stamp}-{result.batch}.json")
+    path = tables.report_path(output, "export", f"export-{stamp}-{result.batch}.json")
     with FileSystems.create(path) as f:
         report = {**dataclasses.asdict(result), "dead_letters": [d.to_json_row() for d in result.dead_letters]}
         f.write(json.dumps(report, indent=2, sort_keys=True).encode("utf-8"))

@@ -35,10 +35,11 @@ KEYS: dict[str, tuple[str, ...]] = {
     "reviewed": ("label_id", "annotation_id"),
 }
 INDEX_META = ("screenshot_id", "label_id", "annotator", "annotator_version", "recipe", "recipe_version", "verdict")
+INDEX_REVIEW = ("annotation_id", "reviewed_at")  # what the card needs to pick the latest review (schemas.reviews)
 INDEX_SCHEMA = pa.schema(
     [pa.field(n, pa.string(), nullable=False) for n in ("config", "key", "split", "file")]
     + [pa.field(n, pa.string()) for n in INDEX_META]
-    + [pa.field("annotation_id", pa.int64())]
+    + [pa.field("annotation_id", pa.int64()), pa.field("reviewed_at", ReviewedLabel.SCHEMA.field("reviewed_at").type)]
 )
 
 
@@ -101,6 +102,7 @@ def load_previous(files: Iterable[str], read: Callable[[str], bytes]) -> Previou
 
     Returns:
         The repository as the next export sees it (an empty index and ``{}`` for a repository screenmill never wrote).
+        An index written before the index had ``reviewed_at`` loads with that column null.
 
     Raises:
         ExportError: the repository has ``data/`` files but no screenmill index (another dataset: refuse to mix),

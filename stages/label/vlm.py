@@ -45,8 +45,9 @@ from annotators.vllm.engine import Request
 from annotators.vllm.feeding import DECODE_THREADS, RENDER_THREADS, Feeder  # noqa: F401 - run's defaults
 from annotators.vllm.producer import VlmProducer
 from schemas.images import ImageLimits, ImageRejected
+from schemas.keys import stable_id
 from schemas.labels import LabelBuilder, LabelProvenance
-from schemas.records import ActionStep, GroundingLabel, Screenshot, stable_id
+from schemas.records import ActionStep, GroundingLabel, Screenshot
 from schemas.verified import read_screenshot
 from stages.base import DEAD_LETTER, Failure, StageDoFn, StageOutputs
 from stages.label.stage import ACTIONS, FAILURES, label_failure

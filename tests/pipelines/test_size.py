@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from annotators.vllm import memory, shapes
+from annotators.vllm import memory, memory_report, shapes
 from pipelines import size
 from tests.annotators.vllm.test_memory import HAND
 
@@ -129,13 +129,13 @@ def test_runbook_tables_are_current(holotron):
         memory.size_for_gpu(holotron, gpu=name, total_bytes=total, request=request)
         for name, total in memory.GPUS.values()
     ]
-    assert memory.sizing_table(sizings) in runbook
+    assert memory_report.sizing_table(sizings) in runbook
     localize = memory.request_profile(holotron, answer_tokens=32)
     sizings = [
         memory.size_for_gpu(holotron, gpu=name, total_bytes=total, request=localize)
         for name, total in memory.GPUS.values()
     ]
-    assert memory.sizing_table(sizings) in runbook
+    assert memory_report.sizing_table(sizings) in runbook
 
 
 # --------------------------------------------------------------------------------------------------------------

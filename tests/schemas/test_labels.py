@@ -6,8 +6,9 @@ import datetime as dt
 
 import pytest
 
+from schemas.keys import stable_id
 from schemas.labels import LabelBuilder, LabelProvenance
-from schemas.records import GroundingLabel, Screenshot, first_occurrence, stable_id
+from schemas.records import GroundingLabel, Screenshot, first_occurrence
 
 PROV = LabelProvenance("ocr", "rapidocr-1", "ocr-text-click", "1", "cfg-hash", "run-1")
 

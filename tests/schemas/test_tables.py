@@ -62,6 +62,13 @@ def test_paths_follow_the_layout():
     assert tables.manifest_rel(RUN) == f"_runs/{RUN}.json"
     assert tables.success_path(f"/o/grounding/dt={DT}") == f"/o/grounding/dt={DT}/_SUCCESS"
     assert tables.dead_letter_table("ingest") == "_dead_letter/ingest"
+    assert tables.staging_root("/o") == "/o/_staging"
+    assert tables.partition_name("grounding", DT) == f"grounding/dt={DT}"
+    assert tables.report_path("/o", "review", "push-1.json") == "/o/_review/push-1.json"
+    assert tables.report_path("/o", "export", "e.json") == "/o/_export/e.json"
+    assert tables.report_dir("/o", "evaluate") == "/o/_eval" and tables.report_dir("/o", "inspect") == "/o/_inspect"
+    with pytest.raises(KeyError):
+        tables.report_dir("/o", "run")
 
 
 def test_every_table_has_its_record_and_keys():

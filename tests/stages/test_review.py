@@ -105,6 +105,21 @@ def test_reject_and_foreign_tasks():
         reviewed_from_annotation(task, bad, "r")
 
 
+def test_completed_annotations_become_rows_and_bad_ones_dead_letters():
+    from stages.review import reviewed_from_completed
+
+    task = {**to_task(_label("L4"), {"source_uri": "/d/a.png"}, "/d", []), "id": 10}
+    ok = {"id": 100, "completed_by": 1, "result": [{"from_name": "verdict", "value": {"choices": ["reject"]}}]}
+    bad = {"id": 101, "result": [{"from_name": "verdict", "value": {"choices": ["maybe"]}}]}
+    reviewed, dead = reviewed_from_completed([(task, ok), (task, bad), ({"id": 11, "data": {}}, ok)], 5, "run")
+    assert [(r.label_id, r.verdict, r.annotation_id) for r in reviewed] == [("L4", "reject", 100)]
+    assert [(d.stage, d.reason, d.input_id) for d in dead] == [
+        ("review_pull", "bad_annotation", "labelstudio://project/5/task/10/annotation/101"),
+        ("review_pull", "bad_annotation", "labelstudio://project/5/task/11/annotation/100"),
+    ]
+    assert "unknown verdict 'maybe'" in dead[0].error and dead[1].payload_ref == dead[1].input_id
+
+
 def test_route_and_quota_dofns():
     from stages.review import ReviewConfig, _Quota, _Route
 
@@ -131,7 +146,7 @@ def test_agreement_figures():
     import datetime as dt
 
     from schemas.records import ReviewedLabel
-    from stages.review import agreement
+    from stages.review import agreement, agreement_lines
 
     labels = [_label("a"), _label("b"), _label("c"), _label("v", annotator="vllm:m")]
 
@@ -155,6 +170,10 @@ def test_agreement_figures():
     assert ocr["mean_iou"] == pytest.approx((1.0 + 0.5) / 2)
     assert ocr["point_in_box_rate"] == 1.0  # (200, 230) is on the corrected box's right edge
     assert figures["vllm:m/ocr-text-click@1"]["accepted_rate"] == 1.0
+    assert list(agreement_lines(figures)) == [
+        f"  {'ocr/ocr-text-click@1':<40} reviewed=    3 accepted=33.3% iou=0.75 in_box=1.0",
+        f"  {'vllm:m/ocr-text-click@1':<40} reviewed=    1 accepted=100.0% iou=1.0 in_box=1.0",
+    ]
 
 
 def test_agreement_and_convert_count_the_same_review_when_two_tie_on_time():

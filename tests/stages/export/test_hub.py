@@ -13,7 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from schemas.records import ActionStep, DeadLetter, GroundingLabel, ReviewedLabel, Screenshot, stable_id
+from pipelines.selftest.fixtures import FakeHub
+from schemas.keys import stable_id
+from schemas.records import ActionStep, DeadLetter, GroundingLabel, ReviewedLabel, Screenshot
 from stages.clients.retry import GaveUp
 from stages.export.hub import (
     INDEX_PATH,
@@ -433,61 +435,12 @@ def test_other_split_settings_and_foreign_repos_are_refused(tmp_path):
         export_to_local(_cfg(o, foreign))
 
 
-class FakeHub:
-    """Stands in for the Hub's HTTP side: HfApi methods patched to read and write an in-memory repository."""
-
-    def __init__(self, monkeypatch, tmp_path, fail_commits=()):
-        self.files: dict[str, bytes] = {".gitattributes": b"*.parquet filter=lfs\n"}
-        self.commits: list[list[str]] = []
-        self.tokens: set = set()
-        self.calls: list[str] = []
-        self.fail = list(fail_commits)
-        self.tmp = tmp_path
-        hub = self
-
-        def create_repo(api, repo_id, **kw):
-            hub._seen(api, "create_repo", kw)
-            return f"https://huggingface.co/datasets/{repo_id}"
-
-        def list_repo_files(api, repo_id, **kw):
-            hub._seen(api, "list_repo_files", kw)
-            return sorted(hub.files)
-
-        def hf_hub_download(api, repo_id, filename, local_dir=None, **kw):
-            hub._seen(api, "hf_hub_download", kw)
-            path = Path(local_dir) / filename
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(hub.files[filename])
-            return str(path)
-
-        def create_commit(api, repo_id, operations, commit_message, **kw):
-            hub._seen(api, "create_commit", kw)
-            if hub.fail:
-                raise hub.fail.pop(0)
-            assert all(isinstance(op, hf.CommitOperationAdd) for op in operations)
-            for op in operations:
-                with open(op.path_or_fileobj, "rb") as f:
-                    hub.files[op.path_in_repo] = f.read()
-            hub.commits.append([op.path_in_repo for op in operations])
-            return hf.CommitInfo(
-                commit_url=f"https://huggingface.co/datasets/{repo_id}/commit/{len(hub.commits)}",
-                commit_message=commit_message,
-                commit_description="",
-                oid="0" * 40,
-            )
-
-        for name, fn in (
-            ("create_repo", create_repo),
-            ("list_repo_files", list_repo_files),
-            ("hf_hub_download", hf_hub_download),
-            ("create_commit", create_commit),
-        ):
-            monkeypatch.setattr(hf.HfApi, name, fn)
-
-    def _seen(self, api, name, kw):
-        assert kw.get("repo_type") == "dataset"
-        self.tokens.add(api.token)
-        self.calls.append(name)
+@pytest.fixture
+def hub():
+    """The selftest's in-memory Hub (:class:`pipelines.selftest.fixtures.FakeHub`), holding a new repository's
+    ``.gitattributes``; set ``hub.fail`` to make the next commits fail."""
+    with FakeHub(files={".gitattributes": b"*.parquet filter=lfs\n"}) as fake:
+        yield fake
 
 
 def _http_error(status: int):
@@ -503,13 +456,12 @@ def _paths(batch: str, parts: list[tuple[str, str]]) -> list[str]:
     return sorted([f"data/{c}/{s}-{batch}-00000.parquet" for c, s in parts] + ["README.md", INDEX_PATH, STATE_PATH])
 
 
-def test_upload_commits_only_new_files_with_the_env_token(tmp_path, monkeypatch, capsys, caplog):
+def test_upload_commits_only_new_files_with_the_env_token(tmp_path, monkeypatch, capsys, caplog, hub):
     from pipelines.export import main
 
     caplog.set_level(logging.DEBUG)
     o = Out(tmp_path)
     d1 = day1(o)
-    hub = FakeHub(monkeypatch, tmp_path)
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setenv("HUGGINGFACE_HUB_TOKEN", PLANTED)
     args = [str(o.out), "--repo", "org/gui-labels", "--test-fraction", "0.5", "--seed", SEED, "--license", "cc-by-4.0"]
@@ -544,12 +496,12 @@ def test_upload_commits_only_new_files_with_the_env_token(tmp_path, monkeypatch,
     assert PLANTED not in everything
 
 
-def test_transient_hub_errors_are_retried_and_others_are_not(tmp_path, monkeypatch, capsys):
+def test_transient_hub_errors_are_retried_and_others_are_not(tmp_path, monkeypatch, capsys, hub):
     from pipelines.export import main
 
     o = Out(tmp_path)
     day1(o)
-    hub = FakeHub(monkeypatch, tmp_path, fail_commits=[_http_error(503), _http_error(503)])
+    hub.fail = [_http_error(503), _http_error(503)]
     sleeps = []
     repo = HubRepo("org/gui-labels", PLANTED, sleep=sleeps.append)
     result = export_to_hub(_cfg(o, repo_id="org/gui-labels"), repo)
@@ -568,12 +520,12 @@ def test_transient_hub_errors_are_retried_and_others_are_not(tmp_path, monkeypat
     assert PLANTED not in "".join(capsys.readouterr())
 
 
-def test_a_hub_outage_longer_than_the_retries_commits_nothing_and_a_rerun_resumes(tmp_path, monkeypatch):
+def test_a_hub_outage_longer_than_the_retries_commits_nothing_and_a_rerun_resumes(tmp_path, hub):
     o = Out(tmp_path)
     day1(o)
     outage = [_http_error(503), TimeoutError("read timed out"), _http_error(502), ConnectionError("reset")]
     outage.append(_http_error(504))
-    hub = FakeHub(monkeypatch, tmp_path, fail_commits=outage)
+    hub.fail = outage
     sleeps = []
     with pytest.raises(GaveUp):
         export_to_hub(_cfg(o, repo_id="org/gui-labels"), HubRepo("org/gui-labels", PLANTED, sleep=sleeps.append))
