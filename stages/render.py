@@ -245,9 +245,14 @@ class _Render(StageDoFn):
         self._config = config
 
     def start(self):
-        b = self._config.browser
-        self._host = per_process("browser", dataclasses.astuple(b), lambda: BrowserHost(b).start(), BrowserHost.close)
-        c = self.counters
+        b, c = self._config.browser, self.counters
+
+        def start_browser() -> BrowserHost:
+            c.counter("browsers_started").inc()  # one per worker process (and per browser config)
+            return BrowserHost(b).start()
+
+        # the browser is fetched per page, inside a bundle (where counters count), built on first use
+        self._browser = lambda: per_process("browser", dataclasses.astuple(b), start_browser, BrowserHost.close)
         self._skipped, self._blocked, self._screens = (
             c.counter(n) for n in ("skipped_done", "blocked_requests", "screens")
         )
@@ -270,7 +275,7 @@ class _Render(StageDoFn):
             self._skipped.inc()
             return
         try:
-            page = self._host.render(job.uri, job.root, job.viewport, job.color_scheme, cfg.screens)
+            page = self._browser().render(job.uri, job.root, job.viewport, job.color_scheme, cfg.screens)
         except RenderError as e:
             yield Failure(job.input_id, e.reason, e.message, job.uri)
             if e.reason in PERMANENT and cfg.config_hash:

@@ -252,3 +252,35 @@ def test_run_vlm_on_dask_equals_the_default_runner(tmp_path, monkeypatch):
     assert _tables(tmp_path / "dask") == expected
     assert got["counts"]["infer"] == want["counts"]["infer"]
     assert list(engines.values()) == [[str(model)]]  # one worker process, two threads, one engine
+
+
+def test_render_job_on_dask_equals_the_default_runner_with_one_browser_per_worker(cluster, tmp_path):
+    from tests.annotators.dom.conftest import browser_missing
+
+    if browser_missing():
+        pytest.skip(browser_missing())
+    site = tmp_path / "site"
+    site.mkdir()
+    for i in range(4):
+        (site / f"p{i}.html").write_text(
+            f"<h1>Page {i}</h1><a href='p{(i + 1) % 4}.html'>Next page</a><button>Buy {i}</button>"
+            "<button aria-label='Menu'>&#9776;</button>",
+            encoding="utf-8",
+        )
+    (site / "blank.html").write_text("<html><body></body></html>", encoding="utf-8")
+    args = ["--pages", str(site), "--output"]
+    common = ["--annotator", "none", "--dt", DT, "--quiet", "--viewports", "640x480,390x844@2m"]
+    direct, dask = tmp_path / "direct", tmp_path / "dask"
+    want = run([*args, str(direct), *common])
+    got = run([*args, str(dask), *common, *dask_args(cluster)])
+    tables = _tables(direct)
+    assert {"screenshots", "grounding", "_done", "_dead_letter/render"} <= set(tables)
+    for name, rows in tables.items():
+        if name == "screenshots":  # source_uri differs by output root only
+            rows = [r.replace(str(direct), "OUT") for r in rows]
+            assert rows == [r.replace(str(dask), "OUT") for r in _rows(dask, name)]
+        else:
+            assert _rows(dask, name) == rows, name
+    assert got["counts"]["render"]["screens"] == want["counts"]["render"]["screens"] == 8
+    assert 1 <= got["counts"]["render"]["browsers_started"] <= len(cluster.workers)  # one per worker process
+    assert want["counts"]["render"]["browsers_started"] == 1
