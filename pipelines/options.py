@@ -18,6 +18,7 @@ command turns that into its one-line error.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,8 +28,11 @@ from apache_beam.transforms.resources import parse_resource_hints
 from annotators.dom.browser import BrowserConfig, Viewport
 from annotators.vllm.config import EngineConfig
 from annotators.vllm.memory import DTYPE_ALIASES
+from schemas import tables
 from schemas.images import ImageLimits
+from schemas.keys import config_hash
 from stages.guard import GuardConfig
+from stages.ingest import IngestConfig
 from stages.label.ocr import AnnotateConfig
 from stages.label.vlm import DECODE_THREADS, RENDER_THREADS, VlmConfig
 from stages.render import RenderConfig
@@ -245,13 +249,14 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--codec", choices=("zstd", "snappy", "gzip", "none"), default="zstd")
 
 
-def write_config(args: argparse.Namespace, table: str, schema, keys, *, dt: str, run_id: str) -> WriteConfig:
-    """The :class:`WriteConfig` of one table under the output options."""
+def write_config(args: argparse.Namespace, table: str, *, dt: str, run_id: str) -> WriteConfig:
+    """The :class:`WriteConfig` of one table of the catalogue (its schema and keys) under the output options."""
+    entry = tables.table(table)
     return WriteConfig(
         output=args.output,
         table=table,
-        schema=schema,
-        key_columns=keys,
+        schema=entry.schema,
+        key_columns=entry.key,
         dt=dt,
         num_shards=args.num_shards,
         rows_per_shard=args.rows_per_shard,
@@ -333,3 +338,69 @@ def render_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) ->
         browser=browser,
         limits=limits,
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfigs:
+    """Every stage config of ``screenmill run``, checked, with the run's ``config_hash`` stamped where it is used."""
+
+    limits: ImageLimits
+    tile: TileConfig
+    label: AnnotateConfig | VlmConfig
+    ingest: IngestConfig
+    render: RenderConfig | None
+    guard: GuardConfig | None
+    hints: dict[str, str]
+
+    @property
+    def config_hash(self) -> str:
+        return self.label.config_hash
+
+
+def run_configs(args: argparse.Namespace, run_id: str, check_imports: bool) -> RunConfigs:
+    """The configs of ``screenmill run`` from its options; ``SystemExit`` with the reason for a bad value.
+
+    ``config_hash`` sees the labelling and tiling configs, and the render settings when pages are rendered (a run of
+    files only keeps the hash it always had). ``check_imports``: check the vLLM model's own imports (where it runs
+    in this environment).
+    """
+    try:  # every config checks its values: a bad option ends here with the reason, not a traceback
+        limits = image_limits(args)
+        tile = tile_config(args, run_id)
+        vllm = args.annotator == "vllm"
+        label = vlm_config(args, run_id, limits) if vllm else ocr_config(args, run_id, limits)
+        if vllm:  # the hash must see the recipe version the code registers, not just its name
+            label = dataclasses.replace(label, recipe_version=label.get_recipe().version)
+        render = render_config(args, run_id, limits)
+        rendering = [render.hash_view()] if render else []
+        label = dataclasses.replace(label, config_hash=config_hash(label, tile, *rendering))
+        run_hash = label.config_hash
+        ingest = IngestConfig(pattern=args.input, run_id=run_id, limits=limits, config_hash=run_hash)
+        render = render and dataclasses.replace(render, config_hash=run_hash)
+    except (ValueError, KeyError) as e:
+        raise SystemExit(f"screenmill run: {e.args[0] if e.args else e}") from None
+    if vllm:
+        try:
+            label.preflight(check_imports=check_imports)
+        except (ImportError, FileNotFoundError, ValueError) as e:
+            raise SystemExit(f"screenmill run: {e}") from None
+    return RunConfigs(limits, tile, label, ingest, render, guard_config(args, run_id, limits), resource_hints(args))
+
+
+def run_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """The options of ``screenmill run`` (``bench vllm`` and ``size`` read the same groups)."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("--input", default=None, help="FileSystems pattern or directory of screenshots / episodes")
+    add_output_options(p)
+    p.add_argument("--annotator", choices=("ocr", "vllm", "none"), default="ocr", help="label producer (default: ocr)")
+    p.add_argument("--dt", default=None, help="date partition YYYY-MM-DD (default: today, UTC)")
+    add_image_limit_options(p)
+    add_tile_options(p)
+    add_ocr_options(p)
+    p.add_argument("--quiet", action="store_true", help="print only the manifest path")
+    add_guard_options(p)
+    add_engine_options(p, title="vllm engine (--annotator vllm)")
+    add_vlm_options(p)
+    add_placement_options(p)
+    add_render_options(p)
+    return p

@@ -39,6 +39,22 @@ PROGRESS_EVERY_S = 10.0
 _log = logging.getLogger("screenmill.progress")
 
 
+def show_progress(enabled: bool) -> None:
+    """Send the ``screenmill`` loggers (progress lines among them) to stderr at INFO, or keep them to warnings.
+
+    Beam's import already configured the root logger (so ``basicConfig`` would do nothing): the ``screenmill`` logger
+    gets a handler of its own instead.
+    """
+    log = logging.getLogger("screenmill")
+    log.setLevel(logging.INFO if enabled else logging.WARNING)
+    if enabled and not any(getattr(h, "_screenmill", False) for h in log.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        handler._screenmill = True
+        log.addHandler(handler)
+        log.propagate = False
+
+
 class _Counter:
     """A Beam counter that also keeps this worker's running count (for the progress line)."""
 

@@ -70,3 +70,11 @@ def is_local_runner(name: str | None) -> bool:
     """Whether the runner :func:`runner_name` returned (None: Beam's in-process default) runs the job's workers in
     this environment (:data:`LOCAL_RUNNERS`, by class name or class path)."""
     return name is None or name.rsplit(".", 1)[-1] in LOCAL_RUNNERS
+
+
+def default_runner():
+    """The runner of a job that names none: Beam's in-process FnApiRunner (the DirectRunner's engine; works offline,
+    where Prism would download its binary)."""
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    return FnApiRunner()
