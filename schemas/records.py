@@ -93,7 +93,9 @@ _TILE_STRUCT = pa.struct(list(TilePlan.SCHEMA))
 @dataclasses.dataclass(frozen=True, slots=True)
 class RenderSettings(_Record):
     """How a rendered screenshot was made: the viewport in CSS px, the device scale factor (screenshot pixels per CSS
-    px), mobile emulation, ``prefers-color-scheme`` and the scroll offset (CSS px) of the screen."""
+    px), mobile emulation, ``prefers-color-scheme``, the scroll offset (CSS px) of the screen and the page's zoom
+    (``page_scale``: 1, except a page without a mobile viewport in mobile emulation, shown zoomed out). A screenshot
+    pixel (x, y) is the client point (x, y) / (device_scale_factor x page_scale) after the scroll."""
 
     viewport_width: int
     viewport_height: int
@@ -102,6 +104,7 @@ class RenderSettings(_Record):
     color_scheme: str
     scroll_x: int
     scroll_y: int
+    page_scale: float = 1.0
 
     SCHEMA: ClassVar[pa.Schema] = pa.schema(
         [
@@ -112,6 +115,7 @@ class RenderSettings(_Record):
             _f("color_scheme", pa.string(), False),
             _f("scroll_x", pa.int32(), False),
             _f("scroll_y", pa.int32(), False),
+            _f("page_scale", pa.float32()),
         ]
     )
 

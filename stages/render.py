@@ -311,7 +311,9 @@ class _Render(StageDoFn):
                 run_id=self.run_id,
                 page_uri=job.uri,
                 page_sha256=sha,
-                render=RenderSettings(v.width, v.height, v.scale, v.mobile, job.color_scheme, *screen.scroll),
+                render=RenderSettings(
+                    v.width, v.height, v.scale, v.mobile, job.color_scheme, *screen.scroll, screen.page_scale
+                ),
             )
             yield shot
             origin = render_origin(shot)

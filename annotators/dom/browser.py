@@ -142,12 +142,15 @@ def origin_of(url: str) -> str | None:
 
 @dataclasses.dataclass(slots=True)
 class Screen:
-    """One screenshot of a page: PNG bytes at ``scroll`` (CSS px) and the elements read from the DOM there (CSS px of
-    the viewport; see :mod:`annotators.dom.extract`)."""
+    """One screenshot of a page: PNG bytes at ``scroll`` (CSS px) and the elements read from the DOM there, in CSS px
+    of what the screenshot shows (the visual viewport: screenshot pixels / device scale factor; see
+    :mod:`annotators.dom.extract`). ``page_scale`` is the page's zoom: 1, except in mobile emulation of a page without
+    a mobile ``<meta name=viewport>``, which a phone shows zoomed out (``visualViewport.scale``)."""
 
     png: bytes
     scroll: tuple[int, int]
     elements: list[dict]
+    page_scale: float = 1.0
 
 
 @dataclasses.dataclass(slots=True)
@@ -360,10 +363,15 @@ class BrowserHost:
                 break  # the page ended: scrolling no further
             last_scroll = scroll
             elements = await self._extract(page.main_frame, depth=0)
+            zoom, dx, dy = await page.evaluate(
+                "[visualViewport.scale, visualViewport.offsetLeft, visualViewport.offsetTop]"
+            )
+            if (zoom, dx, dy) != (1, 0, 0):  # client CSS px -> the visual viewport's (what the screenshot shows)
+                elements = [_zoomed(e, zoom, dx, dy) for e in elements]
             png = await page.screenshot(type="png", animations="disabled", caret="hide", scale="device")
             if k == 0 and _one_colour(png):
                 raise RenderError("blank_page", "the first screen is a single colour: nothing visible")
-            shots.append(Screen(png, scroll, elements))
+            shots.append(Screen(png, scroll, elements, float(zoom)))
         return RenderedPage(uri, viewport, color_scheme, shots, list(fence.blocked), int(nodes))
 
     async def _extract(self, frame, depth: int) -> list[dict]:
@@ -398,6 +406,13 @@ class BrowserHost:
             hits = await frame.evaluate(FRAME_HITS_JS, [index, [m["point"] for m in moved]]) if moved else []
             elements.extend(m for m, hit in zip(moved, hits, strict=True) if hit)
         return elements
+
+
+def _zoomed(element: dict, zoom: float, dx: float, dy: float) -> dict:
+    x0, y0, x1, y1 = element["box"]
+    px, py = element["point"]
+    box = [(x0 - dx) * zoom, (y0 - dy) * zoom, (x1 - dx) * zoom, (y1 - dy) * zoom]
+    return {**element, "box": box, "point": [(px - dx) * zoom, (py - dy) * zoom]}
 
 
 def _one_colour(png: bytes) -> bool:

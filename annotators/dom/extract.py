@@ -14,8 +14,9 @@ Which elements (the rules the DOM labels stand on; :mod:`annotators.dom.labels` 
 * **icons**: ``svg``, ``img``, ``i``/``span`` icon-font glyphs and ``[role=img]`` with an accessible name (``alt``,
   ``aria-label``, ``title``), outside any control (a control names its own icon).
 * **text**: the owner of visible text (its nearest ancestor that is not a plain inline element), outside any
-  control, with at most ``max_text_chars`` characters of its own text and one letter or digit; the box is the tight
-  box of its glyphs.
+  control, whose text is all its own (no control or other owner inside: the words around an inline link are a
+  fragment, never a label), with at most ``max_text_chars`` characters and one letter or digit; the box is the
+  tight box of its glyphs.
 
 Visible: a non-empty box inside the viewport and every clipping (``overflow``) ancestor, ``visibility: visible``,
 an opacity product over the ancestors of at least 0.1, no ``aria-hidden="true"`` or ``inert`` ancestor.
@@ -30,7 +31,7 @@ can run the script inside them and keep what their parent shows.
 from __future__ import annotations
 
 #: Bumped whenever the rules above change what is extracted (part of the DOM recipes' versions, so of config_hash).
-EXTRACT_VERSION = "1"
+EXTRACT_VERSION = "2"
 
 EXTRACT_JS = r"""
 (opts) => {
@@ -162,7 +163,9 @@ EXTRACT_JS = r"""
     }
     return el;
   };
+  const DISABLED = ':disabled, [aria-disabled="true"]';
   const runs = new Map();
+  const mixed = new Set();  // elements with text of another owner (or of a control) inside: their own is a fragment
   const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     if (!n.nodeValue.trim()) continue;
@@ -170,6 +173,7 @@ EXTRACT_JS = r"""
     for (let e = n.parentElement; e; e = e.parentElement) if (SKIP_TEXT.has(e.tagName)) { skip = true; break; }
     if (skip) continue;
     const owner = ownerOf(n);
+    if (owner) for (let e = owner.parentElement; e && !mixed.has(e); e = e.parentElement) mixed.add(e);
     if (!owner || controlSet.has(owner) || inControl(owner)) continue;
     if (!runs.has(owner)) runs.set(owner, []);
     runs.get(owner).push(n);
@@ -178,7 +182,8 @@ EXTRACT_JS = r"""
                               'blockquote', 'code', 'term', 'definition', 'status', 'alert', 'note', 'tooltip']);
   const range = document.createRange();
   for (const [owner, nodes] of runs) {
-    const text = norm(nodes.map((n) => n.nodeValue).join(' '));
+    if (mixed.has(owner) || owner.closest(DISABLED)) continue;  // a disabled control's text is no target either  // "Read about ." of "Read about <a>accessibility</a>.": the link is labelled
+    const text = norm(owner.innerText);
     if (!text || !hasAlnum(text) || text.length > maxText) continue;
     const rects = [];
     for (const n of nodes) {

@@ -162,8 +162,8 @@ def dom_labels(
     for c in choose_instructions(elements):
         el = elements[c.element]
         x0, y0, x1, y1 = (min(max(v * scale, 0.0), lim) for v, lim in zip(el["box"], (w, h, w, h), strict=True))
-        px = min(max(el["point"][0] * scale, x0), x1)
-        py = min(max(el["point"][1] * scale, y0), y1)
+        px = min(max(el["point"][0] * scale, x0), x1, w - 0.5)  # a pixel of the image, never its far edge
+        py = min(max(el["point"][1] * scale, y0), y1, h - 0.5)
         labels.append(
             builders[c.recipe].add(
                 c.instruction,

@@ -200,7 +200,9 @@ def check_labels(browser: Any, shot: dict[str, Any], labels: list[dict[str, Any]
     from playwright.sync_api import Error as PlaywrightError
 
     render = shot["render"]
-    scale = float(render.get("device_scale_factor", 1.0))
+    # screenshot px per client CSS px: the device scale factor times the page's zoom (a page without a mobile viewport
+    # in mobile emulation is shown zoomed out)
+    scale = float(render.get("device_scale_factor", 1.0)) * float(render.get("page_scale") or 1.0)
     problems: list[str] = []
     try:
         with _loaded(browser, shot["page_uri"], render) as page:
