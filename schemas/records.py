@@ -95,7 +95,8 @@ class RenderSettings(_Record):
     """How a rendered screenshot was made: the viewport in CSS px, the device scale factor (screenshot pixels per CSS
     px), mobile emulation, ``prefers-color-scheme``, the scroll offset (CSS px) of the screen and the page's zoom
     (``page_scale``: 1, except a page without a mobile viewport in mobile emulation, shown zoomed out). A screenshot
-    pixel (x, y) is the client point (x, y) / (device_scale_factor x page_scale) after the scroll."""
+    pixel (x, y) is the client point (x, y) / (device_scale_factor x page_scale) after the scroll.
+    ``blocked_requests``: how many requests of the page the fence aborted while it was rendered."""
 
     viewport_width: int
     viewport_height: int
@@ -105,6 +106,7 @@ class RenderSettings(_Record):
     scroll_x: int
     scroll_y: int
     page_scale: float = 1.0
+    blocked_requests: int = 0
 
     SCHEMA: ClassVar[pa.Schema] = pa.schema(
         [
@@ -116,6 +118,7 @@ class RenderSettings(_Record):
             _f("scroll_x", pa.int32(), False),
             _f("scroll_y", pa.int32(), False),
             _f("page_scale", pa.float32()),
+            _f("blocked_requests", pa.int32()),
         ]
     )
 

@@ -312,7 +312,14 @@ class _Render(StageDoFn):
                 page_uri=job.uri,
                 page_sha256=sha,
                 render=RenderSettings(
-                    v.width, v.height, v.scale, v.mobile, job.color_scheme, *screen.scroll, screen.page_scale
+                    v.width,
+                    v.height,
+                    v.scale,
+                    v.mobile,
+                    job.color_scheme,
+                    *screen.scroll,
+                    screen.page_scale,
+                    len(page.blocked),
                 ),
             )
             yield shot

@@ -75,6 +75,7 @@ def test_pages_render_into_screenshots_with_dom_labels_and_dead_letters(tmp_path
                 'click the "City" field', 'click the field with placeholder "Lyon"'} <= mine  # fmt: skip
         assert 'click "Edit"' not in mine  # ambiguous: said with a position only
 
+    assert {s["render"]["blocked_requests"] for s in shots} == {0}  # nothing to block on these pages
     dead = read_shards(str(out), "_dead_letter/render").to_pylist()
     reasons = Counter((Path(d["payload_ref"]).name, d["reason"]) for d in dead)
     assert reasons == {("loop.html", "render_timeout"): 4, ("blank.html", "blank_page"): 4}

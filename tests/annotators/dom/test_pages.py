@@ -46,6 +46,8 @@ def test_the_pages_render_and_the_looping_one_is_a_dead_letter(rendered):
     assert pages == {p.name for p in site.glob("*.html")} - {"loop.html"}
     assert manifest["counts"]["render"]["dropped_render_timeout"] == 4  # loop.html under each of 4 settings
     assert manifest["counts"]["render"]["blocked_requests"] > 0  # remote.html's fetches
+    blocked = {Path(s["page_uri"]).name for s in shots if s["render"]["blocked_requests"]}
+    assert blocked == {"remote.html"}  # counted per page, on its screenshots' rows
     assert len(labels) > 20 * len(shots) / 2
 
 
