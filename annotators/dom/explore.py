@@ -12,12 +12,14 @@ The policy (:func:`choose`), seeded and deterministic (``random.Random(seed)`` o
 * tiers: 0 links to pages the fence allows, buttons, tabs, menu items, text fields, selects; 1 other controls
   (checkboxes, radios, ``summary``, links within the page, ``javascript:`` links); 2 links the fence blocks;
 * unvisited elements first (an element is visited once acted on, on any page of the episode: its role, name, type,
-  link target and field name), from the best tier present; when none is left the page scrolls down one viewport,
-  and when it cannot scroll any further the episode ends (fewer than ``steps`` actions).
+  link target and field name), from the best tier present; when none is left the page scrolls down one viewport;
+  when it cannot scroll any further the browser goes back to the page the episode came from, and on the first page
+  the episode ends (fewer than ``steps`` actions).
 
 Acting: a click (a tap with mobile emulation) at the element's click point; text fields get a click, select-all and
 typed text from a small vocabulary keyed by input type and field name / label / placeholder (:func:`plausible_text`);
-a ``<select>`` gets one of its other enabled options (seeded); a scroll is ``window.scrollBy`` one viewport down.
+a ``<select>`` gets one of its other enabled options (seeded); a scroll is ``window.scrollBy`` one viewport down; a
+back is the browser's.
 
 Outcomes: a step whose screenshot has the same sha256 as the previous frame is a no-op (recorded, flagged). A step
 whose navigation the fence blocks (the page shows Chromium's error page) is flagged ``blocked`` with the URL, and the
@@ -46,9 +48,15 @@ from annotators.dom.labels import ROLE_NOUNS, _q
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
 EXPLORE_VERSION = "1"
 NAME = "dom"
-KINDS = ("click", "type", "select", "scroll")
+KINDS = ("click", "type", "select", "scroll", "back")
 #: Each kind of action in the pipeline's action space (:data:`annotators.recipes.ACTION_TYPES`).
-ACTION_OF = {"click": "click_element", "type": "write_element_abs", "select": "write_element_abs", "scroll": "scroll"}
+ACTION_OF = {
+    "click": "click_element",
+    "type": "write_element_abs",
+    "select": "write_element_abs",
+    "scroll": "scroll",
+    "back": "go_back",
+}
 SKIP_INPUTS = frozenset({"file", "color", "range", "date", "time", "datetime-local", "month", "week", "hidden"})
 TEXT_INPUTS = frozenset({"text", "email", "search", "url", "tel", "number", "password", "textarea"})
 HIGH_ROLES = frozenset({"button", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "link", "combobox"})
@@ -217,15 +225,22 @@ def tier(el: dict, allows, url: str) -> int | None:
 
 
 def choose(
-    elements: list[dict], visited: set[tuple], rng: random.Random, can_scroll: bool, allows, url: str
+    elements: list[dict],
+    visited: set[tuple],
+    rng: random.Random,
+    can_scroll: bool,
+    allows,
+    url: str,
+    can_back: bool = False,
 ) -> dict | str | None:
-    """The element to act on next, ``"scroll"``, or None (nothing new and no further to scroll: the episode ends).
+    """The element to act on next, ``"scroll"``, ``"back"``, or None (nothing new, no further to scroll, no page to
+    go back to: the episode ends).
 
     The best tier among the unvisited candidates, then a seeded choice among them in reading order.
     """
     fresh = [(t, el) for el in elements if (t := tier(el, allows, url)) is not None and element_key(el) not in visited]
     if not fresh:
-        return "scroll" if can_scroll else None
+        return "scroll" if can_scroll else "back" if can_back else None
     best = min(t for t, _ in fresh)
     group = sorted(
         (el for t, el in fresh if t == best),
@@ -263,11 +278,13 @@ def action_for(el: dict) -> Action:
 
 def instruction(action: Action) -> str:
     """The template instruction of an action: ``click the "Pricing" link``, ``type "Lyon" into the "City" field``,
-    ``choose "France" in the "Country" drop-down``, ``scroll down``."""
+    ``choose "France" in the "Country" drop-down``, ``scroll down``, ``go back``."""
     noun = ROLE_NOUNS.get(action.role or "")
     name = action.name if action.name and len(action.name) <= 120 else None
     if action.kind == "scroll":
         return "scroll down"
+    if action.kind == "back":
+        return "go back"
     if action.kind == "type":
         where = f"the {_q(name)} field" if name else f"the {noun or 'text field'}"
         return f"type {_q(action.text or '')} into {where}"
@@ -349,6 +366,9 @@ async def _act(page, action: Action, rng: random.Random, mobile: bool) -> Action
     if action.kind == "scroll":
         await page.evaluate("window.scrollBy(0, window.innerHeight)")
         return action
+    if action.kind == "back":
+        await page.go_back(wait_until="load", timeout=NAV_WAIT_S * 1000)
+        return action
     x, y = action.point
     if action.kind == "select":
         handle = await page.evaluate_handle(ELEMENT_AT_JS, [x, y])
@@ -408,17 +428,18 @@ async def _episode(host, page, fence, uri, viewport: Viewport, scheme: str, sett
         raise RenderError("blank_page", "the first screen is a single colour: nothing visible")
     rng = random.Random(settings.seed)
     visited: set[tuple] = set()
+    trail = [urllib.parse.urldefrag(page.url)[0]]  # the pages the episode went through, back steps taken off
     steps: list[Step] = []
     for i in range(len(replay) if replay is not None else settings.steps):
         if replay is not None:
             action = action_from_recorded(replay[i], viewport.scale)
         else:
             can_scroll = await page.evaluate(CAN_SCROLL_JS)
-            choice = choose(frames[-1].elements, visited, rng, can_scroll, fence.allows, page.url)
+            choice = choose(frames[-1].elements, visited, rng, can_scroll, fence.allows, page.url, len(trail) > 1)
             if choice is None:
                 break
-            if choice == "scroll":
-                action = Action("scroll")
+            if choice in ("scroll", "back"):
+                action = Action(choice)
             else:
                 visited.add(element_key(choice))
                 action = action_for(choice)
@@ -429,6 +450,11 @@ async def _episode(host, page, fence, uri, viewport: Viewport, scheme: str, sett
         except TimeoutError:
             raise RenderError("explore_timeout", f"step {i + 1} took over {settings.step_timeout_s:g} s") from None
         steps.append(step)
+        here = urllib.parse.urldefrag(step.url)[0]
+        if step.action.kind == "back" and len(trail) > 1:
+            trail.pop()
+        elif here != trail[-1]:
+            trail.append(here)
     return ExploredPage(uri, viewport, scheme, frames, steps, list(fence.blocked), nodes)
 
 
