@@ -315,17 +315,21 @@ class _Render(StageDoFn):
         try:
             page = self._browser().render(job.uri, job.root, job.viewport, job.color_scheme, cfg.screens)
         except RenderError as e:
-            yield Failure(job.input_id, e.reason, e.message, job.uri)
-            if e.reason in PERMANENT and cfg.config_hash:
-                yield beam.pvalue.TaggedOutput(
-                    DONE, rejected_done(key, None, None, e.reason, cfg.config_hash, self.run_id)
-                )
+            yield from self._refused(job, key, e)
             return
         self._blocked.inc(len(page.blocked))
         ids: list[str] = []
         for screen in page.screens:
             yield from self._screen(job, sha, screen, f"{job.input_id} scroll {screen.scroll[1]}", done, ids)
         yield beam.pvalue.TaggedOutput(PAGES, RenderedJob(key, tuple(ids)))
+
+    def _refused(self, job: PageJob, key: str, e: RenderError) -> Iterator:
+        """A page setting that could not be rendered or explored: a dead letter, and a ``_done`` row (rejected) when
+        the reason is for good."""
+        yield Failure(job.input_id, e.reason, e.message, job.uri)
+        if e.reason in PERMANENT and self._config.config_hash:
+            done = rejected_done(key, None, None, e.reason, self._config.config_hash, self.run_id)
+            yield beam.pvalue.TaggedOutput(DONE, done)
 
     def _episode(self, job: PageJob, sha: str, done: dict[str, bool]) -> Iterator:
         """Explore the page setting into an episode: frames (main), their DOM labels, actions, its RenderedJob."""
@@ -338,11 +342,7 @@ class _Render(StageDoFn):
         try:
             ep = explore.explore_page(self._browser(), job.uri, job.root, v, job.color_scheme, cfg.explore_settings)
         except RenderError as e:
-            yield Failure(job.input_id, e.reason, e.message, job.uri)
-            if e.reason in PERMANENT and cfg.config_hash:
-                yield beam.pvalue.TaggedOutput(
-                    DONE, rejected_done(key, None, None, e.reason, cfg.config_hash, self.run_id)
-                )
+            yield from self._refused(job, key, e)
             return
         c = self.counters
         self._blocked.inc(len(ep.blocked))
