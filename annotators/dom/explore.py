@@ -303,6 +303,7 @@ class _NavWatch:
         self.page = page
         self.seq = self.last_request = self.last_commit = 0
         self.commits = 0
+        self.last_url: str | None = None  # of the last navigation request
         self.changed = asyncio.Event()
         page.on("request", self._request)
         page.on("framenavigated", self._navigated)
@@ -311,6 +312,7 @@ class _NavWatch:
         if request.is_navigation_request() and request.frame == self.page.main_frame:
             self.seq += 1
             self.last_request = self.seq
+            self.last_url = request.url
             self.changed.set()
 
     def _navigated(self, frame):
@@ -403,12 +405,12 @@ async def _frame(host: BrowserHost, page) -> Screen:
 
 
 async def _step(host, page, fence, nav, action: Action, rng, mobile: bool, frames: list[Screen]) -> Step:
-    seen, blocked_before = nav.commits, len(fence.blocked)
+    seen = nav.commits
     action = await _act(page, action, rng, mobile)
     await _settle(page, nav, seen)
     blocked_url = None
     if page.url.startswith("chrome-error:"):  # the fence stopped the page's navigation: back to where it was
-        blocked_url = next((u for u in fence.blocked[blocked_before:]), None) or "?"
+        blocked_url = nav.last_url if nav.last_url in fence.blocked else "?"
         seen = nav.commits
         await page.go_back(wait_until="load", timeout=NAV_WAIT_S * 1000)
         await _settle(page, nav, seen)
