@@ -315,6 +315,9 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--render-timeout", type=float, default=20.0, help="seconds per page and setting")
     g.add_argument("--max-dom-nodes", type=int, default=20000, help="pages with more elements: page_too_large")
     g.add_argument("--browser-recycle", type=int, default=50, help="replace the browser after this many pages")
+    g.add_argument("--explore", type=int, default=0, help="explore each page setting for K actions (0: off)")
+    g.add_argument("--explore-seed", type=int, default=0, help="the exploration policy's seed")
+    g.add_argument("--explore-step-timeout", type=float, default=10.0, help="seconds per exploration step")
 
 
 def render_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> RenderConfig | None:
@@ -337,6 +340,9 @@ def render_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) ->
         screens=args.screens,
         browser=browser,
         limits=limits,
+        explore=args.explore,
+        explore_seed=args.explore_seed,
+        explore_step_timeout_s=args.explore_step_timeout,
     )
 
 

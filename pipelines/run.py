@@ -132,6 +132,9 @@ def build_pipeline(
     if rendered:  # the DOM labels of the rendered screenshots that got this far
         dom = labels_of_kept(tiled.good, rendered.labels)
         outputs["grounding"] = (outputs["grounding"], dom) | "WithDomLabels" >> beam.Flatten() if outputs else dom
+    if rendered and cfg.render.explore:  # the explored episodes' actions
+        got = outputs.get("actions")
+        outputs["actions"] = (got, rendered.actions) | "WithDomActions" >> beam.Flatten() if got else rendered.actions
     if failures is None:
         failures = pipeline | "NoLabelStage" >> beam.Create([])
     marked = (tiled.good, failures) | "MarkDone" >> MarkDone(run_hash, run_id)

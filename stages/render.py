@@ -17,8 +17,18 @@ Incremental: a page's key is its URI, the sha256 of its document and the setting
 done by an earlier run is not emitted again. ``pages`` output: a :class:`RenderedJob` per rendered page setting, for
 its ``_done`` row once none of its screenshots is held back.
 
-Reasons: ``render_timeout``, ``render_failed`` (both retried by the next run), ``page_too_large``, ``blank_page``
-(``_done`` as rejected), ``bad_url``, ``unreadable`` (the page file), any :mod:`schemas.images` reason.
+Exploration (``explore`` > 0): instead of screens down the page, each page setting is explored into an episode
+(:func:`annotators.dom.explore.explore_page`: up to ``explore`` actions chosen with ``explore_seed``). Every frame is
+a :class:`Screenshot` with ``episode_id`` (:func:`episode_key`), ``step_index`` (frame 0 the page as loaded, frame *i*
+after action *i*) and, on every frame but the last, the action taken on it in ``recorded_action`` (the generic format
+of :mod:`annotators.recorded`, points in screenshot pixels, with ``type``, ``content``, ``role``, ``name``, ``noop``,
+``blocked``); every frame gets its DOM labels; every action an :class:`ActionStep` on the ``actions`` output
+(``source='recorded'``, ``annotator='dom'``, ``action_args`` with the template ``instruction``). The episode is the
+unit of done: its key (page URI, document sha256, setting, seed, steps, policy version) is skipped when done, and an
+episode that failed part-way is explored again whole.
+
+Reasons: ``render_timeout``, ``render_failed``, ``explore_timeout`` (all retried by the next run), ``page_too_large``,
+``blank_page`` (``_done`` as rejected), ``bad_url``, ``unreadable`` (the page file), any :mod:`schemas.images` reason.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import glob
 import hashlib
+import json
 import os
 import urllib.parse
 import urllib.request
@@ -33,12 +44,13 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 
-from annotators.dom.browser import BrowserConfig, BrowserHost, RenderError, Viewport
+from annotators.dom import explore
+from annotators.dom.browser import BrowserConfig, BrowserHost, RenderError, Screen, Viewport
 from annotators.dom.labels import RECIPE_VERSIONS, dom_labels
 from annotators.producer import per_process
 from schemas.images import ImageLimits, ImageRejected, inspect_image
 from schemas.keys import item_key, stable_id
-from schemas.records import Done, RenderSettings, Screenshot, utcnow
+from schemas.records import ActionStep, Done, RenderSettings, Screenshot, utcnow
 from schemas.tables import image_path
 from stages.base import Failure, Stage, StageDoFn, StageOutputs
 from stages.done import rejected_done
@@ -49,6 +61,7 @@ COLOR_SCHEMES = ("light", "dark")
 LABELS = "labels"
 PAGES = "pages"
 DONE = "done"
+ACTIONS = "actions"
 PERMANENT = frozenset({"page_too_large", "blank_page"})
 MAX_PAGE_BYTES = 32 * 1024 * 1024
 
@@ -68,6 +81,9 @@ class RenderConfig:
         browser: the browser's limits and fence.
         limits: the image checks every screenshot passes.
         config_hash: the run's output-determining hash (for ``_done`` rows of pages rejected for good).
+        explore: actions per episode (0: no exploration, screens are rendered).
+        explore_seed: the exploration policy's seed.
+        explore_step_timeout_s: the time limit of one exploration step.
     """
 
     output: str
@@ -80,6 +96,9 @@ class RenderConfig:
     browser: BrowserConfig = BrowserConfig()
     limits: ImageLimits = ImageLimits()
     config_hash: str | None = None
+    explore: int = 0
+    explore_seed: int = 0
+    explore_step_timeout_s: float = 10.0
 
     def __post_init__(self):
         if not (self.pages or self.urls):
@@ -95,6 +114,14 @@ class RenderConfig:
             raise ValueError(f"--urls {self.urls}: no such file")
         if self.pages and not list_pages(self.pages):
             raise ValueError(f"--pages {self.pages}: no .html / .htm pages there")
+        if self.explore:
+            if self.screens != 1:
+                raise ValueError("--explore explores from the first screen: it does not go with --screens > 1")
+            self.explore_settings  # noqa: B018 - checks steps and the step timeout
+
+    @property
+    def explore_settings(self) -> explore.ExploreSettings:
+        return explore.ExploreSettings(self.explore, self.explore_seed, self.explore_step_timeout_s)
 
     def hash_view(self) -> dict:
         """What of this config determines the output (for ``config_hash``): settings and recipe versions."""
@@ -150,14 +177,22 @@ def page_key(uri: str, sha256: str, viewport: Viewport, scheme: str, screens: in
     return "page:" + stable_id(uri, sha256, viewport.spec, scheme, screens)
 
 
+def episode_key(uri: str, sha256: str, viewport: Viewport, scheme: str, seed: int, steps: int) -> str:
+    """The ``episode_id`` of a page setting explored with ``seed`` for ``steps`` actions under the current policy;
+    ``"episode:" + episode_id`` is its ``_done`` key."""
+    return stable_id("explore", uri, sha256, viewport.spec, scheme, seed, steps, explore.EXPLORE_VERSION)
+
+
 def render_origin(shot: Screenshot) -> str:
-    """Which render made ``shot`` (page, setting, scroll): the key its DOM labels travel with."""
+    """Which render made ``shot`` (page, setting, scroll; episode and step for a frame of an exploration): the key
+    its DOM labels travel with."""
     r = shot.render
-    return stable_id(
+    parts = (
         shot.page_uri,
         r and (r.viewport_width, r.viewport_height, r.device_scale_factor, r.mobile),
         r and (r.color_scheme, r.scroll_x, r.scroll_y),
     )
+    return stable_id(*parts, shot.episode_id, shot.step_index) if shot.episode_id else stable_id(*parts)
 
 
 class _ListJobs(StageDoFn):
@@ -270,6 +305,9 @@ class _Render(StageDoFn):
         except Exception as e:  # noqa: BLE001 - an unreadable page is this page's failure
             yield Failure(job.input_id, "unreadable", f"{type(e).__name__}: {e}", job.uri)
             return
+        if cfg.explore:
+            yield from self._episode(job, sha, done)
+            return
         key = page_key(job.uri, sha, job.viewport, job.color_scheme, cfg.screens)
         if item_key(key, None, None) in done:
             self._skipped.inc()
@@ -277,58 +315,123 @@ class _Render(StageDoFn):
         try:
             page = self._browser().render(job.uri, job.root, job.viewport, job.color_scheme, cfg.screens)
         except RenderError as e:
-            yield Failure(job.input_id, e.reason, e.message, job.uri)
-            if e.reason in PERMANENT and cfg.config_hash:
-                yield beam.pvalue.TaggedOutput(
-                    DONE, rejected_done(key, None, None, e.reason, cfg.config_hash, self.run_id)
-                )
+            yield from self._refused(job, key, e)
             return
         self._blocked.inc(len(page.blocked))
-        ids = []
-        v = job.viewport
+        ids: list[str] = []
         for screen in page.screens:
-            self._screens.inc()
-            shot_sha = hashlib.sha256(screen.png).hexdigest()
             where = f"{job.input_id} scroll {screen.scroll[1]}"
-            try:
-                info = inspect_image(screen.png, cfg.limits)
-            except ImageRejected as e:
-                yield Failure(where, e.reason, e.message, job.uri)
-                continue
-            ids.append(shot_sha)
-            if item_key(shot_sha, None, None) in done:
-                continue  # this screen was finished by an earlier run (a page redone for another screen's sake)
-            shot = Screenshot(
-                screenshot_id=shot_sha,
-                source_uri=write_image(cfg.output, screen.png, shot_sha),
-                width=info.width,
-                height=info.height,
-                format=info.format,
-                source_mode=info.mode,
-                exif_orientation=info.orientation,
-                byte_size=len(screen.png),
-                ingest_time=utcnow(),
-                run_id=self.run_id,
-                page_uri=job.uri,
-                page_sha256=sha,
-                render=RenderSettings(
-                    v.width,
-                    v.height,
-                    v.scale,
-                    v.mobile,
-                    job.color_scheme,
-                    *screen.scroll,
-                    screen.page_scale,
-                    len(page.blocked),
-                ),
-            )
-            yield shot
-            origin = render_origin(shot)
-            for label in dom_labels(
-                shot, screen.elements, (v.width, v.height), v.scale, cfg.config_hash or "", self.run_id
-            ):
-                yield beam.pvalue.TaggedOutput(LABELS, (origin, label))
+            yield from self._screen(job, sha, screen, where, done, ids, blocked=len(page.blocked))
         yield beam.pvalue.TaggedOutput(PAGES, RenderedJob(key, tuple(ids)))
+
+    def _refused(self, job: PageJob, key: str, e: RenderError) -> Iterator:
+        """A page setting that could not be rendered or explored: a dead letter, and a ``_done`` row (rejected) when
+        the reason is for good."""
+        yield Failure(job.input_id, e.reason, e.message, job.uri)
+        if e.reason in PERMANENT and self._config.config_hash:
+            done = rejected_done(key, None, None, e.reason, self._config.config_hash, self.run_id)
+            yield beam.pvalue.TaggedOutput(DONE, done)
+
+    def _episode(self, job: PageJob, sha: str, done: dict[str, bool]) -> Iterator:
+        """Explore the page setting into an episode: frames (main), their DOM labels, actions, its RenderedJob."""
+        cfg, v = self._config, job.viewport
+        eid = episode_key(job.uri, sha, v, job.color_scheme, cfg.explore_seed, cfg.explore)
+        key = "episode:" + eid
+        if item_key(key, None, None) in done:
+            self._skipped.inc()
+            return
+        try:
+            ep = explore.explore_page(self._browser(), job.uri, job.root, v, job.color_scheme, cfg.explore_settings)
+        except RenderError as e:
+            yield from self._refused(job, key, e)
+            return
+        c = self.counters
+        self._blocked.inc(len(ep.blocked))
+        c.counter("episodes").inc()
+        c.counter("steps").inc(len(ep.steps))
+        c.counter("noop_steps").inc(sum(s.noop for s in ep.steps))
+        c.counter("blocked_steps").inc(sum(s.blocked for s in ep.steps))
+        ids: list[str] = []
+        for i, frame in enumerate(ep.frames):
+            step = ep.steps[i] if i < len(ep.steps) else None  # the action taken on this frame
+            recorded = step and json.dumps(step.recorded(v.scale), sort_keys=True, separators=(",", ":"))
+            where = f"{job.input_id} episode {eid} step {i}"
+            for out in self._screen(job, sha, frame, where, done, ids, eid, i, recorded, len(ep.blocked)):
+                yield out
+                if step is not None and isinstance(out, Screenshot):
+                    yield beam.pvalue.TaggedOutput(ACTIONS, self._action(out, step, v.scale))
+        yield beam.pvalue.TaggedOutput(PAGES, RenderedJob(key, tuple(ids)))
+
+    def _action(self, shot: Screenshot, step: explore.Step, scale: float) -> ActionStep:
+        args = {k: val for k, val in step.recorded(scale).items() if k != "action"}
+        args["instruction"] = explore.instruction(step.action)
+        return ActionStep(
+            episode_id=shot.episode_id,
+            step=shot.step_index,
+            label_id=stable_id(shot.episode_id, shot.step_index, explore.NAME, "explore", explore.EXPLORE_VERSION),
+            screenshot_id=shot.screenshot_id,
+            action_type=explore.ACTION_OF[step.action.kind],
+            action_args=json.dumps(args, sort_keys=True, separators=(",", ":")),
+            thought=None,
+            source="recorded",
+            annotator=explore.NAME,
+            annotator_version=explore.EXPLORE_VERSION,
+            recipe_version=explore.EXPLORE_VERSION,
+            run_id=self.run_id,
+        )
+
+    def _screen(
+        self,
+        job: PageJob,
+        sha: str,
+        screen: Screen,
+        where: str,
+        done: dict[str, bool],
+        ids: list[str],
+        episode_id: str | None = None,
+        step_index: int | None = None,
+        recorded: str | None = None,
+        blocked: int = 0,
+    ) -> Iterator:
+        """One screen → its :class:`Screenshot` (written under ``OUT/images/``) and DOM labels, or a dead letter;
+        nothing for a screen an earlier run finished. Its id goes on ``ids`` when it passed the image checks."""
+        cfg, v = self._config, job.viewport
+        self._screens.inc()
+        shot_sha = hashlib.sha256(screen.png).hexdigest()
+        try:
+            info = inspect_image(screen.png, cfg.limits)
+        except ImageRejected as e:
+            yield Failure(where, e.reason, e.message, job.uri)
+            return
+        ids.append(shot_sha)
+        if item_key(shot_sha, episode_id, step_index) in done:
+            return  # this screen was finished by an earlier run (a page redone for another screen's sake)
+        shot = Screenshot(
+            screenshot_id=shot_sha,
+            source_uri=write_image(cfg.output, screen.png, shot_sha),
+            width=info.width,
+            height=info.height,
+            format=info.format,
+            source_mode=info.mode,
+            exif_orientation=info.orientation,
+            byte_size=len(screen.png),
+            ingest_time=utcnow(),
+            run_id=self.run_id,
+            page_uri=job.uri,
+            page_sha256=sha,
+            render=RenderSettings(
+                v.width, v.height, v.scale, v.mobile, job.color_scheme, *screen.scroll, screen.page_scale, blocked
+            ),
+            episode_id=episode_id,
+            step_index=step_index,
+            recorded_action=recorded,
+        )
+        yield shot
+        origin = render_origin(shot)
+        for label in dom_labels(
+            shot, screen.elements, (v.width, v.height), v.scale, cfg.config_hash or "", self.run_id
+        ):
+            yield beam.pvalue.TaggedOutput(LABELS, (origin, label))
 
 
 def _keep_labels(item):
@@ -365,8 +468,9 @@ class RenderPages(Stage):
     """Render pages (see the module docstring).
 
     Output: :class:`stages.base.StageOutputs` with ``good`` (:class:`Screenshot` records), ``dead_letter``,
-    ``labels`` (``(origin, GroundingLabel)`` pairs), ``pages`` (:class:`RenderedJob`) and ``done`` (``_done`` rows of
-    pages rejected for good).
+    ``labels`` (``(origin, GroundingLabel)`` pairs), ``pages`` (:class:`RenderedJob`, page settings and episodes),
+    ``done`` (``_done`` rows of pages rejected for good) and ``actions`` (:class:`ActionStep` records of explored
+    episodes).
 
     Args:
         config: what to render and how.
@@ -383,6 +487,6 @@ class RenderPages(Stage):
         spread = jobs.good | "Spread" >> beam.Reshuffle()
         done_keys = self._done_keys if self._done_keys is not None else pbegin | "NoDone" >> beam.Create([])
         done = beam.pvalue.AsDict(done_keys | "DoneKeys" >> beam.Map(lambda k: (k, True)))
-        out = self.apply_fn(spread, "Render", _Render(self._config), LABELS, PAGES, DONE, done=done)
+        out = self.apply_fn(spread, "Render", _Render(self._config), LABELS, PAGES, DONE, ACTIONS, done=done)
         dead = (jobs.dead_letter, out.dead_letter) | "DeadLetters" >> beam.Flatten()
-        return StageOutputs(out.good, dead, labels=out.labels, pages=out.pages, done=out.done)
+        return StageOutputs(out.good, dead, labels=out.labels, pages=out.pages, done=out.done, actions=out.actions)

@@ -294,14 +294,40 @@ class BrowserHost:
         Raises:
             RenderError: ``render_timeout``, ``render_failed``, ``page_too_large`` or ``blank_page``.
         """
+        return self.run_page(
+            uri,
+            root,
+            viewport,
+            color_scheme,
+            lambda page, fence: self._shoot(page, uri, viewport, color_scheme, screens, fence),
+            self.config.timeout_s,
+            "render_timeout",
+        )
+
+    def run_page(self, uri, root, viewport, color_scheme, work, limit_s: float, timeout_reason: str):
+        """Run ``await work(page, fence)`` on a fresh fenced page (its own context, see the module docstring) within
+        ``limit_s`` seconds; the building block of :meth:`render` and of exploration (:mod:`annotators.dom.explore`).
+
+        Args:
+            uri / root / viewport / color_scheme: as for :meth:`render` (``uri`` is the fence's own origin).
+            work: an async callable ``(page, fence) -> result`` run on the browser's thread.
+            limit_s: the time limit of the whole ``work``.
+            timeout_reason: the :class:`RenderError` reason when the limit is passed.
+
+        Raises:
+            RenderError: ``timeout_reason`` (over the limit, or the browser stopped answering: it is replaced),
+                ``render_failed`` (the renderer crashed), or whatever ``work`` raises.
+        """
         with self._lock:  # one page at a time per browser: the time limit is the page's own
             try:
-                return self._call(self._render(uri, root, viewport, color_scheme, screens), self.config.timeout_s + 30)
+                return self._call(
+                    self._in_fence(uri, root, viewport, color_scheme, work, limit_s, timeout_reason), limit_s + 30
+                )
             except concurrent.futures.TimeoutError:
                 self._call(self._relaunch(), timeout=120)
-                raise RenderError("render_timeout", "the browser stopped answering; it was replaced") from None
+                raise RenderError(timeout_reason, "the browser stopped answering; it was replaced") from None
 
-    async def _render(self, uri, root, viewport, color_scheme, screens) -> RenderedPage:
+    async def _in_fence(self, uri, root, viewport, color_scheme, work, limit_s, timeout_reason):
         if self._browser is None or not self._browser.is_connected():
             await self._relaunch()
         elif self._pages_since_launch >= self.config.recycle_every:
@@ -326,21 +352,26 @@ class BrowserHost:
             page.on("dialog", lambda d: asyncio.ensure_future(d.dismiss()))
             crashed = asyncio.get_running_loop().create_future()
             page.on("crash", lambda _: crashed.done() or crashed.set_result(True))
-            work = asyncio.ensure_future(self._shoot(page, uri, viewport, color_scheme, screens, fence))
-            done, _ = await asyncio.wait({work, crashed}, timeout=self.config.timeout_s, return_when="FIRST_COMPLETED")
-            if work not in done:
-                work.cancel()
+            job = asyncio.ensure_future(work(page, fence))
+            done, _ = await asyncio.wait({job, crashed}, timeout=limit_s, return_when="FIRST_COMPLETED")
+            if job not in done:
+                job.cancel()
                 if crashed in done:
                     raise RenderError("render_failed", "the page's renderer crashed")
-                raise RenderError("render_timeout", f"not rendered within {self.config.timeout_s:g} s")
-            return work.result()
+                raise RenderError(timeout_reason, f"not done within {limit_s:g} s")
+            return job.result()
         finally:
             try:
                 await asyncio.wait_for(ctx.close(), 10)
             except Exception:  # noqa: BLE001 - a context that cannot close: replace the browser
                 await self._relaunch()
 
-    async def _shoot(self, page, uri, viewport, color_scheme, screens, fence) -> RenderedPage:
+    async def open_page(self, page, uri) -> int:
+        """Load ``uri`` in ``page``, stop its motion (:data:`STILL_CSS`), wait for its fonts; its element count.
+
+        Raises:
+            RenderError: ``render_failed`` (navigation error) or ``page_too_large``.
+        """
         from playwright.async_api import Error as PlaywrightError
 
         try:
@@ -352,6 +383,10 @@ class BrowserHost:
         nodes = await page.evaluate("document.getElementsByTagName('*').length")
         if nodes > self.config.max_dom_nodes:
             raise RenderError("page_too_large", f"{nodes} DOM elements, over the limit of {self.config.max_dom_nodes}")
+        return int(nodes)
+
+    async def _shoot(self, page, uri, viewport, color_scheme, screens, fence) -> RenderedPage:
+        nodes = await self.open_page(page, uri)
         shots: list[Screen] = []
         last_scroll = None
         for k in range(screens):
@@ -362,19 +397,26 @@ class BrowserHost:
             if scroll == last_scroll:
                 break  # the page ended: scrolling no further
             last_scroll = scroll
-            elements = await self._extract(page.main_frame, depth=0)
-            zoom, dx, dy = await page.evaluate(
-                "[visualViewport.scale, visualViewport.offsetLeft, visualViewport.offsetTop]"
-            )
-            if (zoom, dx, dy) != (1, 0, 0):  # client CSS px -> the visual viewport's (what the screenshot shows)
-                elements = [_zoomed(e, zoom, dx, dy) for e in elements]
+            elements = await self.extract(page.main_frame)
+            zoom = await page.evaluate("visualViewport.scale")
             png = await page.screenshot(type="png", animations="disabled", caret="hide", scale="device")
-            if k == 0 and _one_colour(png):
+            if k == 0 and one_colour(png):
                 raise RenderError("blank_page", "the first screen is a single colour: nothing visible")
             shots.append(Screen(png, scroll, elements, float(zoom)))
         return RenderedPage(uri, viewport, color_scheme, shots, list(fence.blocked), int(nodes))
 
-    async def _extract(self, frame, depth: int) -> list[dict]:
+    async def extract(self, frame) -> list[dict]:
+        """The elements of a page (its main ``frame`` and the child frames that show through), in CSS px of what a
+        screenshot shows: the visual viewport (client px, unless a zoomed-out mobile page: see :class:`Screen`)."""
+        elements = await self._extract_frame(frame, 0)
+        zoom, dx, dy = await frame.evaluate(
+            "[visualViewport.scale, visualViewport.offsetLeft, visualViewport.offsetTop]"
+        )
+        if (zoom, dx, dy) != (1, 0, 0):  # client CSS px -> the visual viewport's
+            elements = [_zoomed(e, zoom, dx, dy) for e in elements]
+        return elements
+
+    async def _extract_frame(self, frame, depth: int) -> list[dict]:
         """The frame's elements (its own viewport's CSS px), with those of its child frames that show through."""
         found = await frame.evaluate(EXTRACT_JS, {"maxTextChars": self.config.max_text_chars})
         elements = found["elements"]
@@ -387,7 +429,7 @@ class BrowserHost:
                 info = next((f for f in found["frames"] if f["index"] == index), None)
                 if info is None:
                     continue
-                inner = await self._extract(child, depth + 1)
+                inner = await self._extract_frame(child, depth + 1)
             except Exception as e:  # noqa: BLE001 - a frame that went away or cannot be read: its content is left out
                 _log.info("render: frame %s left out: %s", child.url, e)
                 continue
@@ -415,7 +457,8 @@ def _zoomed(element: dict, zoom: float, dx: float, dy: float) -> dict:
     return {**element, "box": box, "point": [(px - dx) * zoom, (py - dy) * zoom]}
 
 
-def _one_colour(png: bytes) -> bool:
+def one_colour(png: bytes) -> bool:
+    """Whether the image is a single colour (a blank screen)."""
     from PIL import Image
 
     with Image.open(io.BytesIO(png)) as im:

@@ -4,7 +4,11 @@
 elements, each a dict in the frame's CSS pixels (its viewport, after scrolling)::
 
     {"kind": "control" | "icon" | "text", "tag": "a", "role": "link", "name": "Pricing", "text": "Pricing",
-     "label": None, "placeholder": None, "input_type": None, "box": [l, t, r, b], "point": [x, y], "order": 12}
+     "label": None, "placeholder": None, "input_type": None, "box": [l, t, r, b], "point": [x, y], "order": 12,
+     "href": "file:///site/pricing.html", "field": None}
+
+``href`` is a link's resolved target, ``field`` a form field's ``name`` (else ``id``, ``autocomplete``): what
+exploration (:mod:`annotators.dom.explore`) reads; no label depends on them.
 
 Which elements (the rules the DOM labels stand on; :mod:`annotators.dom.labels` makes the instructions):
 
@@ -117,7 +121,8 @@ EXTRACT_JS = r"""
     if (!point) return;
     out.push({kind, tag: el.tagName.toLowerCase(), box: [box.l, box.t, box.r, box.b], point, order: order++,
               role: fields.role, name: fields.name, text: fields.text ?? null, label: fields.label ?? null,
-              placeholder: fields.placeholder ?? null, input_type: fields.input_type ?? null});
+              placeholder: fields.placeholder ?? null, input_type: fields.input_type ?? null,
+              href: fields.href ?? null, field: fields.field ?? null});
   };
 
   // 1. Controls.
@@ -140,6 +145,9 @@ EXTRACT_JS = r"""
       label: ['INPUT', 'SELECT', 'TEXTAREA'].includes(tag) ? fieldLabel(el) : null,
       placeholder: el.getAttribute('placeholder') ? norm(el.getAttribute('placeholder')) : null,
       input_type: type || (tag === 'TEXTAREA' ? 'textarea' : tag === 'SELECT' ? 'select' : null),
+      href: (tag === 'A' || tag === 'AREA') && el.href ? String(el.href) : null,
+      field: ['INPUT', 'SELECT', 'TEXTAREA'].includes(tag) ?
+        (el.getAttribute('name') || el.id || el.getAttribute('autocomplete') || null) : null,
     });
   }
 
@@ -182,7 +190,9 @@ EXTRACT_JS = r"""
                               'blockquote', 'code', 'term', 'definition', 'status', 'alert', 'note', 'tooltip']);
   const range = document.createRange();
   for (const [owner, nodes] of runs) {
-    if (mixed.has(owner) || owner.closest(DISABLED)) continue;  // a disabled control's text is no target either  // "Read about ." of "Read about <a>accessibility</a>.": the link is labelled
+    // "Read about ." of "Read about <a>accessibility</a>." is a fragment (the link is labelled); a disabled control's
+    // text is no target either
+    if (mixed.has(owner) || owner.closest(DISABLED)) continue;
     const text = norm(owner.innerText);
     if (!text || !hasAlnum(text) || text.length > maxText) continue;
     const rects = [];

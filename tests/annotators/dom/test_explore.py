@@ -1,0 +1,192 @@
+"""Exploration: the policy (pure), and episodes on self-made sites in a real Chromium (replay, no-ops, the fence,
+determinism), from files and from a local HTTP server."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import json
+import random
+import threading
+
+import pytest
+
+from annotators.dom.browser import BrowserConfig, BrowserHost, Viewport
+from annotators.dom.explore import (
+    Action,
+    ExploreSettings,
+    Step,
+    action_for,
+    action_from_recorded,
+    choose,
+    element_key,
+    explore_page,
+    instruction,
+    plausible_text,
+)
+from annotators.recorded import ui_actions
+from tests.annotators.dom.conftest import browser_missing
+from tests.annotators.dom.sites import make_site
+
+VIEW = Viewport(800, 600)
+K = 14  # enough for every control of the shop, so the remote link (the last tier) is reached
+
+
+def _el(role, name, **kw):
+    return {"kind": "control", "role": role, "name": name, "box": kw.pop("box", [0, 0, 10, 10]), "point": [5, 5], **kw}
+
+
+@pytest.mark.parametrize(
+    "field, want",
+    [
+        ({"input_type": "email", "name": "Contact"}, "ada.lovelace@example.com"),
+        ({"input_type": "text", "field": "city", "label": "Ville"}, "Lyon"),
+        ({"input_type": "search", "name": "Search products"}, "lamp"),
+        ({"input_type": "number", "name": "Guests"}, "3"),
+        ({"input_type": "text", "field": "q"}, "lamp"),
+        ({"input_type": "text", "name": "Page"}, "hello"),  # "page" holds "age": short keywords match words only
+        ({"input_type": "textarea", "name": "Your message"}, "Hello, a question about my order."),
+    ],
+)
+def test_plausible_text_by_type_and_name(field, want):
+    assert plausible_text(field) == want
+
+
+def test_choose_prefers_unvisited_high_value_then_scrolls_then_ends():
+    allows = lambda url: url.startswith("file:///site/")  # noqa: E731
+    here = "file:///site/index.html"
+    els = [
+        _el("link", "Partner", href="http://example.invalid/"),
+        _el("checkbox", "Remember me", input_type="checkbox"),
+        _el("link", "Top", href=here + "#top"),
+        _el("link", "Pricing", href="file:///site/pricing.html", box=[0, 50, 10, 60]),
+        _el("button", "Send", box=[0, 20, 10, 30]),
+        _el("textbox", "Birthday", input_type="date"),  # not a candidate
+        {"kind": "text", "role": "heading", "name": "Shop", "box": [0, 0, 9, 9], "point": [1, 1]},
+    ]
+    picked, visited, rng = [], set(), random.Random(3)
+    while (c := choose(els, visited, rng, False, allows, here)) is not None:
+        picked.append(c["name"])
+        visited.add(element_key(c))
+    assert sorted(picked[:2]) == ["Pricing", "Send"] and sorted(picked[2:4]) == ["Remember me", "Top"]
+    assert picked[4:] == ["Partner"]
+    assert choose(els, visited, rng, True, allows, here) == "scroll"
+    assert choose(els, visited, rng, False, allows, here, can_back=True) == "back"  # to the page it came from
+    again, rng2, seen = [], random.Random(3), set()
+    while (c := choose(els, seen, rng2, False, allows, here)) is not None:
+        again.append(c["name"])
+        seen.add(element_key(c))
+    assert again == picked  # seeded: the same order every time
+
+
+def test_actions_instructions_and_the_recorded_form():
+    city = _el("textbox", "City", input_type="text", field="city")
+    a = action_for(city)
+    assert (a.kind, a.text) == ("type", "Lyon")
+    assert instruction(a) == 'type "Lyon" into the "City" field'
+    assert instruction(action_for(_el("link", "Pricing", href="x"))) == 'click the "Pricing" link'
+    assert instruction(Action("select", (1, 2), "France", "fr", "combobox", "Country")) == (
+        'choose "France" in the "Country" drop-down'
+    )
+    assert instruction(Action("scroll")) == "scroll down"
+    step = Step(Action("click", (10.5, 20.0), role="button", name="Go"), True, False, None, "file:///x")
+    rec = step.recorded(2.0)
+    assert rec == {"action": "click_element", "type": "click", "x": 21.0, "y": 40.0, "role": "button", "name": "Go",
+                   "noop": True, "blocked": False}  # fmt: skip
+    assert action_from_recorded(rec, 2.0) == step.action
+    [parsed] = ui_actions(json.dumps(rec))  # explain-step reads it as a generic recorded action
+    assert parsed.action_type == "click_element" and parsed.point == (21.0, 40.0)
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    why = browser_missing()
+    if why:
+        pytest.skip(why)
+    h = BrowserHost(BrowserConfig(timeout_s=5)).start()
+    yield h
+    h.close()
+
+
+def _hashes(ep):
+    return [hashlib.sha256(f.png).hexdigest() for f in ep.frames]
+
+
+def _summary(ep):
+    return [(instruction(s.action), s.noop, s.blocked) for s in ep.steps], _hashes(ep)
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory, explorer):
+    site = make_site(tmp_path_factory.mktemp("shop"), quiet=True)
+    ep = explore_page(explorer, (site / "index.html").as_uri(), str(site), VIEW, "light", ExploreSettings(K, 0))
+    return site, ep
+
+
+def test_an_episode_walks_the_site_and_the_fence_keeps_it_on_the_machine(shop):
+    site, ep = shop
+    said = [instruction(s.action) for s in ep.steps]
+    assert 8 <= len(ep.steps) <= K and len(ep.frames) == len(ep.steps) + 1
+    assert {"click", "type", "select"} <= {s.action.kind for s in ep.steps}
+    assert 'type "Lyon" into the "City" field' in said
+    assert 'type "ada.lovelace@example.com" into the "Email" field' in said
+    assert 'click the "Pricing" link' in said and 'click the "Menu" button' in said
+    assert any(s.url.endswith("/pricing.html") for s in ep.steps)  # a link to another page was followed
+    texts = {e["name"] for f in ep.frames for e in f.elements}
+    assert "Height 40 cm, 3 W." in texts  # the Specs tab opened
+    assert "Settings" in texts  # the menu opened (its item is only visible then)
+    assert any(t.startswith(("Please give", "Thanks, we will write")) for t in texts)  # the form validated
+    blocked = [s for s in ep.steps if s.blocked]
+    assert [s.blocked_url for s in blocked] == ["http://example.invalid/"]
+    assert blocked[0].action.name == "Partner site" and blocked[0].url.startswith("file://")  # and went back
+    assert ep.blocked == ["http://example.invalid/"]  # the request was aborted in the browser: nothing left
+
+
+def test_replaying_the_recorded_actions_in_a_fresh_browser_gives_the_same_frames(shop):
+    site, ep = shop
+    recorded = [s.recorded(VIEW.scale) for s in ep.steps]
+    fresh = BrowserHost(BrowserConfig(timeout_s=5)).start()
+    try:
+        again = explore_page(
+            fresh, (site / "index.html").as_uri(), str(site), VIEW, "light", ExploreSettings(K), replay=recorded
+        )
+    finally:
+        fresh.close()
+    assert _hashes(again) == _hashes(ep)
+    assert [s.recorded(VIEW.scale) for s in again.steps] == recorded
+
+
+def test_the_same_seed_gives_the_same_episode_and_another_seed_another(shop, explorer):
+    site, ep = shop
+    uri = (site / "index.html").as_uri()
+    assert _summary(explore_page(explorer, uri, str(site), VIEW, "light", ExploreSettings(K, 0))) == _summary(ep)
+    other = explore_page(explorer, uri, str(site), VIEW, "light", ExploreSettings(4, 1))
+    assert _summary(other)[0] != _summary(ep)[0][:4]
+
+
+def test_noops_are_marked_and_the_page_scrolls_when_nothing_new_is_left(shop, explorer):
+    site, _ = shop
+    uri = (site / "quiet.html").as_uri()
+    ep = explore_page(explorer, uri, str(site), Viewport(640, 480), "light", ExploreSettings(8, 0))
+    got = [(instruction(s.action), s.noop) for s in ep.steps]
+    # nothing new after "Bottom" and no further to scroll: the episode ends before 8 steps
+    assert got == [('click the "Nothing" button', True), ("scroll down", False), ("scroll down", False),
+                   ('click the "Bottom" button', True)]  # fmt: skip
+    assert _hashes(ep)[0] == _hashes(ep)[1] and _hashes(ep)[1] != _hashes(ep)[2]
+
+
+def test_a_site_served_over_http_on_loopback(tmp_path, explorer):
+    site = make_site(tmp_path)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_port}/"
+        ep = explore_page(explorer, base + "index.html", None, VIEW, "light", ExploreSettings(K, 0))
+    finally:
+        server.shutdown()
+    assert base + "pricing.html" in {s.url for s in ep.steps}
+    assert [s.blocked_url for s in ep.steps if s.blocked] == ["http://example.invalid/"]
+    assert ep.blocked == ["http://example.invalid/"]

@@ -1,0 +1,93 @@
+"""`screenmill run --pages … --explore K`: explored episodes as screenshots, DOM labels and `actions` rows; the episode
+is the unit of done (real Chromium, real Beam, real Parquet)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from annotators.dom.browser import BrowserConfig, BrowserHost, Viewport
+from annotators.dom.explore import ExploreSettings, explore_page
+from pipelines.run import run
+from schemas.records import ActionStep
+from schemas.tables import read_shards
+from tests.annotators.dom.conftest import browser_missing
+from tests.annotators.dom.sites import make_site
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _browser():
+    why = browser_missing()
+    if why:
+        pytest.skip(why)
+
+
+def _args(out: Path, site: Path, *extra: str) -> list[str]:
+    return ["--output", str(out), "--annotator", "none", "--dt", "2026-11-25", "--quiet", "--render-timeout", "5",
+            "--pages", str(site), "--viewports", "800x600", *extra]  # fmt: skip
+
+
+def _episodes(out: Path) -> dict[str, list[dict]]:
+    by = defaultdict(list)
+    for s in read_shards(str(out), "screenshots").to_pylist():
+        by[s["episode_id"]].append(s)
+    return {e: sorted(frames, key=lambda s: s["step_index"]) for e, frames in by.items()}
+
+
+def test_pages_explore_into_episodes_with_actions_labels_and_replayable_frames(tmp_path):
+    site, out = make_site(tmp_path), tmp_path / "out"
+    m = run(_args(out, site, "--explore", "5"))
+    counts = m["counts"]["render"]
+    assert counts["episodes"] == 2 and counts["steps"] == 10 and counts["screens"] == 12
+
+    episodes = _episodes(out)
+    assert None not in episodes and len(episodes) == 2
+    actions = [ActionStep.from_row(r) for r in read_shards(str(out), "actions").to_pylist()]
+    labelled = {r["screenshot_id"] for r in read_shards(str(out), "grounding").to_pylist()}
+    for eid, frames in episodes.items():
+        assert [f["step_index"] for f in frames] == list(range(6))
+        assert {f["page_uri"] for f in frames} == {frames[0]["page_uri"]}
+        for f in frames:
+            assert hashlib.sha256(Path(f["source_uri"]).read_bytes()).hexdigest() == f["screenshot_id"]
+        assert {f["screenshot_id"] for f in frames} <= labelled  # every frame has its DOM labels
+        assert [f["recorded_action"] is None for f in frames] == [False] * 5 + [True]  # the action taken on it
+        mine = sorted((a for a in actions if a.episode_id == eid), key=lambda a: a.step)
+        assert [a.step for a in mine] == list(range(5))
+        assert [a.screenshot_id for a in mine] == [f["screenshot_id"] for f in frames[:5]]
+        for a, f in zip(mine, frames, strict=False):
+            args, rec = json.loads(a.action_args), json.loads(f["recorded_action"])
+            assert (a.source, a.annotator, a.action_type) == ("recorded", "dom", rec["action"])
+            assert args.pop("instruction").startswith(("click ", "type ", "choose ", "scroll ", "go back"))
+            assert {k: v for k, v in rec.items() if k != "action"} == args
+            if "x" in args:
+                assert 0 <= args["x"] <= f["width"] and 0 <= args["y"] <= f["height"]
+
+    # the episode's recorded actions, acted out in a fresh browser, give the frames in the table
+    index = next(fs for fs in episodes.values() if fs[0]["page_uri"].endswith("/index.html"))
+    host = BrowserHost(BrowserConfig(timeout_s=5)).start()
+    try:
+        replay = [json.loads(f["recorded_action"]) for f in index[:-1]]
+        again = explore_page(host, index[0]["page_uri"], str(site), Viewport(800, 600), "light",
+                             ExploreSettings(5), replay=replay)  # fmt: skip
+    finally:
+        host.close()
+    assert [hashlib.sha256(f.png).hexdigest() for f in again.frames] == [f["screenshot_id"] for f in index]
+
+    # the episode is the unit of done: the same seed is skipped, another seed is another episode
+    again_run = run(_args(out, site, "--explore", "5"))
+    assert again_run["counts"]["render"]["skipped_done"] == 2 and "episodes" not in again_run["counts"]["render"]
+    assert len(read_shards(str(out), "actions")) == 10
+    run(_args(out, site, "--explore", "5", "--explore-seed", "1"))
+    assert len(_episodes(out)) == 4 and len(read_shards(str(out), "actions")) == 20
+
+
+def test_explore_and_several_screens_do_not_go_together(tmp_path):
+    site, out = make_site(tmp_path), tmp_path / "out"
+    with pytest.raises(SystemExit, match="--screens"):
+        run(_args(out, site, "--explore", "3", "--screens", "2"))
