@@ -16,6 +16,10 @@ each truth element and each prediction is used at most once.
 Metrics: ``recall = found / truth elements``; ``point_accuracy = matched predictions whose click point lies in the
 truth box (edges included) / matched``; ``unmatched`` predictions are those no truth element took (extra text,
 merged lines, or text the truth does not list).
+
+Ambiguity (:func:`ambiguous_labels`, no truth needed): an (instruction, screenshot) pair is ambiguous when its labels
+name two or more disjoint boxes (no common area; instructions compared case-insensitively, whitespace collapsed). No
+model can answer such a pair right for every label, so a benchmark made of it caps every score below 1.
 """
 
 from __future__ import annotations
@@ -96,6 +100,21 @@ class _Rates:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Ambiguity:
+    """An (instruction, screenshot) pair whose labels name disjoint boxes.
+
+    Attributes:
+        screenshot_id: the screenshot.
+        instruction: the instruction as the first of its labels words it.
+        boxes: every label's box ``(x0, y0, x1, y1)``, in row order.
+    """
+
+    screenshot_id: str
+    instruction: str
+    boxes: tuple[tuple[float, float, float, float], ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class ImageScore(_Rates):
     """Counts for one image (see :class:`EvalReport` for their meaning)."""
 
@@ -118,6 +137,8 @@ class EvalReport(_Rates):
         unmatched: predictions on truth images that matched no truth element.
         ignored_predictions: predictions whose image key is not in the truth set.
         min_ratio: the text similarity threshold used.
+        ambiguous: the ambiguous (instruction, screenshot) pairs of the labels scored (:func:`ambiguous_labels`;
+            empty unless the caller set it: :func:`evaluate` sees predictions, not instructions).
     """
 
     images: tuple[ImageScore, ...]
@@ -126,6 +147,7 @@ class EvalReport(_Rates):
     unmatched: tuple[Prediction, ...]
     ignored_predictions: int
     min_ratio: float
+    ambiguous: tuple[Ambiguity, ...] = ()
 
     @property
     def truth(self) -> int:
@@ -142,6 +164,11 @@ class EvalReport(_Rates):
     @property
     def predictions(self) -> int:
         return sum(s.predictions for s in self.images)
+
+    @property
+    def ambiguous_labels(self) -> int:
+        """Labels in ambiguous (instruction, screenshot) pairs."""
+        return sum(len(a.boxes) for a in self.ambiguous)
 
     def by_element(self) -> dict[str, dict]:
         """Per truth ``element`` (the DOM role for truth from DOM labels): truth, found, recall, point accuracy."""
@@ -177,6 +204,8 @@ class EvalReport(_Rates):
             "unmatched_predictions": len(self.unmatched),
             "ignored_predictions": self.ignored_predictions,
             "min_ratio": self.min_ratio,
+            "ambiguous_labels": self.ambiguous_labels,
+            "ambiguous_pairs": len(self.ambiguous),
             "by_element": self.by_element(),
             "images": [
                 {
@@ -205,6 +234,10 @@ class EvalReport(_Rates):
                 for m in self.matches
                 if not m.point_in_box
             ]
+            d["ambiguous"] = [
+                {"screenshot_id": a.screenshot_id, "instruction": a.instruction, "boxes": [list(b) for b in a.boxes]}
+                for a in self.ambiguous
+            ]
         return d
 
     def format_table(self) -> str:
@@ -230,6 +263,10 @@ class EvalReport(_Rates):
             lines.append("  ".join(cells))
             if k == 0 or k == len(rows) - 2:
                 lines.append("  ".join("-" * w for w in widths))
+        lines.append(
+            f"ambiguous labels: {self.ambiguous_labels} in {len(self.ambiguous)} (instruction, screenshot) pairs"
+            " naming disjoint boxes"
+        )
         if self.ignored_predictions:
             lines.append(f"({self.ignored_predictions} predictions on images not in the truth set were ignored)")
         return "\n".join(lines)
@@ -464,6 +501,37 @@ def predictions_from_labels(rows: Iterable[dict]) -> list[Prediction]:
                 box=(float(r["x0"]), float(r["y0"]), float(r["x1"]), float(r["y1"])),
             )
         )
+    return out
+
+
+def _disjoint(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return min(a[2], b[2]) <= max(a[0], b[0]) or min(a[3], b[3]) <= max(a[1], b[1])
+
+
+def ambiguous_labels(rows: Iterable[dict]) -> list[Ambiguity]:
+    """The (instruction, screenshot) pairs of grounding-label rows whose labels name two or more disjoint boxes.
+
+    Instructions are compared case-insensitively with whitespace collapsed; boxes that share no area (touching edges
+    included) are disjoint, so two annotators' boxes of one element are not ambiguous, two "Edit" buttons are.
+
+    Args:
+        rows: mappings with ``screenshot_id``, ``instruction`` and the box ``x0, y0, x1, y1``.
+
+    Returns:
+        One :class:`Ambiguity` per ambiguous pair, in order of the pair's first row.
+
+    Raises:
+        KeyError: a row lacks one of those keys.
+    """
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        key = (r["screenshot_id"], " ".join(r["instruction"].casefold().split()))
+        groups.setdefault(key, []).append(r)
+    out = []
+    for (sid, _), members in groups.items():
+        boxes = tuple(tuple(float(r[k]) for k in ("x0", "y0", "x1", "y1")) for r in members)
+        if any(_disjoint(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]):
+            out.append(Ambiguity(sid, members[0]["instruction"], boxes))
     return out
 
 

@@ -1,24 +1,40 @@
-"""The OCR label producer: :class:`annotators.ocr.OcrAnnotator` text elements → click grounding labels."""
+"""The OCR label producer: :class:`annotators.ocr.OcrAnnotator` text elements → click grounding labels.
+
+No ambiguous instruction: text that appears once on a screenshot is named bare (``click "Save"``); text that repeats
+(compared case-insensitively, whitespace collapsed) is named by its place among the repeats in reading order (top to
+bottom, then left to right; boxes whose vertical centres fall in one another's line are one line), worded as the DOM
+producer words positions without its role noun (OCR has none): ``click the second "Edit"``. A text repeated more
+often than there are ordinals (:data:`annotators.dom.labels.ORDINALS`, ten) gets no label, and an instruction that
+would still name two elements (a literal text equal to a positional phrase) is given to none of them.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Iterable
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
+from annotators.dom.labels import ORDINALS
 from annotators.producer import LabelProducer
 from schemas.labels import LabelBuilder, LabelProvenance
 from schemas.records import GroundingLabel, Screenshot
 
+#: The OCR recipe's version: 2 = repeated text is named by position (1 named every repeat bare, ambiguously).
+RECIPE_VERSION = "2"
+_QUOTES = "\"'“‘«「"
+
 
 @dataclasses.dataclass(frozen=True)
 class OcrProducer(LabelProducer):
-    """Text elements of a screenshot → one ``click "<text>"`` label each, in original pixels (stage ``annotate``).
+    """Text elements of a screenshot → one unambiguous ``click "<text>"`` label each (``click the second "<text>"``
+    for a repeated text), in original pixels (stage ``annotate``).
 
     Attributes:
         run_id / config_hash: stamped on every label.
         annotator_options: keyword arguments of :class:`annotators.ocr.OcrConfig` (e.g. thresholds).
-        instruction_template: how an element's text becomes the instruction (contains ``{text}``).
+        instruction_template: how an element's text becomes the instruction (contains ``{text}``); a repeated
+            text's instruction is derived from it by :func:`positional_template`.
         recipe / recipe_version: recorded on each label.
         min_element_chars: elements with less visible text are skipped.
         max_batch_size: upper bound of a batch of screenshots handed to one DoFn call.
@@ -29,7 +45,7 @@ class OcrProducer(LabelProducer):
     annotator_options: tuple[tuple[str, Any], ...] = ()
     instruction_template: str = 'click "{text}"'
     recipe: str = "ocr-text-click"
-    recipe_version: str = "1"
+    recipe_version: str = RECIPE_VERSION
     min_element_chars: int = 1
     max_batch_size: int = 8
 
@@ -71,10 +87,70 @@ class OcrProducer(LabelProducer):
         return elements_to_labels(shot, model.annotate(pixels), model, self)
 
 
+def positional_template(template: str) -> str:
+    """The instruction template of a repeated text: ``the {ordinal} `` put before ``{text}`` and its opening quote.
+
+    ``click "{text}"`` → ``click the {ordinal} "{text}"``; ``tap {text}`` → ``tap the {ordinal} {text}``.
+    """
+    at = template.index("{text}")
+    if at and template[at - 1] in _QUOTES:
+        at -= 1
+    return template[:at] + "the {ordinal} " + template[at:]
+
+
+def reading_order(boxes: Sequence[Sequence[float]]) -> list[int]:
+    """Indices of ``boxes`` (x0, y0, x1, y1) top to bottom, then left to right.
+
+    A box whose vertical centre lies within the vertical extent of a line's first box belongs to that line, so a
+    pixel of jitter between two words of one row does not reorder them.
+    """
+    lines: list[tuple[float, float, list[int]]] = []
+    for i in sorted(range(len(boxes)), key=lambda i: (boxes[i][1] + boxes[i][3]) / 2):
+        centre = (boxes[i][1] + boxes[i][3]) / 2
+        if lines and lines[-1][0] <= centre <= lines[-1][1]:
+            lines[-1][2].append(i)
+        else:
+            lines.append((boxes[i][1], boxes[i][3], [i]))
+    return [i for _, _, members in lines for i in sorted(members, key=lambda i: boxes[i][0])]
+
+
+def _instructions(texts: list[str], boxes: list[tuple[float, ...]], template: str) -> list[str | None]:
+    """One instruction per element (None: no label), bare for a unique text, positional for a repeat."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, text in enumerate(texts):
+        groups[text.casefold()].append(i)
+    positional = positional_template(template)
+    out: list[str | None] = [None] * len(texts)
+    for members in groups.values():
+        if len(members) == 1:
+            out[members[0]] = template.format(text=texts[members[0]])
+        elif len(members) <= len(ORDINALS):
+            ranked = reading_order([boxes[i] for i in members])
+            for rank, k in enumerate(ranked):
+                i = members[k]
+                out[i] = positional.format(ordinal=ORDINALS[rank], text=texts[i])
+    owners: dict[str, int] = defaultdict(int)
+    for instruction in out:
+        if instruction is not None:
+            owners[instruction.casefold()] += 1
+    return [None if x is None or owners[x.casefold()] > 1 else x for x in out]
+
+
 def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProducer) -> list[GroundingLabel]:
     """Turn OCR text elements into grounding labels in original pixels, boxes clamped to the image.
 
-    Label ids are stable: identical instructions on one image are told apart by their reading order.
+    Instructions are unambiguous on the screenshot (see the module docstring): repeated texts are named by position,
+    or not at all beyond the tenth repeat. Label ids are stable (the instruction is part of the id).
+
+    Args:
+        shot: the screenshot (its id and size are stamped on every label).
+        elements: :class:`annotators.ocr.TextElement` s in the screenshot's pixels.
+        annotator: the annotator (its ``NAME`` / ``VERSION`` are the provenance).
+        config: the producer (recipe, templates, ``min_element_chars``, provenance).
+
+    Returns:
+        The labels, top to bottom then left to right (by rounded box corner, then text); elements with too little
+        text, no area inside the image, or a text repeated more than ten times give none.
     """
     w, h = shot.width, shot.height
     ordered = sorted(elements, key=lambda e: (round(e.box[1]), round(e.box[0]), e.text))
@@ -82,7 +158,7 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
         annotator.NAME, annotator.VERSION, config.recipe, config.recipe_version, config.config_hash, config.run_id
     )
     build = LabelBuilder(shot, provenance, "pixel")
-    labels = []
+    kept = []
     for el in ordered:
         text = " ".join(el.text.split())
         if len(text) < config.min_element_chars:
@@ -90,13 +166,18 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
         x0, y0, x1, y1 = (min(max(v, 0.0), lim) for v, lim in zip(el.box, (w, h, w, h), strict=True))
         if x1 <= x0 or y1 <= y0:
             continue
-        px = min(max(el.point[0], x0), x1)
-        py = min(max(el.point[1], y0), y1)
-        instruction = config.instruction_template.format(text=text)
+        kept.append((el, text, (x0, y0, x1, y1)))
+    instructions = _instructions([t for _, t, _ in kept], [b for _, _, b in kept], config.instruction_template)
+    labels = []
+    for (el, text, box), instruction in zip(kept, instructions, strict=True):
+        if instruction is None:
+            continue
+        px = min(max(el.point[0], box[0]), box[2])
+        py = min(max(el.point[1], box[1]), box[3])
         labels.append(
             build.add(
                 instruction,
-                (x0, y0, x1, y1),
+                box,
                 (px, py),
                 element_text=text,
                 role="text",

@@ -1,12 +1,14 @@
 """``screenmill convert OUT --to screenspot|osworld-g --dest DIR``: write labels in GUI-grounding benchmark formats.
 
 Usage: ``screenmill convert OUT --to screenspot|osworld-g --dest DIR [--images copy|symlink|none]
-[--reviewed accept-only|apply|ignore] [--split NAME] [--screenspot-variant v1|v2|pro]``.
+[--reviewed accept-only|apply|ignore] [--split NAME] [--screenspot-variant v1|v2|pro]
+[--platform web|mobile|desktop]``.
 
 Reads the ``grounding``, ``screenshots`` and ``reviewed`` tables of a screenmill output root OUT (through
 :func:`schemas.tables.read_shards`) and hands their rows to :func:`annotators.formats.convert_rows`, which applies the
 human review and writes one JSON file, the images it names and ``_dead_letter.jsonl`` into DEST (the formats, the
-review modes and the dead-letter reasons are described in :mod:`annotators.formats`). Prints one summary line.
+review modes, the dead-letter reasons and where ScreenSpot-Pro's ``platform`` / ``application`` / ``group`` come
+from are described in :mod:`annotators.formats`). Prints one summary line.
 
 Exit codes: 0 done (even with dead letters), 2 bad arguments or OUT has no grounding table.
 """
@@ -17,7 +19,7 @@ import argparse
 import os
 import sys
 
-from annotators.formats import IMAGE_MODES, REVIEW_MODES, TARGETS, VARIANTS, convert_rows
+from annotators.formats import IMAGE_MODES, PLATFORMS, REVIEW_MODES, TARGETS, VARIANTS, convert_rows
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,6 +41,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=VARIANTS,
         default="v1",
         help="v1/v2: bbox [x,y,w,h] (SeeClick, default); pro: bbox [x0,y0,x1,y1] + img_size (ScreenSpot-Pro)",
+    )
+    p.add_argument(
+        "--platform",
+        choices=PLATFORMS,
+        default=None,
+        help="ScreenSpot-Pro platform of screenshots that are neither rendered pages nor episode steps whose manifest "
+        "names one (default: unknown)",
     )
     return p
 
@@ -70,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         reviewed=args.reviewed,
         split=args.split,
         variant=args.screenspot_variant,
+        platform=args.platform,
     )
     print(summary.line())
     return 0

@@ -1,25 +1,27 @@
 """``screenmill eval``: score a run's grounding labels against ScreenSpot-style ground truth.
 
 Usage: ``screenmill eval --truth TRUTH.jsonl | --truth-from-dom OUT [--dt YYYY-MM-DD] [--run RUN_ID]
-[--annotator NAME] [--min-recall R] [--min-point-accuracy A]``.
+[--annotator NAME] [--min-recall R] [--min-point-accuracy A] [--max-ambiguous N]``.
 
 ``--truth-from-dom`` takes the truth from the run's own DOM labels (rendered pages): the other annotators' labels of
 the same screenshots (OCR, VLM) are scored against them, with a table by role.
 
 Reads ``OUT/grounding`` shards, matches labels to truth records by image content (SHA-256), prints a per-image
-table and writes the full report to ``OUT/_eval/<name>.json``. With ``--min-*`` gates it exits 1 when quality is
+table with the count of ambiguous labels (an instruction naming disjoint boxes on one screenshot, among the labels
+scored) and writes the full report to ``OUT/_eval/<name>.json``. With ``--min-*`` gates it exits 1 when quality is
 below them (for CI).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import json
 
 from apache_beam.io.filesystems import FileSystems
 
-from annotators.evaluate import evaluate, load_truth, predictions_from_labels, truth_from_dom
+from annotators.evaluate import ambiguous_labels, evaluate, load_truth, predictions_from_labels, truth_from_dom
 from schemas.tables import read_shards, report_path
 
 
@@ -36,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-ratio", type=float, default=0.8, help="text similarity that counts as a match")
     p.add_argument("--min-recall", type=float, default=None, help="exit 1 when recall is below this (0..1)")
     p.add_argument("--min-point-accuracy", type=float, default=None, help="exit 1 when point accuracy is below")
+    p.add_argument("--max-ambiguous", type=int, default=None, help="exit 1 when more labels are ambiguous")
     return p
 
 
@@ -59,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         print("screenmill eval: no truth image was found next to the truth file, so no label can be matched")
         return 2
     report = evaluate(truth, predictions_from_labels(rows), min_ratio=args.min_ratio)
+    report = dataclasses.replace(report, ambiguous=tuple(ambiguous_labels(rows)))
     print(report.format_table())
     if args.truth_from_dom:
         print(report.format_by_element())
@@ -74,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         failed.append(f"recall {report.recall} < {args.min_recall}")
     if args.min_point_accuracy is not None and (report.point_accuracy or 0.0) < args.min_point_accuracy:
         failed.append(f"point accuracy {report.point_accuracy} < {args.min_point_accuracy}")
+    if args.max_ambiguous is not None and report.ambiguous_labels > args.max_ambiguous:
+        failed.append(f"ambiguous labels {report.ambiguous_labels} > {args.max_ambiguous}")
     for msg in failed:
         print(f"screenmill eval: below gate: {msg}")
     return 1 if failed else 0

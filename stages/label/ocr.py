@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from annotators.ocr_producer import OcrProducer
+from annotators.ocr_producer import RECIPE_VERSION, OcrProducer
 from schemas.images import ImageLimits
 
 ANNOTATORS = ("ocr",)
@@ -33,7 +33,7 @@ class AnnotateConfig:
     annotator_options: tuple[tuple[str, Any], ...] = ()
     instruction_template: str = 'click "{text}"'
     recipe: str = "ocr-text-click"
-    recipe_version: str = "1"
+    recipe_version: str = RECIPE_VERSION
     limits: ImageLimits = ImageLimits()
     max_batch_size: int = 8
     min_element_chars: int = 1

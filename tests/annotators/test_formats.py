@@ -10,17 +10,21 @@ import os
 import pytest
 
 from annotators.formats import (
+    Origin,
     Unwritable,
     apply_review,
     convert_rows,
     data_type,
     output_name,
+    page_application,
     pixel_box,
+    platform_name,
+    screenshot_origin,
     to_osworld_g,
     to_screenspot,
 )
 from schemas.coords import box_to_pixels
-from schemas.records import GroundingLabel, ReviewedLabel, Screenshot
+from schemas.records import GroundingLabel, RenderSettings, ReviewedLabel, Screenshot
 
 T0 = _dt.datetime(2026, 11, 22, 12, 0, tzinfo=_dt.UTC)
 
@@ -58,8 +62,9 @@ def label_row(sid: str, n: int, box=(10.0, 5.0, 30.0, 25.0), width=64, height=48
     return GroundingLabel(**fields).to_row()
 
 
-def shot_row(sid: str, uri: str, width=64, height=48, fmt="PNG", orientation=1, byte_size=None) -> dict:
-    """A ``screenshots`` row; ``byte_size`` defaults to the file's size (1 when there is no file)."""
+def shot_row(sid: str, uri: str, width=64, height=48, fmt="PNG", orientation=1, byte_size=None, **kw) -> dict:
+    """A ``screenshots`` row; ``byte_size`` defaults to the file's size (1 when there is no file); ``kw`` sets other
+    fields (``source_mode``, ``episode_id``, ``page_uri``, ``render``)."""
     if byte_size is None:
         byte_size = os.path.getsize(uri) if os.path.isfile(uri) else 1
     return Screenshot(
@@ -68,11 +73,12 @@ def shot_row(sid: str, uri: str, width=64, height=48, fmt="PNG", orientation=1, 
         width=width,
         height=height,
         format=fmt,
-        source_mode="RGB",
+        source_mode=kw.pop("source_mode", "RGB"),
         exif_orientation=orientation,
         byte_size=byte_size,
         ingest_time=T0,
         run_id="run-1",
+        **kw,
     ).to_row()
 
 
@@ -132,7 +138,8 @@ def test_screenspot_bbox_layouts_round_trip(box):
     pro = to_screenspot(label, shot, "x.png", "web", "pro")
     assert pro["bbox"] == [float(v) for v in box] and pro["img_size"] == [64, 48]
     assert pro["ui_type"] == pro["data_type"] == "text" and pro["id"] == label["label_id"]
-    assert {pro["platform"], pro["application"], pro["data_source"]} == {"web"}
+    assert pro["data_source"] == "web" and pro["instruction_cn"] == pro["instruction"] == label["instruction"]
+    assert (pro["platform"], pro["application"], pro["group"]) == ("unknown", "unknown", "unknown")  # no origin given
 
 
 def test_screenspot_clamps_orders_and_types():
@@ -183,3 +190,68 @@ def test_convert_rows_reports_a_bad_rotated_image(tmp_path):
     assert (summary.written, summary.dropped["bad_image"]) == (0, 1)
     (dead,) = [json.loads(x) for x in (tmp_path / "d" / "_dead_letter.jsonl").read_text().splitlines()]
     assert dead["reason"] == "bad_image" and dead["payload_ref"] == str(path)
+
+
+# ------------------------------------------------------------------------------------------------ origin
+
+
+def render(mobile: bool) -> RenderSettings:
+    """The render settings of a page rendered at a phone (``mobile``) or desktop viewport."""
+    return (
+        RenderSettings(390, 844, 3.0, True, "light", 0, 0)
+        if mobile
+        else RenderSettings(1280, 800, 1.0, False, "light", 0, 0)
+    )
+
+
+def test_a_rendered_page_is_web_or_mobile_and_its_site_is_the_application():
+    sid = "e" * 64
+    phone = shot_row(sid, "/out/images/e.png", page_uri="https://www.shop.example.com/cart?x=1", render=render(True))
+    assert screenshot_origin(phone, platform="desktop") == Origin("mobile", "shop.example.com")  # --platform: unused
+    desk = shot_row(sid, "/out/images/e.png", page_uri="file:///site/pages/login.html", render=render(False))
+    assert screenshot_origin(desk) == Origin("web", "login")
+    assert page_application("file:///site/shop/index.html") == "shop"
+    assert page_application("file:///site/Pricing%20page.html") == "Pricing page"
+    assert page_application("http://localhost:8000/") == "localhost"
+    label = label_row(sid, 1)
+    pro = to_screenspot(label, phone, "e.png", "split", "pro", screenshot_origin(phone))
+    assert (pro["platform"], pro["application"], pro["group"]) == ("mobile", "shop.example.com", "mobile")
+    assert pro["data_source"] == "split" and pro["instruction_cn"] == "click item 1"
+
+
+def test_an_episode_step_takes_the_manifests_platform_and_a_plain_screenshot_the_fallback(tmp_path):
+    episode = tmp_path / "screenagent_task002"
+    (episode / "frames").mkdir(parents=True)
+    (episode / "episode.json").write_text(json.dumps({"episode_id": "task002", "platform": "desktop-linux (VNC)"}))
+    step = shot_row("f" * 64, str(episode / "frames" / "s0.jpg"), episode_id="task002", step_index=0)
+    assert screenshot_origin(step, platform="web") == Origin("desktop", "screenagent_task002")
+    other = shot_row("f" * 64, str(episode / "frames" / "s0.jpg"), episode_id="another-episode", step_index=0)
+    assert screenshot_origin(other, platform="mobile") == Origin("mobile", "frames")  # not its manifest
+    (episode / "episode.json").write_text(json.dumps({"episode_id": "task002", "application": "LibreOffice Writer"}))
+    assert screenshot_origin(step, platform="web") == Origin("web", "LibreOffice Writer")  # no platform: fallback
+    (episode / "episode.json").write_text("{not json")
+    assert screenshot_origin(step) == Origin("unknown", "frames")
+    plain = shot_row("f" * 64, str(tmp_path / "phone-shots" / "a.png"))
+    assert screenshot_origin(plain) == Origin("unknown", "phone-shots")
+    assert screenshot_origin(plain, platform="mobile") == Origin("mobile", "phone-shots")
+    with pytest.raises(ValueError):
+        screenshot_origin(plain, platform="tv")
+
+
+@pytest.mark.parametrize(
+    "text, platform",
+    [
+        ("desktop-linux (VNC, 1024x768)", "desktop"),
+        ("Android 13", "mobile"),
+        ("iOS", "mobile"),
+        ("Windows 11", "desktop"),
+        ("web browser", "web"),
+        ("web", "web"),
+        ("VNC", None),
+        ("desktop and mobile", None),
+        (None, None),
+        (3, None),
+    ],
+)
+def test_platform_names(text, platform):
+    assert platform_name(text) == platform

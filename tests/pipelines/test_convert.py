@@ -18,7 +18,7 @@ from annotators.evaluate import load_truth
 from pipelines import cli
 from pipelines.convert import main
 from schemas.records import DeadLetter, GroundingLabel, ReviewedLabel, Screenshot
-from tests.annotators.test_formats import label_row, review_row, shot_row
+from tests.annotators.test_formats import label_row, render, review_row, shot_row
 
 DT = "2026-11-22"
 RED, BLUE = (230, 20, 20), (20, 20, 230)
@@ -204,6 +204,51 @@ def test_images_none_and_ignorereview_row(out_tree, tmp_path, capsys):
     records = json.loads((dest / "app.json").read_text())
     assert records[1]["bbox"] == [10.0, 5.0, 30.0, 25.0]  # the fix is ignored
     assert len((dest / "_dead_letter.jsonl").read_text().splitlines()) == 4
+
+
+def test_pro_records_say_where_each_screenshot_comes_from_and_an_rgba_png_is_exported_rgb(tmp_path, capsys):
+    src = tmp_path / "phone-shots"
+    src.mkdir()
+    rgba = Image.new("RGBA", (64, 48), (0, 0, 0, 0))  # transparent: load_rgb composites it on white
+    rgba.paste((230, 20, 20, 255), (0, 0, 16, 16))
+    rgba_uri, a = _image_file(src, "a.png", rgba, "PNG")
+    pages = tmp_path / "out" / "images"
+    pages.mkdir(parents=True)
+    desk_uri, d = _image_file(pages, "d.png", Image.new("RGB", (64, 48), BLUE), "PNG")
+    phone_uri, m = _image_file(pages, "m.png", Image.new("RGB", (64, 48), RED), "PNG")
+    shots = [
+        shot_row(a, rgba_uri, source_mode="RGBA"),
+        shot_row(d, desk_uri, page_uri="https://www.example.org/pricing", render=render(False)),
+        shot_row(m, phone_uri, page_uri="file:///site/pages/login.html", render=render(True)),
+    ]
+    out = tmp_path / "out"
+    _write_table(out, "screenshots", shots, Screenshot)
+    _write_table(out, "grounding", [label_row(a, 1), label_row(d, 1), label_row(m, 1)], GroundingLabel)
+    dest = tmp_path / "pro"
+    argv = [str(out), "--to", "screenspot", "--screenspot-variant", "pro", "--dest", str(dest), "--split", "mix"]
+    assert main(argv + ["--images", "symlink", "--platform", "mobile"]) == 0
+    assert _summary(capsys.readouterr().out.strip())["written"] == "3"
+    records = {rec["img_filename"]: rec for rec in json.loads((dest / "mix.json").read_text())}
+    where = {name: (rec["platform"], rec["application"], rec["group"]) for name, rec in records.items()}
+    assert where == {
+        f"{a}.png": ("mobile", "phone-shots", "mobile"),  # --platform; the folder it was read from
+        f"{d}.png": ("web", "example.org", "web"),  # a page rendered at a desktop viewport; its site
+        f"{m}.png": ("mobile", "login", "mobile"),  # rendered with mobile emulation; the page file's name
+    }
+    assert all(rec["instruction_cn"] == rec["instruction"] == "click item 1" for rec in records.values())
+    assert all(rec["data_source"] == "mix" for rec in records.values())
+
+    # the RGBA file is exported as the RGB frame the boxes refer to, not linked; an RGB file is linked as it is
+    assert not os.path.islink(dest / f"{a}.png") and os.path.islink(dest / f"{d}.png")
+    with Image.open(dest / f"{a}.png") as im:
+        assert (im.format, im.mode, im.size) == ("PNG", "RGB", (64, 48))
+        assert im.getpixel((8, 8)) == (230, 20, 20) and im.getpixel((40, 40)) == (255, 255, 255)
+
+    # without --platform a screenshot nothing tells about is "unknown"
+    assert main(argv + ["--images", "none"]) == 0
+    records = {rec["img_filename"]: rec for rec in json.loads((dest / "mix.json").read_text())}
+    assert records[f"{a}.png"]["platform"] == records[f"{a}.png"]["group"] == "unknown"
+    assert main(argv + ["--platform", "tv"]) == 2
 
 
 def test_exit_2_without_grounding_or_with_bad_arguments(tmp_path, capsys):

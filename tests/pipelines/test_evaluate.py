@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from pipelines.evaluate import main as eval_main
 from pipelines.run import run
+from schemas.records import GroundingLabel
+from tests.annotators.test_formats import label_row
+from tests.conftest import png_bytes, ui_image
 
 
 @pytest.mark.slow
@@ -25,6 +31,7 @@ def test_eval_scores_a_real_run_against_the_truth_set(samples_dir, tmp_path, cap
 
     code = eval_main(
         [str(out), "--truth", str(truth_dir / "truth.jsonl"), "--min-recall", "0.9", "--min-point-accuracy", "0.98"]
+        + ["--max-ambiguous", "0"]
     )
     printed = capsys.readouterr().out
     assert code == 0, printed
@@ -34,6 +41,7 @@ def test_eval_scores_a_real_run_against_the_truth_set(samples_dir, tmp_path, cap
     assert report["truth"] == sum(1 for line in (truth_dir / "truth.jsonl").read_text().splitlines() if line.strip())
     assert report["recall"] >= 0.9 and report["point_accuracy"] >= 0.98
     assert report["ignored_predictions"] == 0
+    assert report["ambiguous_labels"] == 0  # repeated text is named by position (annotators.ocr_producer)
 
     # a gate it cannot meet exits 1; labels of another run only score nothing
     assert eval_main([str(out), "--truth", str(truth_dir / "truth.jsonl"), "--min-recall", "1.01"]) == 1
@@ -47,3 +55,27 @@ def test_eval_refuses_truth_without_images(tmp_path, capsys):
     (tmp_path / "out").mkdir()
     assert eval_main([str(tmp_path / "out"), "--truth", str(truth)]) == 2
     assert "no truth image" in capsys.readouterr().out
+
+
+def test_eval_reports_ambiguous_labels_and_gates_on_them(tmp_path, capsys):
+    data = png_bytes(ui_image(64, 48))
+    sid = hashlib.sha256(data).hexdigest()
+    (tmp_path / "shot.png").write_bytes(data)
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text(json.dumps({"img_filename": "shot.png", "instruction": "Edit", "bbox": [0, 0, 20, 10]}) + "\n")
+    rows = [
+        label_row(sid, 1, box=(0.0, 0.0, 20.0, 10.0), instruction='click "Edit"', element_text="Edit"),
+        label_row(sid, 2, box=(30.0, 0.0, 50.0, 10.0), instruction='click "edit"', element_text="Edit"),
+        label_row(sid, 3, box=(0.0, 20.0, 20.0, 30.0), instruction='click "Save"', element_text="Save"),
+    ]
+    folder = tmp_path / "out" / "grounding" / "dt=2026-11-22"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=GroundingLabel.SCHEMA), folder / "part-00000-of-00001.parquet")
+    assert eval_main([str(tmp_path / "out"), "--truth", str(truth), "--max-ambiguous", "2"]) == 0
+    assert "ambiguous labels: 2 in 1 (instruction, screenshot) pairs" in capsys.readouterr().out
+    (path,) = (tmp_path / "out" / "_eval").glob("eval-all-*.json")
+    report = json.loads(path.read_text())
+    assert (report["ambiguous_labels"], report["ambiguous_pairs"]) == (2, 1)
+    assert report["ambiguous"][0]["boxes"] == [[0.0, 0.0, 20.0, 10.0], [30.0, 0.0, 50.0, 10.0]]
+    assert eval_main([str(tmp_path / "out"), "--truth", str(truth), "--max-ambiguous", "0"]) == 1
+    assert "ambiguous labels 2 > 0" in capsys.readouterr().out

@@ -1,0 +1,108 @@
+"""The OCR producer's instructions (:mod:`annotators.ocr_producer`): unambiguous, a repeated text named by position."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from annotators.evaluate import ambiguous_labels
+from annotators.ocr import OcrAnnotator, TextElement
+from annotators.ocr_producer import RECIPE_VERSION, OcrProducer, elements_to_labels, positional_template, reading_order
+from schemas.keys import config_hash
+from schemas.records import Screenshot
+from stages.label.ocr import AnnotateConfig
+
+
+def _shot(width: int = 800, height: int = 600) -> Screenshot:
+    return Screenshot("a" * 64, "/in/a.png", width, height, "PNG", "RGB", 1, 10, dt.datetime(2026, 1, 1), "r")
+
+
+def _el(text: str, x: float, y: float, w: float = 60, h: float = 20) -> TextElement:
+    return TextElement(text, (x, y, x + w, y + h), (x + w / 2, y + h / 2), 0.9)
+
+
+def _labels(elements, **kw):
+    producer = OcrProducer(run_id="r", config_hash="h", **kw)
+    return elements_to_labels(_shot(), elements, OcrAnnotator, producer)
+
+
+def test_repeated_text_is_named_by_its_place_in_reading_order():
+    elements = [
+        _el("Edit", 300, 101),  # same row as the next one, a pixel lower: still right of it
+        _el("Edit", 100, 100),
+        _el("Save", 100, 300),
+        _el("EDIT ", 100, 400),  # case and whitespace do not make it another text
+        _el("Open  file", 500, 500),
+    ]
+    labels = _labels(elements)
+    by_box = {(lb.x0, lb.y0): lb.instruction for lb in labels}
+    assert by_box == {
+        (100.0, 100.0): 'click the first "Edit"',
+        (300.0, 101.0): 'click the second "Edit"',
+        (100.0, 300.0): 'click "Save"',
+        (100.0, 400.0): 'click the third "EDIT"',
+        (500.0, 500.0): 'click "Open file"',
+    }
+    assert not any(lb.instruction == 'click "Edit"' for lb in labels)  # the bare form is never said of a repeat
+    assert ambiguous_labels([lb.to_row() for lb in labels]) == []
+    assert {lb.recipe_version for lb in labels} == {RECIPE_VERSION}
+    assert len({lb.label_id for lb in labels}) == len(labels)
+
+
+def test_a_text_repeated_beyond_the_ordinals_gets_no_label():
+    elements = [_el("1", 10 + 70 * i, 50) for i in range(11)] + [_el("2", 10 + 70 * i, 150) for i in range(10)]
+    labels = _labels(elements)
+    assert [lb.instruction for lb in labels if lb.element_text == "1"] == []
+    assert [lb.instruction for lb in labels][-1] == 'click the tenth "2"'
+    assert len(labels) == 10
+
+
+def test_a_custom_template_gets_its_positional_form_and_collisions_name_nobody():
+    assert positional_template('click "{text}"') == 'click the {ordinal} "{text}"'
+    assert positional_template("tap {text}") == "tap the {ordinal} {text}"
+    assert positional_template("press '{text}' now") == "press the {ordinal} '{text}' now"
+    elements = [_el("Edit", 100, 100), _el("Edit", 100, 200), _el("the second Edit", 100, 300), _el("OK", 9, 9)]
+    labels = _labels(elements, instruction_template="tap {text}")
+    # "tap the second Edit" would name the second "Edit" and the literal text: given to neither
+    assert [lb.instruction for lb in labels] == ["tap OK", "tap the first Edit"]
+
+
+def test_reading_order_groups_a_jittered_row():
+    boxes = [(200, 12, 260, 30), (10, 10, 60, 28), (10, 40, 60, 58), (120, 9, 180, 27)]
+    assert reading_order(boxes) == [1, 3, 0, 2]
+
+
+def test_the_recipe_version_is_in_the_config_hash():
+    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "2"
+    cfg = AnnotateConfig(run_id="r", config_hash="h")
+    assert cfg.producer().recipe_version == RECIPE_VERSION
+    assert config_hash(cfg) != config_hash(dataclasses.replace(cfg, recipe_version="1"))
+
+
+def test_a_drawn_screenshot_with_three_edits_through_the_real_ocr():
+    pytest.importorskip("rapidocr_onnxruntime")
+    try:
+        font = ImageFont.load_default(size=22)
+    except (TypeError, OSError):  # pragma: no cover - old Pillow
+        pytest.skip("needs Pillow >= 10.1 with FreeType for a scalable default font")
+    im = Image.new("RGB", (800, 600), (250, 250, 252))
+    d = ImageDraw.Draw(im)
+    for i, (x, y) in enumerate([(40, 60), (420, 60), (40, 380)]):
+        d.rounded_rectangle((x, y, x + 140, y + 50), radius=6, fill=(43, 74, 203))
+        d.text((x + 44, y + 12), "Edit", font=font, fill=(255, 255, 255))
+        d.text((x, y + 120), ["Profile", "Billing", "Security"][i], font=font, fill=(30, 30, 30))
+    producer = OcrProducer(run_id="r", config_hash="h")
+    model = producer.load()
+    labels = list(producer.produce(model, _shot(), np.asarray(im)))
+    edits = sorted((lb for lb in labels if lb.element_text.casefold() == "edit"), key=lambda lb: (lb.y0, lb.x0))
+    assert [lb.instruction for lb in edits] == [
+        'click the first "Edit"',
+        'click the second "Edit"',
+        'click the third "Edit"',
+    ]
+    assert ambiguous_labels([lb.to_row() for lb in labels]) == []
+    assert len({lb.instruction.casefold() for lb in labels}) == len(labels)
