@@ -1,20 +1,23 @@
 """``screenmill inspect PATH``: draw grounding labels over their screenshots so a person can look at them.
 
 PATH is an output root, a table partition or a single grounding shard. Writes one PNG per screenshot (boxes in red,
-click points as blue dots, instruction text above each box) and an ``index.html`` gallery into ``--out``.
+click points as blue dots, instruction text above each box) and an ``index.html`` gallery into ``--out``. Episodes
+(screenshots with ``episode_id``) are also drawn as strips: each step's frame with its recorded action on it (the
+point as a ring, the typed text beside it), next to the frame that followed.
 """
 
 from __future__ import annotations
 
 import argparse
 import html
+import json
 import os
 import sys
 
 import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from PIL import ImageDraw
+from PIL import Image, ImageDraw
 
 from schemas.images import load_rgb
 from schemas.tables import read_shards, report_dir, table
@@ -45,6 +48,59 @@ def render(labels: list[dict], image_bytes: bytes, max_width: int = 1600):
     return im
 
 
+def _read(uri: str) -> bytes:
+    with FileSystems.open(uri, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        return f.read()
+
+
+def episode_strip(frame: dict, after: dict | None, height: int = 360):
+    """One step of an episode: ``frame`` (a screenshots row) with its ``recorded_action`` drawn, beside ``after``."""
+    try:
+        action = json.loads(frame["recorded_action"] or "{}")
+    except ValueError:
+        action = {}
+    action = action if isinstance(action, dict) else {"action": str(action)}
+    images = []
+    for i, shot in enumerate([frame, after] if after else [frame]):
+        im = load_rgb(_read(shot["source_uri"]))
+        scale = height / im.height
+        im = im.resize((max(1, round(im.width * scale)), height))
+        if i == 0:
+            draw = ImageDraw.Draw(im)
+            what = " ".join(str(action.get(k)) for k in ("action", "content", "name") if action.get(k))
+            x, y = action.get("x"), action.get("y")
+            if isinstance(x, int | float) and isinstance(y, int | float):
+                cx, cy = x * scale, y * scale
+                draw.ellipse([cx - 9, cy - 9, cx + 9, cy + 9], outline=(230, 30, 30), width=3)
+                draw.text((cx + 12, cy - 6), what[:60], fill=(230, 30, 30))
+            else:
+                draw.text((6, 6), what[:60] or "(no action)", fill=(230, 30, 30))
+        images.append(im)
+    strip = Image.new("RGB", (sum(i.width for i in images) + 12 * (len(images) - 1), height), (255, 255, 255))
+    left = 0
+    for im in images:
+        strip.paste(im, (left, 0))
+        left += im.width + 12
+    return strip
+
+
+def _episodes(shots: list[dict], out: str, limit: int) -> list[str]:
+    episodes: dict[str, list[dict]] = {}
+    for row in shots:
+        if row["episode_id"] is not None and row["step_index"] is not None:
+            episodes.setdefault(row["episode_id"], []).append(row)
+    cards = []
+    for eid in sorted(episodes)[:limit]:
+        frames = sorted(episodes[eid], key=lambda r: r["step_index"])
+        imgs = []
+        for i, frame in enumerate(frames):
+            name = f"episode-{eid[:12]}-{frame['step_index']:03d}.png"
+            episode_strip(frame, frames[i + 1] if i + 1 < len(frames) else None).save(os.path.join(out, name))
+            imgs.append(f"<p>step {frame['step_index']}</p><img src='{name}' style='max-width:100%'>")
+        cards.append(f"<section><h2>episode {html.escape(eid)} ({len(frames)} frames)</h2>{''.join(imgs)}</section>")
+    return cards
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="screenmill inspect", description=__doc__.splitlines()[0])
     p.add_argument("path", help="output root, partition folder or grounding shard")
@@ -58,8 +114,8 @@ def main(argv: list[str] | None = None) -> int:
             grounding = pq.read_table(f).to_pylist()
     else:
         grounding = read_shards(root, "grounding").to_pylist()
-    shots = {}
-    for row in read_shards(root, "screenshots").to_pylist():
+    shots, shot_rows = {}, read_shards(root, "screenshots").to_pylist()
+    for row in shot_rows:
         shots.setdefault(row["screenshot_id"], row)
     by_image: dict[str, list[dict]] = {}
     for row in grounding:
@@ -72,8 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         if shot is None:
             print(f"screenmill inspect: screenshot {sid[:12]} has labels but no screenshots row", file=sys.stderr)
             continue
-        with FileSystems.open(shot["source_uri"], compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            image = render(by_image[sid], f.read())
+        image = render(by_image[sid], _read(shot["source_uri"]))
         name = f"{sid[:16]}.png"
         image.save(os.path.join(out, name))
         rows = "".join(
@@ -86,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{shot['width']}×{shot['height']}</p><img src='{name}' style='max-width:100%'>"
             f"<details><summary>labels</summary><table>{rows}</table></details></section>"
         )
+    strips = _episodes(shot_rows, out, args.limit)
+    cards += strips
     with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as f:
         f.write("<!doctype html><meta charset=utf-8><title>screenmill inspect</title>" + "".join(cards))
-    print(f"{len(cards)} screenshots drawn -> {os.path.join(out, 'index.html')}")
+    print(f"{len(cards) - len(strips)} screenshots, {len(strips)} episodes drawn -> {os.path.join(out, 'index.html')}")
     return 0

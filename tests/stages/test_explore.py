@@ -86,6 +86,19 @@ def test_pages_explore_into_episodes_with_actions_labels_and_replayable_frames(t
     run(_args(out, site, "--explore", "5", "--explore-seed", "1"))
     assert len(_episodes(out)) == 4 and len(read_shards(str(out), "actions")) == 20
 
+    # `screenmill inspect` draws each episode as strips: a step's frame with its action on it, beside the next frame
+    from PIL import Image
+
+    from pipelines.inspect import main as inspect_main
+
+    assert inspect_main([str(out), "--out", str(tmp_path / "gallery")]) == 0
+    strips = sorted((tmp_path / "gallery").glob("episode-*.png"))
+    assert len(strips) == 4 * 6
+    first = Image.open(strips[0])
+    assert first.height == 360 and first.width > 2 * 360 * 800 / 600  # two 800x600 frames side by side
+    page = (tmp_path / "gallery" / "index.html").read_text()
+    assert page.count("<h2>episode ") == 4
+
 
 def test_explore_and_several_screens_do_not_go_together(tmp_path):
     site, out = make_site(tmp_path), tmp_path / "out"
