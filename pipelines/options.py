@@ -362,6 +362,15 @@ class RunConfigs:
     def config_hash(self) -> str:
         return self.label.config_hash
 
+    def by_stage(self) -> dict:
+        """The configs the run manifest records, by stage."""
+        return {
+            "ingest": self.ingest,
+            "tile": self.tile,
+            "annotate": self.label,
+            **({"render": self.render} if self.render else {}),
+        }
+
 
 def run_configs(args: argparse.Namespace, run_id: str, check_imports: bool) -> RunConfigs:
     """The configs of ``screenmill run`` from its options; ``SystemExit`` with the reason for a bad value.

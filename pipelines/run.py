@@ -129,12 +129,10 @@ def build_pipeline(
         )
         outputs = {"grounding": labels.good, **({"actions": labels.actions} if producer.makes_actions else {})}
         dead[producer.stage], failures = labels.dead_letter, labels.failures
-    if rendered:  # the DOM labels of the rendered screenshots that got this far
-        dom = labels_of_kept(tiled.good, rendered.labels)
-        outputs["grounding"] = (outputs["grounding"], dom) | "WithDomLabels" >> beam.Flatten() if outputs else dom
-    if rendered and cfg.render.explore:  # the explored episodes' actions
-        got = outputs.get("actions")
-        outputs["actions"] = (got, rendered.actions) | "WithDomActions" >> beam.Flatten() if got else rendered.actions
+    if rendered:  # the DOM labels of the rendered screenshots that got this far (+ explored episodes' actions)
+        _add(outputs, "grounding", labels_of_kept(tiled.good, rendered.labels), "WithDomLabels")
+        if cfg.render.explore:
+            _add(outputs, "actions", rendered.actions, "WithDomActions")
     if failures is None:
         failures = pipeline | "NoLabelStage" >> beam.Create([])
     marked = (tiled.good, failures) | "MarkDone" >> MarkDone(run_hash, run_id)
@@ -152,10 +150,8 @@ def build_pipeline(
     done_rows | "WriteDone" >> table("_done")
     for stage, records in dead.items():
         records | f"WriteDeadLetter_{stage}" >> table(dead_letter_table(stage))
-    configs = {
-        "ingest": cfg.ingest,
-        "tile": cfg.tile,
-        "annotate": cfg.label,
-        **({"render": cfg.render} if cfg.render else {}),
-    }
-    return pipeline, RunContext(args, beam_args, run_id, dt, configs, run_hash)
+    return pipeline, RunContext(args, beam_args, run_id, dt, cfg.by_stage(), run_hash)
+
+
+def _add(outputs: dict, name: str, records: beam.PCollection, label: str) -> None:
+    outputs[name] = (outputs[name], records) | label >> beam.Flatten() if name in outputs else records
