@@ -292,7 +292,9 @@ class _RunEngine(StageDoFn):
         elif self._recipe.kind == "explain":
             yield from self._explained(work, result, completion)
         elif self._recipe.kind == "task":
-            yield beam.pvalue.TaggedOutput(ACTIONS, self._task_step(work, result.task))
+            args = {"frames": [s.step_index for s in (*work.history, work.shot)], "task": result.task}
+            task = self._action_step(work, TASK_ACTION, args, None, index=TASK_ACTION, whole_episode=True)
+            yield beam.pvalue.TaggedOutput(ACTIONS, task)
         else:
             yield from self._labels(work, result, completion)
 
@@ -345,34 +347,25 @@ class _RunEngine(StageDoFn):
         )
         yield from self._labels(work, [target], completion)
 
-    def _task_step(self, work: Work, task: str) -> ActionStep:
-        """The episode's synthesized task as its ``actions`` row of step :data:`TASK_STEP`."""
-        shot, cfg, recipe = work.shot, self._config, self._recipe
-        frames = [s.step_index for s in (*work.history, shot)]
-        return ActionStep(
-            episode_id=shot.episode_id,
-            step=TASK_STEP,
-            label_id=stable_id(shot.episode_id, TASK_STEP, cfg.annotator, recipe.name, recipe.version, TASK_ACTION),
-            screenshot_id=None,
-            action_type=TASK_ACTION,
-            action_args=json.dumps({"frames": frames, "task": task}, sort_keys=True, separators=(",", ":")),
-            thought=None,
-            source="model",
-            annotator=cfg.annotator,
-            annotator_version=self._version,
-            recipe_version=recipe.version,
-            run_id=cfg.run_id,
-        )
-
     def _action_step(
-        self, work: Work, action_type: str, args: dict, thought: str | None, source: str = "model", index: str = "0"
+        self,
+        work: Work,
+        action_type: str,
+        args: dict,
+        thought: str | None,
+        source: str = "model",
+        index: str = "0",
+        whole_episode: bool = False,
     ) -> ActionStep:
+        """An ``actions`` row of the unit's step; ``whole_episode``: of the episode (step :data:`TASK_STEP`, no
+        screenshot)."""
         shot, cfg, recipe = work.shot, self._config, self._recipe
+        step = TASK_STEP if whole_episode else shot.step_index
         return ActionStep(
             episode_id=shot.episode_id,
-            step=shot.step_index,
-            label_id=stable_id(shot.episode_id, shot.step_index, cfg.annotator, recipe.name, recipe.version, index),
-            screenshot_id=shot.screenshot_id,
+            step=step,
+            label_id=stable_id(shot.episode_id, step, cfg.annotator, recipe.name, recipe.version, index),
+            screenshot_id=None if whole_episode else shot.screenshot_id,
             action_type=action_type,
             action_args=json.dumps(args, sort_keys=True, separators=(",", ":")),
             thought=thought,
