@@ -14,6 +14,9 @@ Registry (:data:`RECIPES`, :func:`get_recipe`):
                      ``norm_1000`` of the current screenshot).
 ``explain-step``     task + screenshots + a *recorded* action → ``{thought, instruction}``: inverse labelling of
                      human / automation trajectories (the action's coordinates are the recording's, in pixels).
+``synthesize-task``  up to 4 frames of a whole episode (first, last, evenly spaced between) + its actions in order →
+                     ``{"task"}``: the high-level task the episode accomplishes (reverse task synthesis, as OS-Genesis
+                     does it for explored trajectories); one answer per episode.
 ``propose-elements`` screenshot → interactive elements, each with an instruction and a box (``norm_1000``):
                      synthetic grounding data the way UGround / OS-Atlas make it.
 
@@ -53,6 +56,15 @@ EXPLAIN_PROMPT = (
     "(for example: click the Sign in button). You must output a valid JSON following the format: {schema}"
 )
 
+SYNTHESIZE_PROMPT = (
+    "You are labelling a computer-use session that was recorded by exploring an interface. The images are screens of "
+    "the session in order: the first is the screen before the first action, the last the screen after the last one.\n"
+    "The actions taken, in order:\n{actions}\n"
+    "Write the high-level task a user would have given to make these actions worthwhile, as one imperative sentence "
+    "(for example: Find the price of the lamp and add one to the cart). You must output a valid JSON following the "
+    "format: {schema}"
+)
+
 PROPOSE_PROMPT = (
     "List up to {max_elements} interactive elements visible on this GUI screenshot (buttons, links, inputs, tabs, "
     "icons, menu items). For each give: an instruction a user would give to act on it, its visible text (empty when "
@@ -61,7 +73,12 @@ PROPOSE_PROMPT = (
 )
 
 _NORM = {"type": "integer", "minimum": 0, "maximum": 1000}
-KINDS = ("localize", "propose", "step", "explain")
+KINDS = ("localize", "propose", "step", "explain", "task")
+MAX_TASK_FRAMES = 4
+#: A task recipe's answer is an ``actions`` row of the episode as a whole: ``step`` -1, ``action_type`` ``task``,
+#: ``action_args`` ``{"task", "frames"}`` (the step indices of the frames the model saw), no ``screenshot_id``.
+TASK_STEP = -1
+TASK_ACTION = "task"
 
 
 class AnswerRejected(Rejected):
@@ -109,6 +126,21 @@ class Explanation:
     instruction: str
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class SynthesizedTask:
+    """The high-level task a whole episode accomplishes (one per episode)."""
+
+    task: str
+
+
+def task_frames(n: int, most: int = MAX_TASK_FRAMES) -> list[int]:
+    """Which of an episode's ``n`` frames a task recipe sees: the first, the last and evenly spaced between, at most
+    ``most``, in order (``[0, 2, 5, 7]`` of 8)."""
+    if n <= most:
+        return list(range(n))
+    return sorted({round(i * (n - 1) / (most - 1)) for i in range(most)})
+
+
 @dataclasses.dataclass(frozen=True)
 class Recipe:
     """A named, versioned prompt with its answer schema and coordinate system.
@@ -116,8 +148,9 @@ class Recipe:
     Attributes:
         name: registry key.
         version: bump whenever the prompt, schema or parsing changes (it is part of ``label_id``).
-        kind: ``localize`` (instruction in → one target), ``propose`` (→ many targets), ``step`` (→ a policy step)
-            or ``explain`` (a recorded action → its thought and instruction: inverse labelling).
+        kind: ``localize`` (instruction in → one target), ``propose`` (→ many targets), ``step`` (→ a policy
+            step), ``explain`` (a recorded action → its thought and instruction: inverse labelling) or ``task`` (a
+            whole episode → the task it accomplishes).
         coord_system: the system the answer's numbers are in (see :mod:`schemas.coords`).
         template: ``str.format`` template; ``{schema}`` is filled with the compact answer schema.
         answer_schema: JSON schema of the answer (used for structured outputs and for validation).
@@ -168,7 +201,7 @@ class Recipe:
 
         Returns:
             ``list[Target]`` for localize/propose recipes, a :class:`Step` for step recipes, an
-            :class:`Explanation` for explain recipes.
+            :class:`Explanation` for explain recipes, a :class:`SynthesizedTask` for task recipes.
 
         Raises:
             AnswerRejected: ``model_output_not_json`` (not one JSON value), ``model_output_schema`` (the value
@@ -270,6 +303,13 @@ def _parse_explain(obj: Mapping[str, Any], frame: Frame, fields: Mapping[str, An
     return Explanation(" ".join(obj["thought"].split()), instruction)
 
 
+def _parse_task(obj: Mapping[str, Any], frame: Frame, fields: Mapping[str, Any]) -> SynthesizedTask:
+    task = " ".join(obj["task"].split())
+    if not task:
+        raise AnswerRejected("model_output_schema", "the task is blank")
+    return SynthesizedTask(task)
+
+
 def _obj(properties: dict, required: Sequence[str] | None = None) -> dict:
     return {
         "type": "object",
@@ -364,6 +404,18 @@ def _registry() -> dict[str, Recipe]:
             max_tokens=256,
             parse=_parse_explain,
             defaults={"history": "none", "task": "none stated (exploration)"},
+        ),
+        Recipe(
+            name="synthesize-task",
+            version="1",
+            kind="task",
+            coord_system="pixel",
+            template=SYNTHESIZE_PROMPT,
+            answer_schema=_obj({"task": {"type": "string", "minLength": 1, "maxLength": 300}}),
+            max_images=MAX_TASK_FRAMES,
+            max_tokens=128,
+            parse=_parse_task,
+            defaults={"actions": "none"},
         ),
         Recipe(
             name="propose-elements",

@@ -40,6 +40,7 @@ import json
 import random
 import re
 import urllib.parse
+from collections.abc import Mapping
 from typing import Any
 
 from annotators.dom.browser import SETTLE_JS, STILL_CSS, BrowserHost, RenderError, Screen, Viewport, one_colour
@@ -294,6 +295,17 @@ def instruction(action: Action) -> str:
     if name:
         return f"click the {_q(name)} {noun}" if noun else f"click {_q(name)}"
     return f"click the {noun or 'element'}"
+
+
+def recorded_instruction(recorded: Mapping[str, Any]) -> str | None:
+    """The template instruction of an explored action as ``Screenshot.recorded_action`` holds it
+    (:meth:`Step.recorded`); None for an action in another recorded format (no explored ``type``)."""
+    kind = recorded.get("type")
+    if kind not in KINDS:
+        return None
+    text = recorded.get("content")
+    role, name = recorded.get("role"), recorded.get("name")
+    return instruction(Action(kind, None, text if isinstance(text, str) else None, None, role, name))
 
 
 class _NavWatch:

@@ -15,7 +15,7 @@ from stages.export.repo import CONFIGS, SPLITS, export_features, import_optional
 
 ABOUT = {
     "screenshots": "one row per distinct screenshot (sha256 of its bytes), with the image",
-    "steps": "one row per episode step: which screenshot, the episode's task, the recorded action",
+    "steps": "one row per episode step: which screenshot, the episode's task, the recorded action, page, render",
     "grounding": "instruction → element box + click point, in original-image pixels, with provenance",
     "actions": "action traces: one action per step of an episode",
     "reviewed": "human review verdicts (accept / fix / reject) on grounding labels, with corrections",

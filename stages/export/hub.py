@@ -9,7 +9,8 @@ Repository layout (the same for an upload and for ``--local-dir``)::
     _screenmill/state.json                           split settings, runs, sources, batches, per-file counts
 
 Configs: ``screenshots`` (one row per ``screenshot_id``, the image as a ``datasets.Image`` feature), ``steps`` (one
-row per episode step: the occurrence of a screenshot in an episode, with the episode's task and recorded action),
+row per episode step: the occurrence of a screenshot in an episode, with the episode's task and recorded action, and
+for an explored page the page and how it was shown at that step: ``page_uri``, ``page_sha256``, ``render``),
 ``grounding``, ``actions`` and ``reviewed`` (the tables of :mod:`schemas.records`; joined to the images by
 ``screenshot_id``). Every Parquet file carries the ``huggingface`` features metadata, so ``datasets`` decodes images.
 

@@ -26,7 +26,18 @@ INDEX_PATH = "_screenmill/index.parquet"
 STATE_PATH = "_screenmill/state.json"
 STATE_FORMAT = 1
 SHOT_ONLY = ("source_uri", "episode_id", "step_index", "episode_task", "recorded_action")
-STEP_COLUMNS = ("episode_id", "step_index", "screenshot_id", "episode_task", "recorded_action", "run_id")
+# a step is an occurrence: the page it was explored from and how it was shown (scroll) belong to it, not to the bytes
+STEP_COLUMNS = (
+    "episode_id",
+    "step_index",
+    "screenshot_id",
+    "episode_task",
+    "recorded_action",
+    "page_uri",
+    "page_sha256",
+    "render",
+    "run_id",
+)
 KEYS: dict[str, tuple[str, ...]] = {
     "screenshots": ("screenshot_id",),
     "steps": ("episode_id", "step_index"),

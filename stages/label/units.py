@@ -1,7 +1,8 @@
 """The vLLM labelling stage's work units (:class:`Work`): one per request to make, by recipe kind (see
 :mod:`stages.label.vlm`): ``propose`` one per distinct screenshot, ``localize`` one per (screenshot, instruction) of an
-instructions JSONL (:func:`localize_units`), ``step`` / ``explain`` one per episode step or recorded action
-(:class:`_EpisodeSteps`); and the fan-out that redistributes them before the engine (:class:`_FanOut`).
+instructions JSONL (:func:`localize_units`), ``step`` / ``explain`` one per episode step or recorded action,
+``task`` one per episode (:class:`_EpisodeSteps`); and the fan-out that redistributes them before the engine
+(:class:`_FanOut`).
 
 Reason codes (stage ``infer``): ``instruction_without_image``, ``duplicate_instruction``, ``episode_without_task``,
 ``bad_recorded_action``; loose screenshots of step recipes are counted ``ignored``.
@@ -19,6 +20,8 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.util import ReshufflePerKey
 
+from annotators.dom.explore import recorded_instruction
+from annotators.recipes import task_frames
 from annotators.recorded import RecordedAction, ui_actions
 from schemas.records import Screenshot, first_occurrence
 from stages.base import DEAD_LETTER, METRICS_PREFIX, Failure, StageDoFn, StageOutputs
@@ -68,6 +71,9 @@ class _EpisodeSteps(_UnitDoFn):
         shots = sorted(shots, key=lambda s: (s.step_index, s.source_uri))
         task = next((s.episode_task for s in shots if s.episode_task), None)
         recipe = self._config.get_recipe()
+        if recipe.kind == "task":
+            yield from self._task_unit(episode_id, shots)
+            return
         if task is None and recipe.kind == "explain":
             task = recipe.defaults["task"]
         if task is None:
@@ -86,6 +92,22 @@ class _EpisodeSteps(_UnitDoFn):
                 continue
             yield from self._explain_units(episode_id, shot, previous, fields)
 
+    def _task_unit(self, episode_id: str, shots: list[Screenshot]):
+        """One unit for the whole episode: its last frame, up to 3 earlier ones (first and evenly spaced) as history,
+        and its actions in order as the ``actions`` field; a step whose recorded action does not parse dead-letters
+        the episode (``bad_recorded_action``)."""
+        lines = []
+        for shot in shots:
+            try:
+                lines += [f"{len(lines) + 1}. {text}" for text in _action_texts(shot)]
+            except ValueError as e:
+                self.counters.total.inc()
+                yield Failure(f"{episode_id}#step={shot.step_index}", "bad_recorded_action", str(e), shot.source_uri)
+                return
+        picked = [shots[i] for i in task_frames(len(shots))]
+        fields = (("actions", "\n".join(lines) or "none"),)
+        yield Work(f"{episode_id}#task", picked[-1], tuple(picked[:-1]), fields)
+
     def _explain_units(self, episode_id: str, shot: Screenshot, previous, fields):
         """One unit per recorded UI action of the step; reasoning-only steps are counted ``ignored``."""
         where = f"{episode_id}#step={shot.step_index}"
@@ -100,6 +122,26 @@ class _EpisodeSteps(_UnitDoFn):
         for k, action in enumerate(actions):
             described = (*fields, ("action", action.describe(shot.width, shot.height)))
             yield Work(f"{episode_id}#{shot.step_index}#{k}", shot, previous, described, action)
+
+
+def _action_texts(shot: Screenshot) -> list[str]:
+    """The instructions of a step's recorded actions: an explored action's template instruction (with ``nothing
+    changed`` / ``blocked`` when so), else its one-line description.
+
+    Raises:
+        ValueError: the recorded action does not parse (:func:`annotators.recorded.ui_actions`).
+    """
+    if not shot.recorded_action:
+        return []
+    try:
+        value = json.loads(shot.recorded_action)
+    except ValueError:
+        value = None
+    explored = recorded_instruction(value) if isinstance(value, dict) else None
+    if explored is None:
+        return [a.describe(shot.width, shot.height) for a in ui_actions(shot.recorded_action)]
+    notes = [note for key, note in (("noop", "nothing changed"), ("blocked", "blocked")) if value.get(key)]
+    return [explored + (f" ({', '.join(notes)})" if notes else "")]
 
 
 def _by_episode(shot: Screenshot):

@@ -13,7 +13,13 @@ Work units by recipe kind (see :mod:`annotators.recipes`; built in :mod:`stages.
   screenshot;
 * ``step``: one request per episode step: the episode's task, the current screenshot and up to ``history`` previous
   ones → one :class:`ActionStep`; screenshots outside episodes are counted ``ignored``; episodes without a task are
-  dead-lettered (``episode_without_task``).
+  dead-lettered (``episode_without_task``);
+* ``explain``: one request per recorded UI action of an episode step → an ``actions`` row (``source='recorded'``)
+  and, for actions with a point, a grounding label;
+* ``task``: one request per episode (its last frame, up to 3 earlier ones: the first and evenly spaced, and the
+  instructions of its actions in order) → one ``actions`` row for the episode as a whole (``step`` -1,
+  ``action_type`` ``task``, ``action_args`` ``{"task", "frames"}``, ``source='model'``, no ``screenshot_id``): the
+  high-level task the episode accomplishes (reverse task synthesis).
 
 Large effective batches: one engine per worker process (:class:`annotators.vllm.engine.SharedEngine`), fed request by
 request as elements arrive, stepped while the next request is still being decoded or rendered, drained only at a
@@ -39,7 +45,7 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
-from annotators.recipes import AnswerRejected, Frame, Target, get_recipe
+from annotators.recipes import TASK_ACTION, TASK_STEP, AnswerRejected, Frame, Target, get_recipe
 from annotators.vllm.config import TILED_ARCHITECTURES, EngineConfig
 from annotators.vllm.engine import Request
 from annotators.vllm.feeding import DECODE_THREADS, RENDER_THREADS, Feeder  # noqa: F401 - run's defaults
@@ -259,6 +265,8 @@ class _RunEngine(StageDoFn):
         fields = dict(work.fields)
         if self._recipe.kind in ("step", "explain"):
             return f"{shot.episode_id}#step={shot.step_index}"
+        if self._recipe.kind == "task":
+            return f"{shot.episode_id}#task"
         if "instruction" in fields:
             return f"{shot.source_uri}#instruction={fields['instruction']}"
         return shot.source_uri
@@ -283,6 +291,10 @@ class _RunEngine(StageDoFn):
             yield beam.pvalue.TaggedOutput(ACTIONS, step)
         elif self._recipe.kind == "explain":
             yield from self._explained(work, result, completion)
+        elif self._recipe.kind == "task":
+            args = {"frames": [s.step_index for s in (*work.history, work.shot)], "task": result.task}
+            task = self._action_step(work, TASK_ACTION, args, None, index=TASK_ACTION, whole_episode=True)
+            yield beam.pvalue.TaggedOutput(ACTIONS, task)
         else:
             yield from self._labels(work, result, completion)
 
@@ -336,14 +348,24 @@ class _RunEngine(StageDoFn):
         yield from self._labels(work, [target], completion)
 
     def _action_step(
-        self, work: Work, action_type: str, args: dict, thought: str | None, source: str = "model", index: str = "0"
+        self,
+        work: Work,
+        action_type: str,
+        args: dict,
+        thought: str | None,
+        source: str = "model",
+        index: str = "0",
+        whole_episode: bool = False,
     ) -> ActionStep:
+        """An ``actions`` row of the unit's step; ``whole_episode``: of the episode (step :data:`TASK_STEP`, no
+        screenshot)."""
         shot, cfg, recipe = work.shot, self._config, self._recipe
+        step = TASK_STEP if whole_episode else shot.step_index
         return ActionStep(
             episode_id=shot.episode_id,
-            step=shot.step_index,
-            label_id=stable_id(shot.episode_id, shot.step_index, cfg.annotator, recipe.name, recipe.version, index),
-            screenshot_id=shot.screenshot_id,
+            step=step,
+            label_id=stable_id(shot.episode_id, step, cfg.annotator, recipe.name, recipe.version, index),
+            screenshot_id=None if whole_episode else shot.screenshot_id,
             action_type=action_type,
             action_args=json.dumps(args, sort_keys=True, separators=(",", ":")),
             thought=thought,

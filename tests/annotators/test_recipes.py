@@ -6,13 +6,20 @@ import json
 
 import pytest
 
-from annotators.recipes import ACTION_TYPES, RECIPES, AnswerRejected, Frame, get_recipe
+from annotators.recipes import ACTION_TYPES, RECIPES, AnswerRejected, Frame, get_recipe, task_frames
 
 FRAME = Frame(width=1920, height=1080, resized_width=2048, resized_height=1024)
 
 
 def test_registry_has_the_recipes_with_schemas():
-    assert set(RECIPES) == {"holo2-localize", "holo15-localize", "navigate-step", "propose-elements", "explain-step"}
+    assert set(RECIPES) == {
+        "holo2-localize",
+        "holo15-localize",
+        "navigate-step",
+        "propose-elements",
+        "explain-step",
+        "synthesize-task",
+    }
     for recipe in RECIPES.values():
         assert recipe.version
         assert json.loads(recipe.schema_text) == recipe.answer_schema
@@ -145,3 +152,27 @@ def test_explain_step_answers():
         with pytest.raises(AnswerRejected) as err:
             recipe.answer(json.dumps(bad), FRAME)
         assert err.value.reason == "model_output_schema"
+
+
+def test_synthesize_task_sees_first_last_and_evenly_spaced_frames_and_answers_one_task():
+    assert [task_frames(n) for n in (1, 2, 4)] == [[0], [0, 1], [0, 1, 2, 3]]
+    assert task_frames(9) == [0, 3, 5, 8] and task_frames(8) == [0, 2, 5, 7]
+    recipe = get_recipe("synthesize-task")
+    assert recipe.kind == "task" and recipe.max_images == 4
+    prompt = recipe.prompt(actions='1. click the "Pricing" link\n2. click "Buy"')
+    assert '1. click the "Pricing" link\n2. click "Buy"' in prompt and recipe.schema_text in prompt
+    got = recipe.answer(json.dumps({"task": "  Buy  a lamp\n"}), FRAME)
+    assert got.task == "Buy a lamp"
+    for bad, reason in (
+        ({"task": " \n "}, "model_output_schema"),
+        ({"task": ""}, "model_output_schema"),
+        ({"goal": "x"}, "model_output_schema"),
+        ({"task": "x", "extra": 1}, "model_output_schema"),
+        ({"task": "x" * 301}, "model_output_schema"),
+    ):
+        with pytest.raises(AnswerRejected) as err:
+            recipe.answer(json.dumps(bad), FRAME)
+        assert err.value.reason == reason
+    with pytest.raises(AnswerRejected) as err:
+        recipe.answer('{"task": "unfinished', FRAME)
+    assert err.value.reason == "model_output_not_json"

@@ -382,3 +382,35 @@ def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):
     assert total == 6 and forwarded + dropped == 6
     labels = read_shards(str(out), "grounding").to_pylist()
     assert len(labels) == forwarded and {row["recipe"] for row in labels} <= {"holo2-localize"}
+
+
+def test_synthesize_task_labels_each_episode_once(tiny_model, tmp_path, samples_dir):
+    inputs = tmp_path / "in"
+    shutil.copytree(samples_dir / "episodes", inputs / "episodes")
+    for name, action in (("pair", {"action": "click_element", "x": 10, "y": 20}), ("bad", {"event_type": "teleport"})):
+        ep = inputs / "episodes" / name
+        ep.mkdir()
+        (ep / "episode.json").write_text(json.dumps({"episode_id": name}))
+        for i in range(2):
+            (ep / f"s{i}.png").write_bytes(png_bytes(ui_image(320, 240, seed=10 + i + len(name))))
+        steps = [{"step": 0, "screenshot": "s0.png", "action": action}, {"step": 1, "screenshot": "s1.png"}]
+        (ep / "steps.jsonl").write_text("\n".join(json.dumps(s) for s in steps) + "\n")
+    out = tmp_path / "out"
+    args = ("--recipe", "synthesize-task", "--max-new-tokens", "400", "--max-model-len", "2048")
+    manifest = _run(tiny_model, inputs, out, *args)
+
+    actions = read_shards(str(out), "actions").to_pylist()
+    dead = read_shards(str(out), "_dead_letter/infer").to_pylist()
+    assert [d["input_id"] for d in dead if d["reason"] == "bad_recorded_action"] == ["bad#step=0"]
+    answer_dead = [d for d in dead if d["reason"] != "bad_recorded_action"]
+    assert {d["reason"] for d in answer_dead} <= KNOWN_INFER_REASONS
+    assert all(d["input_id"] in ("task002#task", "pair#task") for d in answer_dead)
+    assert len(actions) + len(answer_dead) == 2  # one request per good episode: an answer, or a dead letter
+    assert actions, "no episode got a task: the rows below were not exercised"
+    frames = {"task002": [0, 1, 3, 4], "pair": [0, 1]}  # 5 steps: first, last, evenly spaced between
+    for a in actions:
+        assert (a["step"], a["action_type"], a["screenshot_id"], a["source"]) == (-1, "task", None, "model")
+        args = json.loads(a["action_args"])
+        assert args["task"].strip() and args["frames"] == frames[a["episode_id"]]
+    assert manifest["counts"]["infer"]["forwarded"] == len(actions)
+    assert not read_shards(str(out), "grounding").num_rows

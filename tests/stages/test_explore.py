@@ -104,3 +104,59 @@ def test_explore_and_several_screens_do_not_go_together(tmp_path):
     site, out = make_site(tmp_path), tmp_path / "out"
     with pytest.raises(SystemExit, match="--screens"):
         run(_args(out, site, "--explore", "3", "--screens", "2"))
+
+
+def test_explored_episodes_export_and_load_with_datasets_like_recorded_ones(tmp_path, monkeypatch):
+    """`--explore 3` then `screenmill export --local-dir`: the `steps` and `actions` configs load with `datasets`
+    (local files only), every step in order with its image and its recorded action."""
+    datasets = pytest.importorskip("datasets")
+    pytest.importorskip("huggingface_hub")
+    from pipelines.export import main as export_main
+
+    for var in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
+        monkeypatch.setenv(var, "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
+    site, out, local = make_site(tmp_path), tmp_path / "out", tmp_path / "repo"
+    run(_args(out, site, "--explore", "3"))
+    assert export_main([str(out), "--local-dir", str(local), "--test-fraction", "0.5", "--seed", "s"]) == 0
+    report = json.loads(next((out / "_export").glob("export-*.json")).read_text())
+    assert report["dead_letters"] == []
+
+    def load(config):
+        loaded = datasets.load_dataset(str(local), config, cache_dir=str(tmp_path / "hf_cache"))
+        return [row for split in loaded for row in loaded[split]]
+
+    episodes = _episodes(out)
+    shots = {r["screenshot_id"]: r for r in load("screenshots")}
+    steps, actions = defaultdict(list), defaultdict(list)
+    for row in load("steps"):
+        steps[row["episode_id"]].append(row)
+    for row in load("actions"):
+        actions[row["episode_id"]].append(row)
+    assert set(steps) == set(actions) == set(episodes) and len(episodes) == 2
+    for eid, frames in episodes.items():
+        got = sorted(steps[eid], key=lambda r: r["step_index"])
+        assert [r["step_index"] for r in got] == list(range(4))
+        assert [r["screenshot_id"] for r in got] == [f["screenshot_id"] for f in frames]
+        assert [r["recorded_action"] for r in got] == [f["recorded_action"] for f in frames]
+        for r, f in zip(got, frames, strict=True):  # the step: its page and render; its image: the rendered frame
+            assert (r["page_uri"], r["page_sha256"], r["render"]) == (f["page_uri"], f["page_sha256"], f["render"])
+            assert r["render"]["viewport_width"] == 800 and r["page_uri"].startswith("file://")
+            shot = shots[f["screenshot_id"]]
+            assert hashlib.sha256(shot["image"].tobytes()).digest() == _pixels(f["source_uri"])
+            assert shot["image"].size == (shot["width"], shot["height"]) == (800, 600)
+        acts = sorted(actions[eid], key=lambda a: a["step"])
+        assert [a["step"] for a in acts] == list(range(3))
+        assert [a["screenshot_id"] for a in acts] == [r["screenshot_id"] for r in got[:3]]
+        for a, r in zip(acts, got, strict=False):
+            assert (a["source"], a["annotator"]) == ("recorded", "dom")
+            assert a["action_type"] == json.loads(r["recorded_action"])["action"]
+            assert json.loads(a["action_args"])["instruction"]
+
+
+def _pixels(path: str) -> bytes:
+    from PIL import Image
+
+    with Image.open(path) as im:
+        return hashlib.sha256(im.tobytes()).digest()

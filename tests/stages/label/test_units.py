@@ -76,3 +76,26 @@ def test_repeated_instruction_lines_are_labelled_once_and_each_repeat_is_dead_le
     assert len(work) + len(dead) == len(by_name) + len(by_id)
     orphans = list(join.process(("gone.png", {"shots": [], "instructions": ["a", "a"]})))
     assert sorted(o.value.reason for o in orphans) == ["duplicate_instruction", "instruction_without_image"]
+
+
+def test_a_task_recipe_makes_one_unit_per_episode_with_four_frames_and_the_action_list():
+    explored = [
+        '{"action":"click_element","type":"click","x":10,"y":20,"role":"link","name":"Pricing","noop":false,'
+        '"blocked":false}',
+        '{"action":"write_element_abs","type":"type","x":5,"y":5,"content":"Lyon","role":"textbox","name":"City",'
+        '"noop":true,"blocked":false}',
+        '{"action":"click_element","x":100,"y":50}',  # a recorded action in the generic format: described
+    ] + [None] * 5
+    shots = [_shot(step=i, episode="e", action=a, sha=f"{i}" * 64) for i, a in enumerate(explored)]
+    fn = _EpisodeSteps(VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="synthesize-task"))
+    fn.setup()
+    (unit,) = list(fn.process(("e", list(reversed(shots)))))
+    assert unit.key == "e#task" and unit.shot.step_index == 7
+    assert [s.step_index for s in unit.history] == [0, 2, 5]
+    lines = dict(unit.fields)["actions"].split("\n")
+    assert lines[:2] == ['1. click the "Pricing" link', '2. type "Lyon" into the "City" field (nothing changed)']
+    assert lines[2].startswith("3. click_element at x=") and len(lines) == 3
+
+    bad = [_shot(step=0, episode="b", action="{not json"), _shot(step=1, episode="b")]
+    out = list(fn.process(("b", bad)))
+    assert [o.value.reason for o in out] == ["bad_recorded_action"] and out[0].value.input_id == "b#step=0"
