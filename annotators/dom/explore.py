@@ -61,7 +61,8 @@ ACTION_OF = {
 SKIP_INPUTS = frozenset({"file", "color", "range", "date", "time", "datetime-local", "month", "week", "hidden"})
 TEXT_INPUTS = frozenset({"text", "email", "search", "url", "tel", "number", "password", "textarea"})
 HIGH_ROLES = frozenset({"button", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "link", "combobox"})
-QUIET_S = 0.05  # after two animation frames: time for a click's navigation request to show
+QUIET_S = 0.15  # after two animation frames: time for a click's navigation request to show (a loaded 2-core
+# machine took over 50 ms: a replay then read the frame before the navigation)
 NAV_WAIT_S = 3.0  # a navigation request's commit (a download never commits)
 
 # (keywords, text): the first entry with a keyword in the field's type, name, label or placeholder wins. Keywords of
