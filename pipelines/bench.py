@@ -111,7 +111,9 @@ def _measure(folder: Path, out: Path, extra: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="screenmill bench", description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=("cpu", "vllm"), help="cpu: ingest + tile + write; vllm: see `bench vllm -h`")
+    p.add_argument(
+        "what", choices=("cpu", "vllm", "render"), help="cpu: ingest + tile + write; vllm, render: see `bench X -h`"
+    )
     p.add_argument("--n", type=int, default=200, help="screenshots in the small run (the large one is 10x)")
     p.add_argument("--samples", default=str(Path(__file__).resolve().parents[1] / "samples"))
     p.add_argument("--json", default=None, help="also write the results here")
@@ -120,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         from pipelines.bench_vllm import main as bench_vllm
 
         return bench_vllm(argv[1:])
+    if argv[:1] == ["render"]:
+        from pipelines.bench_render import main as bench_render
+
+        return bench_render(argv[1:])
     args, extra = p.parse_known_args(argv)
     results = {}
     with tempfile.TemporaryDirectory(prefix="screenmill-bench-") as tmp:
@@ -127,22 +133,29 @@ def main(argv: list[str] | None = None) -> int:
             folder = Path(tmp) / f"in_{label}"
             make_inputs(Path(args.samples), folder, n)
             results[label] = _measure(folder, Path(tmp) / f"out_{label}", extra)
-    small, large = results["1x"], results["10x"]
     print(f"{'size':<5} {'shots':>6} {'wall s':>8} {'cpu s':>7} {'shots/s':>8} {'shots/cpu-s':>12} {'peak MiB':>9}")
     for label, r in results.items():
         print(
             f"{label:<5} {r['screenshots']:>6} {r['wall_s']:>8.2f} {r['cpu_s']:>7.2f} {r['per_s']:>8.1f} "
             f"{r['per_cpu_s']:>12.1f} {r['peak_rss_mib']:>9.0f}"
         )
+    scale_ratios(results, "target >= 100 shots per cpu-s", args.json)
+    return 0
+
+
+def scale_ratios(results: dict, target: str, json_path: str | None) -> dict:
+    """The 10x/1x ratios of a two-size benchmark (``results["1x"]``, ``results["10x"]`` with ``per_cpu_s`` and
+    ``peak_rss_mib``): printed in one line with ``target``, and written with the results to ``json_path`` if set."""
+    small, large = results["1x"], results["10x"]
     ratios = {
-        "throughput_10x_over_1x": large["per_cpu_s"] / small["per_cpu_s"],
+        "throughput_10x_over_1x": large["per_cpu_s"] / small["per_cpu_s"] if small["per_cpu_s"] else float("nan"),
         "peak_memory_10x_over_1x": large["peak_rss_mib"] / small["peak_rss_mib"],
         "cores": os.cpu_count(),
     }
     print(
         f"ratio 10x/1x: throughput {ratios['throughput_10x_over_1x']:.2f}, "
-        f"peak memory {ratios['peak_memory_10x_over_1x']:.2f} (flat = 1.0); target >= 100 shots per cpu-s"
+        f"peak memory {ratios['peak_memory_10x_over_1x']:.2f} (flat = 1.0); {target}"
     )
-    if args.json:
-        Path(args.json).write_text(json.dumps({"results": results, "ratios": ratios}, indent=2))
-    return 0
+    if json_path:
+        Path(json_path).write_text(json.dumps({"results": results, "ratios": ratios}, indent=2))
+    return ratios

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+from pipelines.bench import scale_ratios
 
 ROOT = Path(__file__).resolve().parents[1]
 STAMP = '<p style="position:fixed;right:4px;bottom:2px;margin:0;font:11px sans-serif;color:#555">copy {i}</p>'
@@ -128,18 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{label:<5} {r['pages']:>6} {r['screenshots']:>6} {r['dom_labels']:>7} {r['wall_s']:>8.1f} "
             f"{r['cpu_s']:>7.1f} {r['per_s']:>8.2f} {r['per_cpu_s']:>12.2f} {r['peak_rss_mib']:>9.0f}"
         )
-    small, large = results["1x"], results["10x"]
-    ratios = {
-        "throughput_10x_over_1x": large["per_cpu_s"] / small["per_cpu_s"] if small["per_cpu_s"] else None,
-        "peak_memory_10x_over_1x": large["peak_rss_mib"] / small["peak_rss_mib"],
-        "cores": os.cpu_count(),
-    }
-    print(
-        f"ratio 10x/1x: throughput {ratios['throughput_10x_over_1x']:.2f}, peak memory "
-        f"{ratios['peak_memory_10x_over_1x']:.2f} (flat = 1.0); target >= 3 screenshots per cpu-s at 1280x800"
-    )
-    if args.json:
-        Path(args.json).write_text(json.dumps({"results": results, "ratios": ratios}, indent=2))
+    scale_ratios(results, "target >= 3 screenshots per cpu-s at 1280x800", args.json)
     return 0
 
 

@@ -9,7 +9,11 @@ _COMMANDS = {
     "inspect": ("pipelines.inspect", "main", "draw labels over their screenshots (PNG + HTML gallery)"),
     "eval": ("pipelines.evaluate", "main", "score labels against ground truth (point accuracy, recall)"),
     "review": ("pipelines.review", "main", "human review with Label Studio: push | pull | status"),
-    "bench": ("pipelines.bench", "main", "benchmarks: `bench cpu` (ingest+tile+write throughput, memory)"),
+    "bench": (
+        "pipelines.bench",
+        "main",
+        "benchmarks: `bench cpu` (ingest+tile+write), `bench render` (pages), `bench vllm`",
+    ),
     "export": ("pipelines.export", "main", "export the dataset to the Hugging Face Hub (or --local-dir)"),
     "leakage-hashes": (
         "pipelines.leakage",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -145,3 +146,29 @@ def test_bench_vllm_runs_on_a_local_model_dir_without_stand_ins(tmp_path, monkey
     assert set(report["ratios"]) == {"b/a", "b/a'", "b/d"}
     printed = capsys.readouterr().out
     assert "transformers" in printed and "unavailable" not in printed
+
+
+def test_bench_render_pages_are_unique_copies(tmp_path):
+    from pipelines.bench_render import make_pages
+
+    assert make_pages(Path(__file__).resolve().parents[2] / "samples" / "pages", tmp_path, 5) == 5
+    pages = sorted(tmp_path.glob("*.html"))
+    assert len(pages) == 5 and len({p.read_bytes() for p in pages}) == 5
+    assert all("copy " in p.read_text() for p in pages)
+
+
+@pytest.mark.slow
+def test_bench_render_reports_both_sizes_with_the_whole_process_tree(tmp_path, capsys):
+    from tests.annotators.dom.conftest import browser_missing
+
+    if browser_missing():
+        pytest.skip(browser_missing())
+    out = tmp_path / "bench.json"
+    assert bench_main(["render", "--n", "1", "--json", str(out)]) == 0
+    body = json.loads(out.read_text())
+    small, large = body["results"]["1x"], body["results"]["10x"]
+    assert (small["pages"], small["screenshots"], large["screenshots"]) == (1, 1, 10)
+    assert small["dom_labels"] > 10 and large["dom_labels"] > 10 * 10
+    # the browser's processes are counted: a Python job alone does not take 250 MiB
+    assert small["peak_rss_mib"] > 250 and small["cpu_s"] > 0
+    assert "ratio 10x/1x" in capsys.readouterr().out
