@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     split_of = splits_from_manifest(args.manifest, read_shards(args.output, "screenshots").to_pylist())
     keep = {k for k, v in split_of.items() if v == args.split}
     truth = truth_from_dom(r for r in rows if r["screenshot_id"] in keep)
-    ocr = [r for r in rows if r["annotator"] == "ocr" and r["screenshot_id"] in keep]
+    ocr = [r for r in rows if r["annotator"].startswith("ocr") and r["screenshot_id"] in keep]
     after = drop_glyph_rows(ocr)
     kept_ids = {r["label_id"] for r in after}
     removed = [r for r in ocr if r["label_id"] not in kept_ids]
