@@ -31,6 +31,7 @@ import json
 import math
 import os
 import unicodedata
+import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -124,6 +125,12 @@ class ImageScore(_Rates):
     point_in_box: int
     predictions: int
     unmatched: int
+    precise: int = 0
+
+    @property
+    def precision(self) -> float | None:
+        """predictions whose point lies in a truth element of matching text / predictions; None without any."""
+        return self.precise / self.predictions if self.predictions else None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -139,6 +146,8 @@ class EvalReport(_Rates):
         min_ratio: the text similarity threshold used.
         ambiguous: the ambiguous (instruction, screenshot) pairs of the labels scored (:func:`ambiguous_labels`;
             empty unless the caller set it: :func:`evaluate` sees predictions, not instructions).
+        hits: per prediction on a truth image, ``(role, precise)``: the ``element`` of the smallest truth element
+            its point lies in ("" when none) and whether some truth element of matching text contains the point.
     """
 
     images: tuple[ImageScore, ...]
@@ -148,6 +157,7 @@ class EvalReport(_Rates):
     ignored_predictions: int
     min_ratio: float
     ambiguous: tuple[Ambiguity, ...] = ()
+    hits: tuple[tuple[str, bool], ...] = ()
 
     @property
     def truth(self) -> int:
@@ -166,30 +176,69 @@ class EvalReport(_Rates):
         return sum(s.predictions for s in self.images)
 
     @property
+    def precise(self) -> int:
+        return sum(s.precise for s in self.images)
+
+    @property
+    def precision(self) -> float | None:
+        """Share of the predictions on truth images whose point lies in a truth element whose text matches theirs
+        (similarity ≥ ``min_ratio``); None without predictions."""
+        return self.precise / self.predictions if self.predictions else None
+
+    @property
     def ambiguous_labels(self) -> int:
         """Labels in ambiguous (instruction, screenshot) pairs."""
         return sum(len(a.boxes) for a in self.ambiguous)
 
+    def summary(self) -> str:
+        """One line: truth, recall, point accuracy, predictions, precision, ambiguous labels."""
+
+        def pct(v: float | None) -> str:
+            return "-" if v is None else f"{100 * v:.1f}%"
+
+        return (
+            f"truth {self.truth}, recall {pct(self.recall)}, point accuracy {pct(self.point_accuracy)},"
+            f" predictions {self.predictions}, precision {pct(self.precision)}"
+        )
+
     def by_element(self) -> dict[str, dict]:
-        """Per truth ``element`` (the DOM role for truth from DOM labels): truth, found, recall, point accuracy."""
+        """Per truth ``element`` (the DOM role for truth from DOM labels): truth, found, recall, point accuracy, and
+        the predictions whose point lies in an element of that role with the share of them that are precise
+        (predictions in no truth element are the row ``(none)``)."""
         out: dict[str, dict] = {}
+
+        def row(role: str) -> dict:
+            return out.setdefault(role, {"truth": 0, "found": 0, "point_in_box": 0, "predictions": 0, "precise": 0})
+
         for t in (*(m.truth for m in self.matches), *self.missed):
-            out.setdefault(t.element or "-", {"truth": 0, "found": 0, "point_in_box": 0})["truth"] += 1
+            row(t.element or "-")["truth"] += 1
         for m in self.matches:
-            row = out[m.truth.element or "-"]
-            row["found"] += 1
-            row["point_in_box"] += m.point_in_box
-        for row in out.values():
-            row["recall"] = row["found"] / row["truth"]
-            row["point_accuracy"] = row["point_in_box"] / row["found"] if row["found"] else None
+            r = row(m.truth.element or "-")
+            r["found"] += 1
+            r["point_in_box"] += m.point_in_box
+        for role, precise in self.hits:
+            r = row(role or "(none)")
+            r["predictions"] += 1
+            r["precise"] += precise
+        for r in out.values():
+            r["recall"] = r["found"] / r["truth"] if r["truth"] else None
+            r["point_accuracy"] = r["point_in_box"] / r["found"] if r["found"] else None
+            r["precision"] = r["precise"] / r["predictions"] if r["predictions"] else None
         return dict(sorted(out.items(), key=lambda kv: (-kv[1]["truth"], kv[0])))
 
     def format_by_element(self) -> str:
         """A plain-text table of :meth:`by_element`."""
-        lines = [f"{'role':<16} {'truth':>6} {'found':>6} {'recall':>7} {'point acc':>9}"]
+
+        def pct(v: float | None) -> str:
+            return "-" if v is None else f"{100 * v:.1f}%"
+
+        head = f"{'role':<16} {'truth':>6} {'found':>6} {'recall':>7} {'point acc':>9} {'preds':>6} {'precision':>9}"
+        lines = [head]
         for role, r in self.by_element().items():
-            acc = "-" if r["point_accuracy"] is None else f"{100 * r['point_accuracy']:.1f}%"
-            lines.append(f"{role:<16} {r['truth']:>6} {r['found']:>6} {100 * r['recall']:>6.1f}% {acc:>9}")
+            lines.append(
+                f"{role:<16} {r['truth']:>6} {r['found']:>6} {pct(r['recall']):>7} {pct(r['point_accuracy']):>9}"
+                f" {r['predictions']:>6} {pct(r['precision']):>9}"
+            )
         return "\n".join(lines)
 
     def to_dict(self, details: bool = False) -> dict:
@@ -201,6 +250,8 @@ class EvalReport(_Rates):
             "point_in_box": self.point_in_box,
             "point_accuracy": self.point_accuracy,
             "predictions": self.predictions,
+            "precise": self.precise,
+            "precision": self.precision,
             "unmatched_predictions": len(self.unmatched),
             "ignored_predictions": self.ignored_predictions,
             "min_ratio": self.min_ratio,
@@ -216,6 +267,7 @@ class EvalReport(_Rates):
                     "point_in_box": s.point_in_box,
                     "point_accuracy": s.point_accuracy,
                     "predictions": s.predictions,
+                    "precision": s.precision,
                     "unmatched_predictions": s.unmatched,
                 }
                 for s in self.images
@@ -246,15 +298,15 @@ class EvalReport(_Rates):
         def pct(v: float | None) -> str:
             return "-" if v is None else f"{100 * v:.1f}%"
 
-        rows = [("image", "truth", "found", "recall", "in box", "point acc", "preds", "unmatched")]
+        rows = [("image", "truth", "found", "recall", "in box", "point acc", "preds", "unmatched", "precision")]
         for s in self.images:
             rows.append(
                 (s.image, str(s.truth), str(s.found), pct(s.recall), str(s.point_in_box), pct(s.point_accuracy),
-                 str(s.predictions), str(s.unmatched))
+                 str(s.predictions), str(s.unmatched), pct(s.precision))
             )  # fmt: skip
         rows.append(
             ("TOTAL", str(self.truth), str(self.found), pct(self.recall), str(self.point_in_box),
-             pct(self.point_accuracy), str(self.predictions), str(len(self.unmatched)))
+             pct(self.point_accuracy), str(self.predictions), str(len(self.unmatched)), pct(self.precision))
         )  # fmt: skip
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines = []
@@ -373,6 +425,10 @@ def point_in_box(point: tuple[float, float], box: tuple[float, float, float, flo
     return box[0] <= x <= box[2] and box[1] <= y <= box[3]
 
 
+def _area(box: tuple[float, float, float, float]) -> float:
+    return max(box[2] - box[0], 0.0) * max(box[3] - box[1], 0.0)
+
+
 def _box_distance(point: tuple[float, float], box: tuple[float, float, float, float]) -> tuple[float, float]:
     x, y = point
     dx = max(box[0] - x, 0.0, x - box[2])
@@ -417,7 +473,7 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
         else:
             preds_by_image[key].append(p)
 
-    scores, matches, missed, unmatched = [], [], [], []
+    scores, matches, missed, unmatched, hits = [], [], [], [], []
     for image, recs in by_image.items():
         preds = preds_by_image[image]
         norm_t = [normalize_text(t.text) for t in recs]
@@ -453,6 +509,14 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
             inside_here += inside
         missed.extend(t for i, t in enumerate(recs) if i not in used_t)
         unmatched.extend(p for j, p in enumerate(preds) if j not in used_p)
+        text_ok = {(i, j) for _s, _db, _dc, i, j in pairs}
+        precise_here = 0
+        for j, p in enumerate(preds):
+            inside = [i for i, t in enumerate(recs) if point_in_box(p.point, t.box)]
+            precise = any((i, j) in text_ok for i in inside)
+            smallest = min(inside, key=lambda i: _area(recs[i].box), default=None)
+            hits.append(("" if smallest is None else recs[smallest].element or "-", precise))
+            precise_here += precise
         scores.append(
             ImageScore(
                 image=image,
@@ -461,6 +525,7 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
                 point_in_box=inside_here,
                 predictions=len(preds),
                 unmatched=len(preds) - len(used_p),
+                precise=precise_here,
             )
         )
     return EvalReport(
@@ -470,6 +535,7 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
         unmatched=tuple(unmatched),
         ignored_predictions=ignored,
         min_ratio=min_ratio,
+        hits=tuple(hits),
     )
 
 
@@ -566,5 +632,66 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
         kind = "text" if "dom-text" in by_recipe or "dom-field" in by_recipe else "icon"
         out.append(
             TruthRecord(sid, text, (x0, y0, x1, y1), element=first.get("role") or "", data_type=kind, sha256=sid)
+        )
+    return out
+
+
+def splits_from_manifest(manifest: str | os.PathLike, screenshots: Iterable[dict]) -> dict[str, str]:
+    """``screenshot_id`` → split (``dev`` / ``test``) of the rendered screenshots whose page the manifest lists.
+
+    The manifest is the JSONL that ``infra/truthset/collect.py`` writes (``path`` relative to the manifest's folder,
+    ``split``); a screenshot's page is its ``page_uri`` (a ``file://`` URL of the rendered page). Pages are matched by
+    resolved path, or else by the manifest path being the tail of the URL's path (the folder was moved).
+
+    Args:
+        manifest: the ``pages.jsonl`` file.
+        screenshots: ``screenshots`` rows (``screenshot_id``, ``page_uri``); rows without a page are skipped.
+
+    Returns:
+        The split of every screenshot of a listed page.
+
+    Raises:
+        OSError: the manifest cannot be read. ValueError / KeyError: a line is not a record with path and split.
+    """
+    base = Path(manifest).resolve().parent
+    by_path: dict[str, str] = {}
+    with open(manifest, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                rec = json.loads(line)
+                by_path[rec["path"].lstrip("/")] = rec["split"]
+    resolved = {str((base / p).resolve()): split for p, split in by_path.items()}
+    out = {}
+    for s in screenshots:
+        uri = s.get("page_uri")
+        if not uri or not uri.startswith("file://"):
+            continue
+        path = urllib.parse.unquote(urllib.parse.urlsplit(uri).path)
+        split = resolved.get(str(Path(path).resolve()))
+        if split is None:
+            split = next((v for p, v in by_path.items() if path.endswith("/" + p)), None)
+        if split is not None:
+            out[s["screenshot_id"]] = split
+    return out
+
+
+def evaluate_by_split(
+    truth: Iterable[TruthRecord], predictions: Iterable[Prediction], split_of: dict[str, str], min_ratio: float = 0.8
+) -> dict[str, EvalReport]:
+    """:func:`evaluate` on each split's screenshots alone (truth records and predictions keyed by screenshot id).
+
+    Args:
+        truth / predictions / min_ratio: as for :func:`evaluate`.
+        split_of: image key → split (:func:`splits_from_manifest`); images in none are left out.
+
+    Returns:
+        Split name → its report, splits sorted by name.
+    """
+    truth, predictions = list(truth), list(predictions)
+    out = {}
+    for split in sorted(set(split_of.values())):
+        keep = {k for k, v in split_of.items() if v == split}
+        out[split] = evaluate(
+            [t for t in truth if t.image in keep], [p for p in predictions if p.image in keep], min_ratio=min_ratio
         )
     return out

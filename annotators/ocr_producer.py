@@ -6,6 +6,12 @@ bottom, then left to right; boxes whose vertical centres fall in one another's l
 producer words positions without its role noun (OCR has none): ``click the second "Edit"``. A text repeated more
 often than there are ordinals (:data:`annotators.dom.labels.ORDINALS`, ten) gets no label, and an instruction that
 would still name two elements (a literal text equal to a positional phrase) is given to none of them.
+
+No glyph noise: an element that is an icon read as text gives no label (:func:`is_glyph_noise`): a text with no
+letter or digit ("≡", "»", "+"), or a lone glyph (at most two characters, one letter, not a number: "Q", "b", "三",
+"X.") read with confidence below :attr:`OcrProducer.glyph_min_confidence`, in a square box (an icon's cell; a
+letter of running text is narrower than it is tall) or beside another lone glyph on its line (a toolbar: "B" "I"
+"U").
 """
 
 from __future__ import annotations
@@ -20,8 +26,13 @@ from annotators.producer import LabelProducer
 from schemas.labels import LabelBuilder, LabelProvenance
 from schemas.records import GroundingLabel, Screenshot
 
-#: The OCR recipe's version: 2 = repeated text is named by position (1 named every repeat bare, ambiguously).
-RECIPE_VERSION = "2"
+#: The OCR recipe's version: 2 = repeated text is named by position (1 named every repeat bare, ambiguously);
+#: 3 = glyph icons read as text give no label (:func:`is_glyph_noise`).
+RECIPE_VERSION = "3"
+#: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
+GLYPH_SQUARE_ASPECT = (0.8, 1.25)
+#: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.
+GLYPH_TOOLBAR_GAP = 6.0
 _QUOTES = "\"'“‘«「"
 
 
@@ -37,6 +48,8 @@ class OcrProducer(LabelProducer):
             text's instruction is derived from it by :func:`positional_template`.
         recipe / recipe_version: recorded on each label.
         min_element_chars: elements with less visible text are skipped.
+        drop_glyphs: skip elements that are icons read as text (:func:`is_glyph_noise`).
+        glyph_min_confidence: a lone glyph read with less confidence than this is an icon.
         max_batch_size: upper bound of a batch of screenshots handed to one DoFn call.
     """
 
@@ -47,6 +60,8 @@ class OcrProducer(LabelProducer):
     recipe: str = "ocr-text-click"
     recipe_version: str = RECIPE_VERSION
     min_element_chars: int = 1
+    drop_glyphs: bool = True
+    glyph_min_confidence: float = 0.9
     max_batch_size: int = 8
 
     stage = "annotate"
@@ -98,6 +113,66 @@ def positional_template(template: str) -> str:
     return template[:at] + "the {ordinal} " + template[at:]
 
 
+def is_lone_glyph(text: str) -> bool:
+    """At most two characters other than whitespace, exactly one of them a letter, none a digit ("Q", "三", "X.")."""
+    chars = "".join(text.split())
+    return len(chars) <= 2 and sum(c.isalpha() for c in chars) == 1 and not any(c.isdigit() for c in chars)
+
+
+def is_glyph_noise(
+    text: str, box: Sequence[float], confidence: float, min_confidence: float = 0.9, in_toolbar: bool = False
+) -> bool:
+    """Whether an OCR element is an icon read as text rather than text a person would name.
+
+    Args:
+        text: the recognised text.
+        box: its ``(x0, y0, x1, y1)``.
+        confidence: the recognition confidence in ``[0, 1]``.
+        min_confidence: a lone glyph read with less confidence is an icon.
+        in_toolbar: another lone glyph sits beside it on its line (:func:`glyph_noise`).
+
+    Returns:
+        True for a text without a letter or digit, and for a lone glyph (:func:`is_lone_glyph`) read with
+        confidence below ``min_confidence``, in a square box (width / height within :data:`GLYPH_SQUARE_ASPECT`)
+        or in a toolbar. Numbers ("1", "42") and words of two letters or more ("OK", "Go") are never glyph noise.
+    """
+    if not any(c.isalnum() for c in text):
+        return True
+    if not is_lone_glyph(text):
+        return False
+    w, h = box[2] - box[0], box[3] - box[1]
+    square = h > 0 and GLYPH_SQUARE_ASPECT[0] <= w / h <= GLYPH_SQUARE_ASPECT[1]
+    return confidence < min_confidence or square or in_toolbar
+
+
+def glyph_noise(
+    texts: Sequence[str], boxes: Sequence[Sequence[float]], confidences: Sequence[float], min_confidence: float = 0.9
+) -> set[int]:
+    """Indices of the elements that are glyph noise (:func:`is_glyph_noise`).
+
+    A lone glyph is *in a toolbar* when another lone glyph lies on its line (its vertical centre within the other's
+    vertical extent) less than :data:`GLYPH_TOOLBAR_GAP` line heights away horizontally: a row of one-letter
+    elements is a row of icons ("B", "I", "U"), a one-letter word of running text is not read as its own element.
+    """
+    lone = [i for i, t in enumerate(texts) if is_lone_glyph(t)]
+    toolbar = set()
+    for i in lone:
+        a = boxes[i]
+        for j in lone:
+            b = boxes[j]
+            if i == j or not b[1] <= (a[1] + a[3]) / 2 <= b[3]:
+                continue
+            gap = max(b[0] - a[2], a[0] - b[2], 0.0)
+            if gap < GLYPH_TOOLBAR_GAP * max(a[3] - a[1], b[3] - b[1]):
+                toolbar.add(i)
+                break
+    return {
+        i
+        for i, (t, b, c) in enumerate(zip(texts, boxes, confidences, strict=True))
+        if is_glyph_noise(t, b, c, min_confidence, in_toolbar=i in toolbar)
+    }
+
+
 def reading_order(boxes: Sequence[Sequence[float]]) -> list[int]:
     """Indices of ``boxes`` (x0, y0, x1, y1) top to bottom, then left to right.
 
@@ -146,11 +221,12 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
         shot: the screenshot (its id and size are stamped on every label).
         elements: :class:`annotators.ocr.TextElement` s in the screenshot's pixels.
         annotator: the annotator (its ``NAME`` / ``VERSION`` are the provenance).
-        config: the producer (recipe, templates, ``min_element_chars``, provenance).
+        config: the producer (recipe, templates, ``min_element_chars``, the glyph rule, provenance).
 
     Returns:
         The labels, top to bottom then left to right (by rounded box corner, then text); elements with too little
-        text, no area inside the image, or a text repeated more than ten times give none.
+        text, glyph icons (:func:`is_glyph_noise`, unless ``config.drop_glyphs`` is off), no area inside the image,
+        or a text repeated more than ten times give none.
     """
     w, h = shot.width, shot.height
     ordered = sorted(elements, key=lambda e: (round(e.box[1]), round(e.box[0]), e.text))
@@ -167,6 +243,10 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
         if x1 <= x0 or y1 <= y0:
             continue
         kept.append((el, text, (x0, y0, x1, y1)))
+    if config.drop_glyphs:
+        noise = glyph_noise([t for _, t, _ in kept], [b for _, _, b in kept], [e.confidence for e, _, _ in kept],
+                            config.glyph_min_confidence)  # fmt: skip
+        kept = [k for i, k in enumerate(kept) if i not in noise]
     instructions = _instructions([t for _, t, _ in kept], [b for _, _, b in kept], config.instruction_template)
     labels = []
     for (el, text, box), instruction in zip(kept, instructions, strict=True):

@@ -1,10 +1,12 @@
 """``screenmill eval``: score a run's grounding labels against ScreenSpot-style ground truth.
 
 Usage: ``screenmill eval --truth TRUTH.jsonl | --truth-from-dom OUT [--dt YYYY-MM-DD] [--run RUN_ID]
-[--annotator NAME] [--min-recall R] [--min-point-accuracy A] [--max-ambiguous N]``.
+[--annotator NAME] [--split-manifest PAGES.jsonl] [--min-recall R] [--min-point-accuracy A] [--max-ambiguous N]``.
 
 ``--truth-from-dom`` takes the truth from the run's own DOM labels (rendered pages): the other annotators' labels of
-the same screenshots (OCR, VLM) are scored against them, with a table by role.
+the same screenshots (OCR, VLM) are scored against them, with a table by role. ``--split-manifest`` (the
+``pages.jsonl`` of ``infra/truthset/collect.py``) adds a summary and a table by role for each split (dev / test) of
+the rendered pages.
 
 Reads ``OUT/grounding`` shards, matches labels to truth records by image content (SHA-256), prints a per-image
 table with the count of ambiguous labels (an instruction naming disjoint boxes on one screenshot, among the labels
@@ -21,7 +23,15 @@ import json
 
 from apache_beam.io.filesystems import FileSystems
 
-from annotators.evaluate import ambiguous_labels, evaluate, load_truth, predictions_from_labels, truth_from_dom
+from annotators.evaluate import (
+    ambiguous_labels,
+    evaluate,
+    evaluate_by_split,
+    load_truth,
+    predictions_from_labels,
+    splits_from_manifest,
+    truth_from_dom,
+)
 from schemas.tables import read_shards, report_path
 
 
@@ -36,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", default=None, help="only labels of this run id")
     p.add_argument("--annotator", default=None, help="only labels of this annotator")
     p.add_argument("--min-ratio", type=float, default=0.8, help="text similarity that counts as a match")
+    p.add_argument("--split-manifest", default=None, help="pages.jsonl (path, split): also score each split alone")
     p.add_argument("--min-recall", type=float, default=None, help="exit 1 when recall is below this (0..1)")
     p.add_argument("--min-point-accuracy", type=float, default=None, help="exit 1 when point accuracy is below")
     p.add_argument("--max-ambiguous", type=int, default=None, help="exit 1 when more labels are ambiguous")
@@ -66,10 +77,20 @@ def main(argv: list[str] | None = None) -> int:
     print(report.format_table())
     if args.truth_from_dom:
         print(report.format_by_element())
+    splits = {}
+    if args.split_manifest:
+        shots = read_shards(args.output, "screenshots", args.dt).to_pylist()
+        split_of = splits_from_manifest(args.split_manifest, shots)
+        splits = evaluate_by_split(truth, predictions_from_labels(rows), split_of, min_ratio=args.min_ratio)
+        for name, rep in splits.items():
+            n = len({k for k, v in split_of.items() if v == name})
+            print(f"\nsplit {name}: {n} screenshots, {rep.summary()}")
+            print(rep.format_by_element())
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     path = report_path(args.output, "evaluate", f"eval-{args.run or 'all'}-{stamp}.json")
     body = {"truth": args.truth or "dom", "labels": len(rows), "run": args.run, "annotator": args.annotator}
     body.update(report.to_dict(details=True))
+    body["splits"] = {name: rep.to_dict() for name, rep in splits.items()}
     with FileSystems.create(path) as f:
         f.write(json.dumps(body, indent=2).encode("utf-8"))
     print(f"report: {path}")

@@ -25,6 +25,7 @@ class AnnotateConfig:
         limits: image limits used when the pixels are decoded.
         max_batch_size: upper bound of a batch handed to the annotator.
         min_element_chars: elements with less visible text than this are skipped (counted, not labelled).
+        drop_glyphs / glyph_min_confidence: the glyph-noise rule (:func:`annotators.ocr_producer.is_glyph_noise`).
     """
 
     run_id: str
@@ -37,6 +38,8 @@ class AnnotateConfig:
     limits: ImageLimits = ImageLimits()
     max_batch_size: int = 8
     min_element_chars: int = 1
+    drop_glyphs: bool = True
+    glyph_min_confidence: float = 0.9
 
     def __post_init__(self):
         if not self.run_id or not self.config_hash:
@@ -58,5 +61,7 @@ class AnnotateConfig:
             recipe=self.recipe,
             recipe_version=self.recipe_version,
             min_element_chars=self.min_element_chars,
+            drop_glyphs=self.drop_glyphs,
+            glyph_min_confidence=self.glyph_min_confidence,
             max_batch_size=self.max_batch_size,
         )

@@ -14,9 +14,11 @@ from annotators.evaluate import (
     TruthRecord,
     ambiguous_labels,
     evaluate,
+    evaluate_by_split,
     load_truth,
     normalize_text,
     point_in_box,
+    splits_from_manifest,
     text_similarity,
 )
 
@@ -201,3 +203,51 @@ def test_ambiguous_labels_are_disjoint_boxes_under_one_instruction():
     d = rep.to_dict(details=True)
     assert (d["ambiguous_labels"], d["ambiguous_pairs"]) == (5, 2)
     assert d["ambiguous"][1]["instruction"] == 'click "Next"'
+
+
+# ---------------------------------------------------------------------- precision and splits
+def test_precision_counts_points_in_a_truth_element_of_matching_text():
+    truth = [
+        TruthRecord("a.png", "Sign in", (0, 0, 100, 40), element="button"),
+        TruthRecord("a.png", "Help", (200, 0, 260, 40), element="link"),
+    ]
+    preds = [
+        P("Sign in", (50, 20)),  # precise
+        P("Sign", (60, 20)),  # in the button, text does not match: not precise
+        P("Help", (500, 500)),  # matches Help by text, point outside: not precise
+        P("Q", (230, 20)),  # a glyph read on the link: not precise
+    ]
+    rep = evaluate(truth, preds)
+    assert (rep.predictions, rep.precise, rep.precision) == (4, 1, 0.25)
+    roles = rep.by_element()
+    assert (roles["button"]["predictions"], roles["button"]["precise"]) == (2, 1)
+    assert (roles["link"]["predictions"], roles["link"]["precision"]) == (1, 0.0)
+    assert roles["(none)"]["predictions"] == 1 and roles["(none)"]["truth"] == 0
+    assert "precision" in rep.format_by_element() and "25.0%" in rep.format_table()
+    assert rep.to_dict()["precision"] == 0.25
+
+
+def test_evaluate_by_split_scores_each_split_alone(tmp_path):
+    truth = [T("Save", (0, 0, 50, 20), image="s1"), T("Open", (0, 0, 50, 20), image="s2")]
+    preds = [P("Save", (10, 10), image="s1"), P("Opn", (300, 300), image="s2"), P("x", (1, 1), image="s2")]
+    pages = tmp_path / "set"
+    (pages / "siteA").mkdir(parents=True)
+    (pages / "pages.jsonl").write_text(
+        json.dumps({"path": "siteA/a.html", "site": "siteA", "split": "dev"})
+        + "\n"
+        + json.dumps({"path": "siteB/b.html", "site": "siteB", "split": "test"})
+        + "\n"
+    )
+    shots = [
+        {"screenshot_id": "s1", "page_uri": f"file://{pages}/siteA/a.html"},
+        {"screenshot_id": "s2", "page_uri": "file:///elsewhere/moved/siteB/b.html"},  # matched by tail
+        {"screenshot_id": "s3", "page_uri": None},
+        {"screenshot_id": "s4", "page_uri": "file:///x/siteC/c.html"},
+    ]
+    split_of = splits_from_manifest(pages / "pages.jsonl", shots)
+    assert split_of == {"s1": "dev", "s2": "test"}
+    reps = evaluate_by_split(truth, preds, split_of)
+    assert list(reps) == ["dev", "test"]
+    assert (reps["dev"].recall, reps["dev"].precision) == (1.0, 1.0)
+    assert (reps["test"].recall, reps["test"].point_accuracy, reps["test"].precision) == (1.0, 0.0, 0.0)
+    assert reps["test"].predictions == 2 and reps["dev"].ignored_predictions == 0

@@ -11,7 +11,15 @@ from PIL import Image, ImageDraw, ImageFont
 
 from annotators.evaluate import ambiguous_labels
 from annotators.ocr import OcrAnnotator, TextElement
-from annotators.ocr_producer import RECIPE_VERSION, OcrProducer, elements_to_labels, positional_template, reading_order
+from annotators.ocr_producer import (
+    RECIPE_VERSION,
+    OcrProducer,
+    elements_to_labels,
+    glyph_noise,
+    is_glyph_noise,
+    positional_template,
+    reading_order,
+)
 from schemas.keys import config_hash
 from schemas.records import Screenshot
 from stages.label.ocr import AnnotateConfig
@@ -77,7 +85,7 @@ def test_reading_order_groups_a_jittered_row():
 
 
 def test_the_recipe_version_is_in_the_config_hash():
-    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "2"
+    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "3"
     cfg = AnnotateConfig(run_id="r", config_hash="h")
     assert cfg.producer().recipe_version == RECIPE_VERSION
     assert config_hash(cfg) != config_hash(dataclasses.replace(cfg, recipe_version="1"))
@@ -106,3 +114,58 @@ def test_a_drawn_screenshot_with_three_edits_through_the_real_ocr():
     ]
     assert ambiguous_labels([lb.to_row() for lb in labels]) == []
     assert len({lb.instruction.casefold() for lb in labels}) == len(labels)
+
+
+def test_glyph_noise_is_symbols_and_lone_low_confidence_or_square_glyphs():
+    tall = (0, 0, 10, 20)  # a letter of running text: narrower than tall
+    square = (0, 0, 20, 20)  # an icon's cell
+    assert is_glyph_noise("≡", tall, 0.99) and is_glyph_noise("» ·", (0, 0, 40, 20), 0.99)
+    assert is_glyph_noise("Q", tall, 0.8) and is_glyph_noise("三", tall, 0.7) and is_glyph_noise("X.", tall, 0.85)
+    assert is_glyph_noise("b", square, 0.99)
+    assert not is_glyph_noise("b", tall, 0.95)  # a confident lone letter in a text-like box stays
+    assert is_glyph_noise("b", tall, 0.95, in_toolbar=True)
+    for word in ("OK", "Go", "1", "42", "Q1", "Sign up", "x2"):
+        assert not is_glyph_noise(word, square, 0.5, in_toolbar=True), word
+
+
+def test_lone_glyphs_side_by_side_are_a_toolbar_a_single_one_far_from_others_is_not():
+    texts = ["B", "I", "U", "a", "Save", "Z"]
+    boxes = [(0, 0, 10, 20), (40, 0, 50, 20), (80, 0, 90, 20), (600, 0, 610, 20), (100, 0, 160, 20), (0, 300, 10, 320)]
+    assert glyph_noise(texts, boxes, [0.99] * 6) == {0, 1, 2}
+
+
+def test_a_toolbar_of_glyph_icons_next_to_words_labels_only_the_words():
+    row = [("Q", 10, 0.82), ("b", 40, 0.76), ("A", 70, 0.71), ("三", 100, 0.68), ("≡", 130, 0.95)]
+    icons = [TextElement(t, (x, 10, x + 20, 30), (x + 10, 20), c) for t, x, c in row]
+    words = [
+        TextElement(t, (x, 10, x + 80, 30), (x + 40, 20), c) for t, x, c in [("Save", 200, 0.97), ("OK", 300, 0.9)]
+    ]
+    labels = _labels([*icons, *words])
+    assert [lb.element_text for lb in labels] == ["Save", "OK"]
+    kept = _labels([*icons, *words], drop_glyphs=False)
+    assert len(kept) == 7  # the rule, not something else, removes them
+
+
+def test_a_drawn_toolbar_of_glyph_icons_through_the_real_ocr():
+    pytest.importorskip("rapidocr_onnxruntime")
+    try:
+        font = ImageFont.load_default(size=22)
+        small = ImageFont.load_default(size=16)
+    except (TypeError, OSError):  # pragma: no cover - old Pillow
+        pytest.skip("needs Pillow >= 10.1 with FreeType for a scalable default font")
+    im = Image.new("RGB", (800, 600), (243, 243, 243))
+    d = ImageDraw.Draw(im)
+    for i, glyph in enumerate(["B", "I", "U", "A", "X", "Q"]):  # glyph icons in square toolbar buttons
+        x = 20 + i * 44
+        d.rounded_rectangle((x, 20, x + 36, 56), radius=4, fill=(225, 225, 230), outline=(200, 200, 205))
+        d.text((x + 18, 38), glyph, font=small, fill=(60, 60, 60), anchor="mm")
+    for i, word in enumerate(["Paste", "Format", "Insert table"]):
+        d.text((340 + i * 130, 28), word, font=font, fill=(30, 30, 30))
+    d.text((40, 200), "Quarterly report draft", font=font, fill=(30, 30, 30))
+    producer = OcrProducer(run_id="r", config_hash="h")
+    model = producer.load()
+    elements = model.annotate(np.asarray(im))
+    labels = elements_to_labels(_shot(), elements, model, producer)
+    texts = {lb.element_text for lb in labels}
+    assert {"Paste", "Format", "Insert table", "Quarterly report draft"} <= texts
+    assert not [t for t in texts if len("".join(t.split())) <= 2], texts  # no glyph became a label

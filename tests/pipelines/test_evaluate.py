@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import shutil
@@ -79,3 +80,61 @@ def test_eval_reports_ambiguous_labels_and_gates_on_them(tmp_path, capsys):
     assert report["ambiguous"][0]["boxes"] == [[0.0, 0.0, 20.0, 10.0], [30.0, 0.0, 50.0, 10.0]]
     assert eval_main([str(tmp_path / "out"), "--truth", str(truth), "--max-ambiguous", "0"]) == 1
     assert "ambiguous labels 2 > 0" in capsys.readouterr().out
+
+
+def test_eval_scores_each_split_of_a_page_manifest(tmp_path, capsys):
+    from schemas.records import Screenshot
+
+    pages = tmp_path / "set"
+    pages.mkdir()
+    (pages / "pages.jsonl").write_text(
+        json.dumps({"path": "a/p.html", "site": "a", "split": "dev"})
+        + "\n"
+        + json.dumps({"path": "b/q.html", "site": "b", "split": "test"})
+        + "\n"
+    )
+    dev, test = "d" * 64, "e" * 64
+
+    def dom(sid, n, text, box):
+        return label_row(sid, n, box=box, instruction=f'click "{text}"', element_text=text, annotator="dom",
+                         recipe="dom-text", role="button")  # fmt: skip
+
+    def ocr(sid, n, text, box):
+        return label_row(sid, 10 + n, box=box, instruction=f'click "{text}"', element_text=text, role="text")
+
+    rows = [
+        dom(dev, 1, "Save", (0.0, 0.0, 30.0, 10.0)),
+        dom(dev, 2, "Open", (0.0, 20.0, 30.0, 30.0)),
+        dom(test, 1, "Cancel", (0.0, 0.0, 30.0, 10.0)),
+        ocr(dev, 1, "Save", (0.0, 0.0, 30.0, 10.0)),
+        ocr(dev, 2, "Q", (40.0, 0.0, 48.0, 8.0)),  # a glyph: in no truth element
+        ocr(test, 1, "Cancel", (0.0, 0.0, 30.0, 10.0)),
+    ]
+    out = tmp_path / "out"
+    folder = out / "grounding" / "dt=2026-11-22"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=GroundingLabel.SCHEMA), folder / "part-00000-of-00001.parquet")
+    base = {f.name: None for f in Screenshot.SCHEMA}
+    base.update(source_uri="x", width=64, height=48, format="png", source_mode="RGB", exif_orientation=1, byte_size=1)
+    base.update(ingest_time=datetime.datetime(2026, 11, 22, tzinfo=datetime.UTC), run_id="r", schema_version=1)
+    shots = [
+        {**base, "screenshot_id": dev, "page_uri": f"file://{pages}/a/p.html"},
+        {**base, "screenshot_id": test, "page_uri": f"file://{pages}/b/q.html"},
+    ]
+    folder = out / "screenshots" / "dt=2026-11-22"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(shots, schema=Screenshot.SCHEMA), folder / "part-00000-of-00001.parquet")
+    assert eval_main([str(out), "--truth-from-dom", "--split-manifest", str(pages / "pages.jsonl")]) == 0
+    printed = capsys.readouterr().out
+    assert (
+        "split dev: 1 screenshots, truth 2, recall 50.0%, point accuracy 100.0%, predictions 2, precision 50.0%"
+        in (printed)
+    )
+    assert (
+        "split test: 1 screenshots, truth 1, recall 100.0%, point accuracy 100.0%, predictions 1, precision 100.0%"
+        in (printed)
+    )
+    (path,) = (out / "_eval").glob("eval-all-*.json")
+    report = json.loads(path.read_text())
+    assert report["splits"]["dev"]["by_element"]["(none)"]["predictions"] == 1
+    assert report["precision"] == pytest.approx(2 / 3)

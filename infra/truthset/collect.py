@@ -1,0 +1,178 @@
+"""Collect a truth set of real HTML pages already on this machine into one folder, with a manifest.
+
+Nothing is downloaded: the pages are HTML documentation shipped by Debian packages (``/usr/share/doc/<pkg>``), HTML
+shipped inside Python packages of the project's virtualenv, and the project's own pages (``samples/pages``,
+``infra/truthset/pages``). Each *site* (one package's documentation, one app's templates) is copied to
+``OUT/<site>/`` with the assets its pages load (style sheets, scripts, images; no other HTML, so only the chosen
+pages render), and ``OUT/pages.jsonl`` gets one record per page::
+
+    {"path": "nodejs-api/api/index.html", "site": "nodejs-api", "source": "deb:nodejs", "licence": "MIT",
+     "split": "test"}
+
+``split`` is ``dev`` (may be tuned on) or ``test`` (only scored), assigned per *site* by a stable hash
+(:func:`split_of`), so a site never straddles the splits. Sites the OCR rules were already tuned on
+(:data:`TUNED_SITES`) are pinned to ``dev``. Render and score::
+
+    .venv/bin/python infra/truthset/collect.py /tmp/truthset
+    screenmill run --pages /tmp/truthset --viewports 1280x800,1920x1080,390x844@3m --annotator ocr --output OUT
+    screenmill eval OUT --truth-from-dom --split-manifest /tmp/truthset/pages.jsonl
+
+A page listed below that is missing on this machine is skipped with a note (the manifest says what was found).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE_PACKAGES = Path(sysconfig.get_paths()["purelib"])
+ASSET_SUFFIXES = {".css", ".js", ".png", ".gif", ".jpg", ".jpeg", ".svg", ".ico", ".woff", ".woff2", ".ttf"}
+MAX_ASSET_BYTES = 2_000_000
+#: The salt of the split hash: changing it reshuffles every site, so it is fixed once.
+SPLIT_SALT = "screenmill-truthset-v1"
+#: Sites whose pages the OCR rules were tuned on: never test.
+TUNED_SITES = frozenset({"screenmill-truthset", "screenmill-samples"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Site:
+    """One source of pages: ``root`` folder, the ``pages`` (paths relative to it) to take, provenance."""
+
+    name: str
+    root: Path
+    pages: tuple[str, ...]
+    source: str
+    licence: str
+
+
+DOC = Path("/usr/share/doc")
+SITES = (
+    Site(
+        "nodejs-api",
+        DOC / "nodejs",
+        tuple(
+            f"api/{p}.html"
+            for p in ("index", "documentation", "synopsis", "policy", "corepack", "embedding", "punycode", "intl")
+        ),
+        "deb:nodejs",
+        "MIT",
+    ),
+    Site(
+        "valgrind-manual",
+        DOC / "valgrind/html",
+        ("index.html", "QuickStart.html", "FAQ.html", "manual.html", "licenses.html", "dist.html"),
+        "deb:valgrind",
+        "GPL-2.0+",
+    ),
+    Site(
+        "libxslt-docs",
+        DOC / "libxslt1-dev/html",
+        ("index.html", "intro.html", "help.html", "xsltproc.html", "python.html", "internals.html", "news.html"),
+        "deb:libxslt1-dev",
+        "MIT",
+    ),
+    Site(
+        "libffi-manual",
+        DOC / "libffi-dev/html",
+        ("Index.html", "Introduction.html", "Complex.html", "Memory-Usage.html", "Missing-Features.html"),
+        "deb:libffi-dev",
+        "Expat",
+    ),
+    Site(
+        "supervisor-ui",
+        SITE_PACKAGES / "supervisor/ui",
+        ("status.html", "tail.html"),
+        "pypi:supervisor",
+        "BSD-derived (repoze)",
+    ),
+    Site("python3-policy", DOC / "python3", ("index.html", "python-policy.html"), "deb:python3", "PSF-2.0"),
+    Site("ninja-manual", DOC / "ninja-build", ("manual.html",), "deb:ninja-build", "Apache-2.0"),
+    Site("gnu-bc", DOC / "bc", ("bc.html",), "deb:bc", "GPL-2.0+"),
+    Site("gnu-time", DOC / "time", ("time.html",), "deb:time", "GPL-3+"),
+    Site(
+        "screenmill-samples",
+        ROOT / "samples/pages",
+        ("dashboard.html", "pricing.html", "signup.html"),
+        "screenmill",
+        "Apache-2.0",
+    ),
+    Site(
+        "screenmill-truthset",
+        ROOT / "infra/truthset/pages",
+        tuple(
+            f"{p}.html"
+            for p in ("dark", "dense", "docs", "login", "mobile", "navbar", "settings", "shop", "table", "toolbar")
+        ),
+        "screenmill",
+        "Apache-2.0",
+    ),
+)
+
+
+def split_of(site: str) -> str:
+    """``dev`` or ``test`` for a site: tuned sites are ``dev``; others by the parity of a salted SHA-256, so the
+    assignment is stable across machines and runs and never depends on a page's content."""
+    if site in TUNED_SITES:
+        return "dev"
+    digest = hashlib.sha256(f"{SPLIT_SALT}:{site}".encode()).digest()
+    return "test" if digest[0] % 2 else "dev"
+
+
+def collect(out: Path, sites: tuple[Site, ...] = SITES) -> list[dict]:
+    """Copy every site's chosen pages and its assets to ``out/<site>/``; write and return the manifest records."""
+    out.mkdir(parents=True, exist_ok=True)
+    records = []
+    for site in sites:
+        found = [p for p in site.pages if (site.root / p).is_file()]
+        for p in sorted(set(site.pages) - set(found)):
+            print(f"collect: {site.name}: {site.root / p} missing, skipped", file=sys.stderr)
+        if not found:
+            continue
+        dest = out / site.name
+        for asset in site.root.rglob("*"):
+            if asset.suffix.lower() in ASSET_SUFFIXES and asset.is_file() and asset.stat().st_size <= MAX_ASSET_BYTES:
+                target = dest / asset.relative_to(site.root)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(asset, target)
+        for p in found:
+            target = dest / p
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(site.root / p, target)
+            records.append(
+                {
+                    "path": f"{site.name}/{p}",
+                    "site": site.name,
+                    "source": site.source,
+                    "licence": site.licence,
+                    "split": split_of(site.name),
+                }
+            )
+    with open(out / "pages.jsonl", "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("out", type=Path, help="folder to fill (pages, assets, pages.jsonl)")
+    args = p.parse_args(argv)
+    records = collect(args.out)
+    sites: dict[str, str] = {r["site"]: r["split"] for r in records}
+    for split in ("dev", "test"):
+        names = sorted(s for s, v in sites.items() if v == split)
+        pages = sum(r["split"] == split for r in records)
+        print(f"{split}: {pages} pages from {len(names)} sites: {', '.join(names)}")
+    print(f"manifest: {args.out / 'pages.jsonl'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

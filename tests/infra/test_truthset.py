@@ -1,0 +1,59 @@
+"""``infra/truthset``: the page collector's manifest and split, and the glyph-effect measurement."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"truthset_{name}", ROOT / "infra" / "truthset" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_collect_copies_pages_and_assets_and_splits_by_site(tmp_path):
+    collect = _load("collect")
+    site_root = tmp_path / "src"
+    (site_root / "css").mkdir(parents=True)
+    (site_root / "a.html").write_text("<h1>A</h1>")
+    (site_root / "b.html").write_text("<h1>B</h1>")
+    (site_root / "other.html").write_text("not chosen")
+    (site_root / "css" / "s.css").write_text("h1{}")
+    sites = (
+        collect.Site("alpha", site_root, ("a.html", "b.html", "gone.html"), "deb:x", "MIT"),
+        collect.Site("screenmill-truthset", site_root, ("a.html",), "screenmill", "Apache-2.0"),
+    )
+    out = tmp_path / "out"
+    records = collect.collect(out, sites)
+    assert [r["path"] for r in records] == ["alpha/a.html", "alpha/b.html", "screenmill-truthset/a.html"]
+    assert (out / "alpha" / "css" / "s.css").is_file() and not (out / "alpha" / "other.html").exists()
+    assert [json.loads(line) for line in (out / "pages.jsonl").read_text().splitlines()] == records
+    assert len({r["split"] for r in records if r["site"] == "alpha"}) == 1  # a site never straddles the splits
+    assert records[-1]["split"] == "dev"  # tuned on: pinned to dev
+    assert collect.split_of("alpha") == collect.split_of("alpha") in ("dev", "test")
+    assert {collect.split_of(s.name) for s in collect.SITES} == {"dev", "test"}
+
+
+def test_the_committed_manifest_matches_the_split_rule():
+    collect = _load("collect")
+    records = [json.loads(x) for x in (ROOT / "infra/truthset/pages.jsonl").read_text().splitlines()]
+    assert len(records) >= 40 and len({r["site"] for r in records}) >= 8
+    assert all(r["split"] == collect.split_of(r["site"]) and r["licence"] and r["source"] for r in records)
+
+
+def test_glyph_effect_drops_a_toolbar_of_glyphs_per_screenshot():
+    effect = _load("glyph_effect")
+
+    def row(sid, n, text, x, conf=0.99, w=10):
+        return {"screenshot_id": sid, "label_id": f"{sid}{n}", "element_text": text, "x0": x, "y0": 0.0,
+                "x1": x + w, "y1": 20.0, "confidence": conf}  # fmt: skip
+
+    rows = [row("s1", 1, "B", 0), row("s1", 2, "I", 30), row("s1", 3, "Save", 60, w=50), row("s2", 1, "B", 0)]
+    assert [r["label_id"] for r in effect.drop_glyph_rows(rows)] == ["s13", "s21"]
