@@ -49,6 +49,9 @@ LAUNCH_ARGS = (
     "--disable-extensions",
     "--font-render-hinting=none",
     "--enable-blink-features=ComputedAccessibilityInfo",
+    # no back-forward cache: a page gone back to is loaded afresh, so its frame does not depend on what the cache kept
+    # (a restored page can differ by a raster pixel, which breaks replaying an episode to the same frame hashes)
+    "--disable-features=BackForwardCache",
 )
 # Finish transitions and animations at once, hide the caret: the screenshot shows the state the DOM was read in.
 STILL_CSS = (
