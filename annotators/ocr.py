@@ -22,6 +22,9 @@ Each piece of a split line is recognised again on its own crop (exact text and c
 guessed from CTC columns; RapidOCR's ``return_word_box`` gives only approximate per-character boxes). A piece's box
 is tight to its ink horizontally and spans the detected line vertically; its click point is the box centre.
 
+Then the lines of one wrapped link, button or heading are joined into one element (:mod:`annotators.ocr_group`):
+its box spans the lines, its click point is the first line's centre.
+
 Large images: an image wider than ``max_side`` is scaled down to that width; one still taller than ``max_side`` is
 processed in horizontal strips of ``max_side`` pixels that overlap by ``strip_overlap`` pixels (a line belongs to
 the strip whose core holds its centre), so tall phone screenshots and full-page captures keep full resolution.
@@ -38,6 +41,8 @@ import unicodedata
 from typing import Any
 
 import numpy as np
+
+from annotators.ocr_group import group_lines
 
 _SEPARATOR_CHARS = "/|·•>»›–—"
 # Check boxes, radio buttons and square icons that the (Chinese + English) recogniser reads as a character.
@@ -60,6 +65,8 @@ class OcrConfig:
             width; taller ones are processed in horizontal strips of this height (see the module docstring).
         strip_overlap: overlap of consecutive strips, in (scaled) pixels; must exceed the tallest text line.
         split_elements: split detected text lines into element-level pieces (gap, colour and separator splits).
+        group_lines: join the wrapped lines of one link, button or heading into one element
+            (:mod:`annotators.ocr_group`).
         split_gap_advances: a gap splits a line when it is at least this many average glyph advances wide ...
         split_gap_height: ... and at least this fraction of the line height.
         relative_gap: a gap also splits when it is this many times the median word space of its own line ...
@@ -78,6 +85,7 @@ class OcrConfig:
     max_side: int = 2560
     strip_overlap: int = 160
     split_elements: bool = True
+    group_lines: bool = True
     split_gap_advances: float = 1.35
     split_gap_height: float = 0.4
     relative_gap: float = 1.8
@@ -106,7 +114,9 @@ class OcrConfig:
             isinstance(self.strip_overlap, int) and 0 <= self.strip_overlap <= self.max_side // 2,
             f"strip_overlap must be an int in [0, max_side // 2], got {self.strip_overlap!r}",
         )
-        check(isinstance(self.split_elements, bool), f"split_elements must be a bool, got {self.split_elements!r}")
+        for name in ("split_elements", "group_lines"):
+            v = getattr(self, name)
+            check(isinstance(v, bool), f"{name} must be a bool, got {v!r}")
         for name in (
             "split_gap_advances",
             "split_gap_height",
@@ -167,7 +177,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-split3"
+    VERSION = "2025.1-group1"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -250,6 +260,8 @@ class OcrAnnotator:
                 point = ((bx[0] + bx[2]) / 2, (bx[1] + bx[3]) / 2)
                 elements.append(TextElement(text=text, box=bx, point=point, confidence=float(conf)))
         elements = _drop_contained(elements)
+        if cfg.group_lines:
+            elements = group_lines(elements, lambda box: _glyph_color(_crop(image, box)), TextElement)
         elements.sort(key=lambda e: (round(e.point[1] / 8), e.point[0]))
         return elements
 
@@ -444,6 +456,12 @@ def _drop_contained(elements: list[TextElement]) -> list[TextElement]:
         if not dup:
             keep.append(e)
     return keep
+
+
+def _crop(image: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray:
+    """The pixels of ``image`` inside ``box`` (x0, y0, x1, y1), rounded to whole pixels."""
+    x0, y0, x1, y1 = (int(round(v)) for v in box)
+    return image[max(0, y0) : max(0, y1), max(0, x0) : max(0, x1)]
 
 
 def _runs(mask: np.ndarray, offset: int) -> list[tuple[int, int]]:

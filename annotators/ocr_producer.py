@@ -21,14 +21,15 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
-from annotators.dom.labels import ORDINALS
+from annotators.dom.labels import MAX_INSTRUCTION_NAME, ORDINALS
 from annotators.producer import LabelProducer
 from schemas.labels import LabelBuilder, LabelProvenance
 from schemas.records import GroundingLabel, Screenshot
 
 #: The OCR recipe's version: 2 = repeated text is named by position (1 named every repeat bare, ambiguously);
-#: 3 = glyph icons read as text give no label (:func:`is_glyph_noise`).
-RECIPE_VERSION = "3"
+#: 3 = glyph icons read as text give no label (:func:`is_glyph_noise`); 4 = a text longer than
+#: :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` (a paragraph's joined lines) gives no label.
+RECIPE_VERSION = "4"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.
@@ -224,9 +225,10 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
         config: the producer (recipe, templates, ``min_element_chars``, the glyph rule, provenance).
 
     Returns:
-        The labels, top to bottom then left to right (by rounded box corner, then text); elements with too little
-        text, glyph icons (:func:`is_glyph_noise`, unless ``config.drop_glyphs`` is off), no area inside the image,
-        or a text repeated more than ten times give none.
+        The labels, top to bottom then left to right (by rounded box corner, then text); elements with too little text
+        or more than :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` characters (a paragraph: no one quotes it whole
+        in an instruction, and the DOM labels draw the same line), glyph icons (:func:`is_glyph_noise`, unless
+        ``config.drop_glyphs`` is off), no area inside the image, or a text repeated more than ten times give none.
     """
     w, h = shot.width, shot.height
     ordered = sorted(elements, key=lambda e: (round(e.box[1]), round(e.box[0]), e.text))
@@ -237,7 +239,7 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
     kept = []
     for el in ordered:
         text = " ".join(el.text.split())
-        if len(text) < config.min_element_chars:
+        if not config.min_element_chars <= len(text) <= MAX_INSTRUCTION_NAME:
             continue
         x0, y0, x1, y1 = (min(max(v, 0.0), lim) for v, lim in zip(el.box, (w, h, w, h), strict=True))
         if x1 <= x0 or y1 <= y0:

@@ -84,8 +84,17 @@ def test_reading_order_groups_a_jittered_row():
     assert reading_order(boxes) == [1, 3, 0, 2]
 
 
+def test_a_text_longer_than_an_instruction_name_gets_no_label():
+    from annotators.dom.labels import MAX_INSTRUCTION_NAME
+
+    paragraph = "word " * (MAX_INSTRUCTION_NAME // 5 + 1)
+    longest = "x" * MAX_INSTRUCTION_NAME
+    labels = _labels([_el(paragraph, 10, 10, w=700), _el(longest, 10, 60, w=700), _el("Save", 10, 90)])
+    assert [lb.element_text for lb in labels] == [longest, "Save"]
+
+
 def test_the_recipe_version_is_in_the_config_hash():
-    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "3"
+    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "4"
     cfg = AnnotateConfig(run_id="r", config_hash="h")
     assert cfg.producer().recipe_version == RECIPE_VERSION
     assert config_hash(cfg) != config_hash(dataclasses.replace(cfg, recipe_version="1"))

@@ -1,0 +1,195 @@
+"""Element-level grouping of OCR text: the lines of one wrapped link, button or heading become one element.
+
+PP-OCR's detector finds text *lines*; a link, button or heading that wraps onto two lines ("Main call" | "to
+action", "Add to" | "cart") comes out as fragments, and no fragment names the element. :func:`group_lines` joins a
+line A to the line B just below it when the layout says B continues A, and only then:
+
+1. **Geometry.** B starts within half a line height below A's bottom (line spacing, not a paragraph or list-item
+   gap), the two have the same font size (line heights within 25 %), and B starts where A's block does: left-aligned
+   (left edges within half a line height), centred (centres within half a line height) or further left (a wrapped
+   inline link continues at the container's left edge).
+2. **Same style.** The glyph colours of the two lines differ by at most :data:`MAX_COLOUR_DISTANCE` (summed RGB), so a
+   blue link does not absorb the grey text under it.
+3. **Ends of lines.** A is the last text on its line and B the first on its own (no other text within
+   :data:`ROW_CLEARANCE` line heights), as a wrap leaves them.
+4. **It had to wrap.** B's first word would not have fitted after A: neither before B's own right edge nor before the
+   right edge of the column A and B sit in (the widest line in a few line heights above and below that starts where
+   they start, less a :data:`FIT_TOLERANCE`). A list of short links has room to spare after each item.
+5. **The text continues.** B starts with a lower-case letter, or A ends with a hyphen or a function word ("for",
+   "the", "and"…), and B does not start like a list item ("2.3.", "•", "a)"). This is what tells a wrapped link from a
+   tight list of links whose geometry is the same (a table of contents in a narrow side bar).
+
+The joined element's text is the lines' texts joined by a space (none after a hyphen that ends a word: the web wraps a
+compound at its hyphen, "Byte-" | "Compilation"), its box the union of the lines, its click point the first line's
+centre (like the DOM labels: the first line of a wrapped link is where a person clicks), its confidence the lowest of
+its lines'.
+
+Measured on the truth set's dev split (``infra/truthset``, 62 screenshots at 1280x800 and 390x844@3m, DOM truth):
+of the adjacent line pairs the rule joins, 59 were one DOM element, 21 two (mostly a lower-case product name under a
+link: "Contributions" | "libexslt"); geometry alone (rules 1-4) joins 85 right and 261 wrong. See
+``infra/truthset/BASELINE.md`` for the recall and precision it gives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+#: Largest gap between A's bottom and B's top, in line heights (negative gaps: detector boxes overlap).
+MAX_LINE_GAP = 0.5
+MIN_LINE_GAP = -0.35
+#: Smallest ratio of the two line heights (same font size).
+MIN_HEIGHT_RATIO = 0.75
+#: Largest summed RGB distance between the two lines' glyph colours.
+MAX_COLOUR_DISTANCE = 60.0
+#: No other text this many line heights to the right of A on its line, or to the left of B on its own.
+ROW_CLEARANCE = 1.5
+#: How far (line heights) A plus B's first word may fall short of the column's right edge and still count as full.
+FIT_TOLERANCE = 0.3
+#: How far above and below (line heights) lines are looked at to find the column's right edge.
+COLUMN_REACH = 6.0
+#: Words a line does not end on unless the sentence goes on (lower-case, as compared).
+FUNCTION_WORDS = frozenset("a an the of to and or for with in on at by from as into your our its is are be &".split())
+_LIST_MARKER = re.compile(r"^(\d+(\.\d+)*\.?|[•·▪◦*]|\(?[a-zA-Z0-9]\))\s*\S")
+_OPENING = "\"'“‘«("
+
+
+def continues(first: str, second: str) -> bool:
+    """True when the text ``second`` reads as the continuation of ``first`` (rule 5 of the module docstring)."""
+    if _LIST_MARKER.match(second):
+        return False
+    words = first.split()
+    return (
+        second.lstrip(_OPENING)[:1].islower()
+        or first.endswith("-")
+        or bool(words and words[-1].casefold() in FUNCTION_WORDS)
+    )
+
+
+def _join(texts: Sequence[str]) -> str:
+    """Lines joined by a space; after a hyphen ending a word, without one (a compound wrapped at its hyphen)."""
+    out = ""
+    for t in texts:
+        out = out + t if out.endswith("-") and out[-2:-1].isalpha() else (f"{out} {t}" if out else t)
+    return out
+
+
+def group_lines(
+    elements: Sequence,
+    colour_of: Callable[[tuple[float, float, float, float]], np.ndarray | None],
+    make: Callable[..., object],
+) -> list:
+    """Join the wrapped lines of one element (see the module docstring).
+
+    Args:
+        elements: text elements with ``text``, ``box`` (x0, y0, x1, y1), ``point`` and ``confidence``, in one image's
+            pixels (e.g. :class:`annotators.ocr.TextElement`).
+        colour_of: the glyph colour (RGB array) of the text in a box, or None when it cannot be told.
+        make: builds a joined element from keyword arguments ``text``, ``box``, ``point``, ``confidence``.
+
+    Returns:
+        The elements, each run of joined lines replaced by one element at the place of its first line; an input
+        with fewer than two elements is returned as a list unchanged.
+    """
+    n = len(elements)
+    if n < 2:
+        return list(elements)
+    boxes = [tuple(float(v) for v in e.box) for e in elements]
+    heights = [max(b[3] - b[1], 1e-6) for b in boxes]
+    centres = [(b[1] + b[3]) / 2 for b in boxes]
+    colours = [colour_of(b) for b in boxes]
+
+    def same_row(i: int, k: int) -> bool:
+        return abs(centres[i] - centres[k]) < 0.5 * heights[i]
+
+    def clearance(i: int, side: int) -> float:
+        gaps = [
+            (boxes[k][0] - boxes[i][2]) if side > 0 else (boxes[i][0] - boxes[k][2])
+            for k in range(n)
+            if k != i
+            and same_row(i, k)
+            and (boxes[k][0] >= boxes[i][2] - 1 if side > 0 else boxes[k][2] <= boxes[i][0] + 1)
+        ]
+        return min(gaps, default=float("inf")) / heights[i]
+
+    following: dict[int, int] = {}
+    preceding: dict[int, int] = {}
+    for i in range(n):
+        j = _line_below(i, boxes, heights, centres)
+        if j is None or j in preceding or not _wraps(i, j, elements, boxes, heights, colours):
+            continue
+        if clearance(i, +1) < ROW_CLEARANCE or clearance(j, -1) < ROW_CLEARANCE:
+            continue
+        following[i], preceding[j] = j, i
+    out = []
+    for i in range(n):
+        if i in preceding:
+            continue
+        chain = [i]
+        while chain[-1] in following:
+            chain.append(following[chain[-1]])
+        if len(chain) == 1:
+            out.append(elements[i])
+            continue
+        box = tuple(f(boxes[k][c] for k in chain) for c, f in enumerate((min, min, max, max)))
+        out.append(
+            make(
+                text=_join([elements[k].text for k in chain]),
+                box=box,
+                point=elements[i].point,
+                confidence=min(elements[k].confidence for k in chain),
+            )
+        )
+    return out
+
+
+def _line_below(i: int, boxes, heights, centres) -> int | None:
+    """The nearest line starting just below line ``i`` and overlapping it horizontally (or centred under it)."""
+    a = boxes[i]
+    best = None
+    for j, b in enumerate(boxes):
+        if j == i or centres[j] <= centres[i]:
+            continue
+        h = (heights[i] + heights[j]) / 2
+        if not MIN_LINE_GAP * h <= b[1] - a[3] <= MAX_LINE_GAP * h:
+            continue
+        if b[0] > a[2] or (b[2] < a[0] and abs((a[0] + a[2]) - (b[0] + b[2])) / 2 > 2 * h):
+            continue
+        if best is None or b[1] < boxes[best][1]:
+            best = j
+    return best
+
+
+def _wraps(i: int, j: int, elements, boxes, heights, colours) -> bool:
+    """Rules 1, 2, 4 and 5 of the module docstring for line ``i`` above line ``j``."""
+    a, b = boxes[i], boxes[j]
+    h = (heights[i] + heights[j]) / 2
+    if min(heights[i], heights[j]) / max(heights[i], heights[j]) < MIN_HEIGHT_RATIO:
+        return False
+    if colours[i] is None or colours[j] is None:
+        return False
+    if float(np.abs(colours[i].astype(np.float64) - colours[j].astype(np.float64)).sum()) > MAX_COLOUR_DISTANCE:
+        return False
+    left, centre = (b[0] - a[0]) / h, ((b[0] + b[2]) - (a[0] + a[2])) / 2 / h
+    if not (abs(left) <= 0.5 or abs(centre) <= 0.5 or left < 0):
+        return False
+    text = elements[j].text
+    words = text.split()
+    advance = (b[2] - b[0]) / max(1, len(text))
+    first_word = advance * len(words[0] if words else text)
+    if b[2] - a[2] - first_word >= 0:  # B's first word had room after A on B's own width
+        return False
+    lo, hi = min(a[0], b[0]) - 0.5 * h, max(a[0], b[0]) + 0.5 * h
+    column = [
+        boxes[k][2]
+        for k in range(len(boxes))
+        if lo <= boxes[k][0] <= hi
+        and a[1] - COLUMN_REACH * h <= boxes[k][1] <= b[3] + COLUMN_REACH * h
+        and min(heights[k], h) / max(heights[k], h) >= MIN_HEIGHT_RATIO
+    ]
+    right_edge = max([*column, a[2], b[2]])
+    if a[2] + advance + first_word - right_edge < -FIT_TOLERANCE * h:  # it had room in the column
+        return False
+    return continues(elements[i].text, text)

@@ -1,0 +1,140 @@
+"""Grouping OCR lines into elements: the rules pinned on small synthetic cases, and one drawn end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from annotators.ocr import OcrAnnotator, TextElement, _crop, _glyph_color
+from annotators.ocr_group import continues, group_lines
+from tests.annotators.test_ocr import _font
+
+GREY, BLUE = (60, 60, 60), (20, 80, 220)
+H = 20  # line height of the synthetic lines, px
+ADV = 10  # glyph advance, px
+
+
+def _page(lines: list[tuple[str, float, float, tuple[int, int, int]]], size=(900, 400)):
+    """Lines as ink blocks: (text, x0, y0, colour) → elements (box from the text length) and the image."""
+    im = np.full((size[1], size[0], 3), 250, dtype=np.uint8)
+    els = []
+    for text, x0, y0, colour in lines:
+        box = (x0, y0, x0 + ADV * len(text), y0 + H)
+        x, y, x1, y1 = (int(v) for v in box)
+        im[y + 8 : y1 - 8, x:x1:2] = colour  # glyph strokes: a minority of the box's pixels, as in real text
+        els.append(TextElement(text, box, ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), 0.95))
+    return els, im
+
+
+def _group(els, im):
+    return group_lines(els, lambda box: _glyph_color(_crop(im, box)), TextElement)
+
+
+def _texts(els):
+    return [e.text for e in els]
+
+
+def test_a_wrapped_link_becomes_one_element_clicked_on_its_first_line():
+    els, im = _page([("Reporting bugs", 40, 40, BLUE), ("and getting help", 40, 62, BLUE)])
+    (joined,) = _group(els, im)
+    assert joined.text == "Reporting bugs and getting help"
+    assert joined.box == (40, 40, 40 + ADV * 16, 82)
+    assert joined.point == els[0].point  # the first line, where a person clicks
+    assert joined.confidence == 0.95
+
+
+def test_a_two_word_button_wrapped_and_centred_becomes_one_element():
+    els, im = _page([("Add to", 100, 100, GREY), ("cart", 110, 121, GREY)])
+    assert _texts(_group(els, im)) == ["Add to cart"]
+
+
+def test_a_tight_list_of_links_stays_apart():
+    # same left edge, no gap, same colour: the geometry of a wrap; the text says each line starts anew
+    rows = ["Home", "Introduction", "Documentation", "How to help", "Downloads"]
+    els, im = _page([(t, 40, 40 + i * 21, BLUE) for i, t in enumerate(rows)])
+    assert _texts(_group(els, im)) == rows
+
+
+def test_a_line_in_another_colour_stays_apart():
+    els, im = _page([("Read the guide for", 40, 40, BLUE), ("details and examples", 40, 61, GREY)])
+    assert len(_group(els, im)) == 2
+
+
+def test_a_short_line_in_a_wide_column_had_room_so_it_did_not_wrap():
+    # the column is as wide as its longest line: "and" would have fitted after "Open the"
+    els, im = _page(
+        [
+            ("A much longer line that sets the column width", 40, 20, GREY),
+            ("Open the", 40, 41, GREY),
+            ("and close", 40, 62, GREY),
+        ]
+    )
+    assert len(_group(els, im)) == 3
+
+
+def test_a_list_marker_starts_a_new_element():
+    els, im = _page([("2.2. Getting started with", 40, 40, BLUE), ("2.3. The commentary", 40, 61, BLUE)])
+    assert len(_group(els, im)) == 2
+
+
+def test_a_paragraph_gap_or_a_bigger_font_stays_apart():
+    gap, im = _page([("Sign in with", 40, 40, GREY), ("the company account", 40, 40 + H + 15, GREY)])
+    assert len(_group(gap, im)) == 2
+    els, im = _page([("Sign in with", 40, 40, GREY), ("the company account", 40, 61, GREY)])
+    big = [els[0], TextElement(els[1].text, (40, 61, 230, 61 + 2 * H), els[1].point, 0.9)]
+    assert len(_group(big, im)) == 2
+
+
+def test_text_beside_either_line_stays_apart():
+    # a table: "Save to" has a neighbour on its row, so it is a cell, not the start of a wrapped element
+    els, im = _page([("Save to", 40, 40, GREY), ("Cancel", 135, 40, GREY), ("the drive", 40, 61, GREY)])
+    assert len(_group(els, im)) == 3
+    els, im = _page([("Save to", 100, 40, GREY), ("Path", 40, 61, GREY), ("the drive", 100, 61, GREY)])
+    assert len(_group(els, im)) == 3  # a form: "the drive" has its label beside it
+    els, im = _page([("Save to", 40, 40, GREY), ("the drive", 40, 61, GREY)])
+    assert len(_group(els, im)) == 1  # the same lines alone do join
+
+
+def test_a_compound_wrapped_at_its_hyphen_joins_without_a_space_and_chains_run_on():
+    els, im = _page([("Modules Byte-", 40, 40, BLUE), ("Compilation of", 40, 61, BLUE), ("the sources", 40, 82, BLUE)])
+    assert _texts(_group(els, im)) == ["Modules Byte-Compilation of the sources"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        ("Reporting bugs", "and getting help", True),
+        ("Sign up for", "Newsletter", True),
+        ("Byte-", "Compilation", True),
+        ("Home", "Introduction", False),
+        ("Notes for", "2. Installing", False),
+        ("Read", "• bullets", False),
+    ],
+)
+def test_continues(first, second, expected):
+    assert continues(first, second) is expected
+
+
+@pytest.fixture(scope="module")
+def annotator() -> OcrAnnotator:
+    ann = OcrAnnotator()
+    try:
+        ann.load()
+    except RuntimeError as e:  # pragma: no cover - setup installs it
+        pytest.skip(str(e))
+    return ann
+
+
+def test_drawn_wrapped_link_and_list_end_to_end(annotator):
+    """Real OCR on drawn text: the wrapped link is one element, the list items stay one each."""
+    font = _font(18)
+    im = Image.new("RGB", (700, 260), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    d.text((30, 30), "Reporting bugs", font=font, fill=BLUE)
+    d.text((30, 52), "and getting help", font=font, fill=BLUE)
+    for i, word in enumerate(("Downloads", "Mailing lists", "Contributions")):
+        d.text((400, 30 + 22 * i), word, font=font, fill=BLUE)
+    texts = {e.text.replace(" ", "") for e in annotator.annotate(np.asarray(im))}  # the drawn font's spaces are narrow
+    assert "Reportingbugsandgettinghelp" in texts
+    assert {"Downloads", "Mailinglists", "Contributions"} <= texts
