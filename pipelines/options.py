@@ -193,6 +193,12 @@ def add_ocr_options(parser: argparse.ArgumentParser) -> None:
     """The OCR annotator's options."""
     parser.add_argument("--ocr-threads", type=int, default=None, help="onnxruntime threads per OCR model")
     parser.add_argument(
+        "--no-ocr-grouping",
+        dest="ocr_grouping",
+        action="store_false",
+        help="OCR: keep each detected line apart (no joining of a wrapped link's or button's lines)",
+    )
+    parser.add_argument(
         "--instruction-template",
         default=AnnotateConfig.instruction_template,
         help="OCR recipe: how an element's text becomes the instruction (must contain {text})",
@@ -202,6 +208,8 @@ def add_ocr_options(parser: argparse.ArgumentParser) -> None:
 def ocr_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> AnnotateConfig:
     """The :class:`AnnotateConfig` of the OCR options (``config_hash`` still "pending")."""
     options = (("intra_op_threads", args.ocr_threads),) if args.ocr_threads else ()
+    if not args.ocr_grouping:
+        options += (("group_lines", False),)
     return AnnotateConfig(
         run_id=run_id,
         config_hash="pending",

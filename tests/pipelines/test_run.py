@@ -185,3 +185,19 @@ def test_samples_end_to_end_with_ocr(samples_dir, tmp_path):
     }
     assert man_a["counts"]["annotate"]["total"] == len(size)
     assert (out_a / "_runs" / f"{man_a['run_id']}.json").exists()
+
+
+def test_no_ocr_grouping_reaches_the_annotator_and_the_config_hash():
+    from annotators.ocr import OcrConfig
+    from pipelines.options import ocr_config
+    from pipelines.run import build_parser
+    from schemas.images import ImageLimits
+    from schemas.keys import config_hash
+
+    configs = {}
+    for argv in ([], ["--no-ocr-grouping"]):
+        args, _ = build_parser().parse_known_args(["--input", "in", "--output", "out", *argv])
+        configs[bool(argv)] = ocr_config(args, "r", ImageLimits())
+    assert OcrConfig(**dict(configs[False].annotator_options)).group_lines is True
+    assert OcrConfig(**dict(configs[True].annotator_options)).group_lines is False
+    assert config_hash(configs[False]) != config_hash(configs[True])
