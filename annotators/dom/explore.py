@@ -26,9 +26,15 @@ whose navigation the fence blocks (the page shows Chromium's error page) is flag
 page goes back (its frame is the page gone back to). Time limits: ``step_timeout_s`` per step, the browser's
 ``timeout_s`` plus ``steps`` × ``step_timeout_s`` per episode; over either: ``explore_timeout``.
 
-Determinism: the same page, setting, seed and steps give the same actions and frames, provided the page itself is
-deterministic (no clock, no randomness, no effects later than the settle wait). :func:`explore_page` with ``replay``
-acts out recorded actions instead of choosing (their frames must hash the same).
+Determinism: the same page, setting, seed and steps give the same actions and frames. Pages that would change by
+themselves are made to hold still: the episode runs on a virtual clock (Playwright's fake ``Date``, ``performance``,
+timers and animation frames, paused at :data:`VIRTUAL_EPOCH_S`) that moves only when the episode settles, by
+:data:`TICK_MS` each time, firing the timers due in between; and ``Math.random`` is a seeded generator in every
+document. A clock, a countdown, a carousel on a timer, a random banner then show the same thing in every run and
+replay, and an effect up to :data:`TICK_MS` after an action (a message shown by a timeout) is in the action's frame.
+What stays out of reach: media playback, workers, ``crypto.getRandomValues`` and effects of network timing (the
+fence's file and loopback loads are fast, not timed). :func:`explore_page` with ``replay`` acts out recorded actions
+instead of choosing (their frames must hash the same).
 """
 
 from __future__ import annotations
@@ -43,11 +49,11 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from annotators.dom.browser import SETTLE_JS, STILL_CSS, BrowserHost, RenderError, Screen, Viewport, one_colour
+from annotators.dom.browser import STILL_CSS, BrowserHost, RenderError, Screen, Viewport, one_colour
 from annotators.dom.labels import ROLE_NOUNS, _q
 
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
-EXPLORE_VERSION = "1"
+EXPLORE_VERSION = "2"
 NAME = "dom"
 KINDS = ("click", "type", "select", "scroll", "back")
 #: Each kind of action in the pipeline's action space (:data:`annotators.recipes.ACTION_TYPES`).
@@ -64,6 +70,9 @@ HIGH_ROLES = frozenset({"button", "tab", "menuitem", "menuitemcheckbox", "menuit
 QUIET_S = 0.15  # after two animation frames: time for a click's navigation request to show (a loaded 2-core
 # machine took over 50 ms: a replay then read the frame before the navigation)
 NAV_WAIT_S = 3.0  # a navigation request's commit (a download never commits)
+#: The virtual clock: where it starts (2023-11-14T22:13:20Z, in seconds) and how far each settle moves it (ms).
+VIRTUAL_EPOCH_S = 1_700_000_000
+TICK_MS = 1000
 
 # (keywords, text): the first entry with a keyword in the field's type, name, label or placeholder wins. Keywords of
 # up to 3 letters match whole words only.
@@ -96,6 +105,12 @@ OPTIONS_JS = (
     " o.disabled, o.selected]) : null"
 )
 # Stop motion in every document the episode reaches, as rendering does for the first one.
+# Math.random as a seeded generator (mulberry32), the same sequence in every document the episode reaches.
+SEEDED_RANDOM_JS = (
+    "(() => { let s = 0x5eed; Math.random = () => { s = (s + 0x6D2B79F5) | 0;"
+    " let t = Math.imul(s ^ (s >>> 15), 1 | s); t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;"
+    " return ((t ^ (t >>> 14)) >>> 0) / 4294967296; }; })()"
+)
 STILL_INIT_JS = (
     "(() => { const add = () => { const s = document.createElement('style'); s.textContent = "
     + json.dumps(STILL_CSS)
@@ -353,7 +368,7 @@ class _NavWatch:
 
 async def _settle(page, nav: _NavWatch, seen: int) -> None:
     """Wait until the page settles after an action: a navigation it started commits and loads (and any that
-    follows, up to a few), then two animation frames pass with no navigation starting."""
+    follows, up to a few), then the virtual clock moves on (:func:`_tick`) and no navigation starts."""
     from playwright.async_api import Error as PlaywrightError
 
     for _ in range(5):
@@ -367,12 +382,17 @@ async def _settle(page, nav: _NavWatch, seen: int) -> None:
             except PlaywrightError:
                 continue  # the document went away again
         try:
-            await page.evaluate(SETTLE_JS)
+            await _tick(page)
         except PlaywrightError:
             continue  # the document went away under the call: a navigation
         await asyncio.sleep(QUIET_S)
         if not nav.pending and nav.commits == seen:
             return
+
+
+async def _tick(page) -> None:
+    """Move the virtual clock on by :data:`TICK_MS`, firing the timers and animation frames due in between."""
+    await page.clock.run_for(TICK_MS)
 
 
 async def _act(page, action: Action, rng: random.Random, mobile: bool) -> Action:
@@ -432,7 +452,7 @@ async def _step(host, page, fence, nav, action: Action, rng, mobile: bool, frame
         # After a navigation, Chromium re-applies :hover under a resting pointer on a timer of its own, so whether a
         # frame shows the hover depends on load: move the pointer to the corner, where the event applies it at once
         await page.mouse.move(0, 0)
-        await page.evaluate(SETTLE_JS)
+        await _tick(page)
     frame = await _frame(host, page)
     frames.append(frame)
     noop = hashlib.sha256(frame.png).digest() == hashlib.sha256(frames[-2].png).digest()
@@ -441,9 +461,11 @@ async def _step(host, page, fence, nav, action: Action, rng, mobile: bool, frame
 
 async def _episode(host, page, fence, uri, viewport: Viewport, scheme: str, settings: ExploreSettings, replay):
     await page.add_init_script(STILL_INIT_JS)
+    await page.add_init_script(SEEDED_RANDOM_JS)
+    await page.clock.pause_at(VIRTUAL_EPOCH_S)  # installs the virtual clock, paused (see the module docstring)
     nodes = await host.open_page(page, uri)
     nav = _NavWatch(page)
-    await page.evaluate(SETTLE_JS)
+    await _tick(page)
     frames = [await _frame(host, page)]
     if one_colour(frames[0].png):
         raise RenderError("blank_page", "the first screen is a single colour: nothing visible")

@@ -50,13 +50,27 @@ padding:4px;border:1px solid #333;background:#eee;outline:none}}</style></head><
 <button>Nothing</button><div style="height:900px"></div><button>Bottom</button></body></html>"""
 
 
+# A page that changes by itself: a clock ticking on a timer, a random banner, a carousel on an interval, a button whose
+# message shows 400 ms after the click.
+LIVE = """<!doctype html><html><head><meta charset="utf-8">{style}</head><body><p id="clock"></p>
+<p id="banner"></p><p id="slide"></p><button id="save">Save</button><p id="said"></p><script>
+const $ = (id) => document.getElementById(id);
+const tick = () => {{ $('clock').textContent = new Date().toISOString() + ' / ' + performance.now().toFixed(1); }};
+tick(); setInterval(tick, 100);
+$('banner').textContent = 'Offer ' + Math.floor(Math.random() * 1e6);
+let k = 0; setInterval(() => {{ $('slide').textContent = 'Slide ' + (++k % 5); }}, 700);
+$('save').onclick = () => setTimeout(() => {{ $('said').textContent = 'Saved'; }}, 400);
+</script></body></html>"""
+
+
 def make_site(root: Path, quiet: bool = False) -> Path:
-    """Write the shop (``index.html``, ``pricing.html``) under ``root/site``, and ``quiet.html`` when asked; the
-    folder."""
+    """Write the shop (``index.html``, ``pricing.html``) under ``root/site``, and ``quiet.html`` and ``live.html``
+    when asked; the folder."""
     site = root / "site"
     site.mkdir(parents=True, exist_ok=True)
     (site / "index.html").write_text(INDEX.format(style=STYLE), encoding="utf-8")
     (site / "pricing.html").write_text(PRICING.format(style=STYLE), encoding="utf-8")
     if quiet:
         (site / "quiet.html").write_text(QUIET.format(style=STYLE), encoding="utf-8")
+        (site / "live.html").write_text(LIVE.format(style=STYLE), encoding="utf-8")
     return site

@@ -176,6 +176,25 @@ def test_noops_are_marked_and_the_page_scrolls_when_nothing_new_is_left(shop, ex
     assert _hashes(ep)[0] == _hashes(ep)[1] and _hashes(ep)[1] != _hashes(ep)[2]
 
 
+def test_a_page_that_changes_by_itself_holds_still_on_the_virtual_clock(shop, explorer):
+    site, _ = shop
+    uri = (site / "live.html").as_uri()
+    one = explore_page(explorer, uri, str(site), VIEW, "light", ExploreSettings(3, 0))
+    recorded = [s.recorded(VIEW.scale) for s in one.steps]
+    fresh = BrowserHost(BrowserConfig(timeout_s=5)).start()
+    try:
+        again = explore_page(fresh, uri, str(site), VIEW, "light", ExploreSettings(3), replay=recorded)
+    finally:
+        fresh.close()
+    assert _hashes(again) == _hashes(one)  # the clock, the random banner and the carousel showed the same
+    assert _hashes(explore_page(explorer, uri, str(site), VIEW, "light", ExploreSettings(3, 0))) == _hashes(one)
+    save = next(i for i, s in enumerate(one.steps) if s.action.name == "Save")
+    assert not one.steps[save].noop  # the message of the timeout after the click is in the click's frame
+    assert "Saved" in {e["name"] for e in one.frames[save + 1].elements}
+    texts = [e["name"] for e in one.frames[0].elements]
+    assert any(t.startswith("2023-11-14T22:13:21.000Z") for t in texts), texts  # the clock starts where it is set
+
+
 def test_a_site_served_over_http_on_loopback(tmp_path, explorer):
     site = make_site(tmp_path)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
