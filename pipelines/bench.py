@@ -112,7 +112,9 @@ def _measure(folder: Path, out: Path, extra: list[str]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="screenmill bench", description=__doc__.splitlines()[0])
     p.add_argument(
-        "what", choices=("cpu", "vllm", "render"), help="cpu: ingest + tile + write; vllm, render: see `bench X -h`"
+        "what",
+        choices=("cpu", "vllm", "render", "explore"),
+        help="cpu: ingest + tile + write; vllm, render, explore: see `bench X -h`",
     )
     p.add_argument("--n", type=int, default=200, help="screenshots in the small run (the large one is 10x)")
     p.add_argument("--samples", default=str(Path(__file__).resolve().parents[1] / "samples"))
@@ -126,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
         from pipelines.bench_render import main as bench_render
 
         return bench_render(argv[1:])
+    if argv[:1] == ["explore"]:
+        from pipelines.bench_explore import main as bench_explore
+
+        return bench_explore(argv[1:])
     args, extra = p.parse_known_args(argv)
     results = {}
     with tempfile.TemporaryDirectory(prefix="screenmill-bench-") as tmp:

@@ -12,7 +12,8 @@ _COMMANDS = {
     "bench": (
         "pipelines.bench",
         "main",
-        "benchmarks: `bench cpu` (ingest+tile+write), `bench render` (pages), `bench vllm`",
+        "benchmarks: `bench cpu` (ingest+tile+write), `bench render` (pages), `bench explore` (episodes), "
+        "`bench vllm`",
     ),
     "export": ("pipelines.export", "main", "export the dataset to the Hugging Face Hub (or --local-dir)"),
     "leakage-hashes": (

@@ -172,3 +172,24 @@ def test_bench_render_reports_both_sizes_with_the_whole_process_tree(tmp_path, c
     # the browser's processes are counted: a Python job alone does not take 250 MiB
     assert small["peak_rss_mib"] > 250 and small["cpu_s"] > 0
     assert "ratio 10x/1x" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_bench_explore_counts_episodes_steps_and_noops_from_the_run_it_measured(tmp_path, capsys):
+    from tests.annotators.dom.conftest import browser_missing
+    from tests.annotators.dom.sites import make_site
+
+    if browser_missing():
+        pytest.skip(browser_missing())
+    site, out = make_site(tmp_path, quiet=True), tmp_path / "bench.json"
+    argv = ["explore", "--pages", str(site), "--steps", "3", "--seeds", "0,1", "--json", str(out)]
+    assert bench_main([*argv, "--viewports", "640x480", "--render-timeout", "5"]) == 0
+    body = json.loads(out.read_text())
+    runs = body["results"]
+    assert [r["seed"] for r in runs] == [0, 1] and all(r["episodes"] == 4 for r in runs)  # 4 pages, one setting
+    # live.html has one control (the episode ends after it), the others reach K
+    assert all(3 * 3 + 1 == r["steps"] and r["cpu_s"] > 0 and r["peak_rss_mib"] > 250 for r in runs)
+    # quiet.html's first step clicks a button that does nothing
+    assert all(r["noop"] >= 1 for r in runs) and 0 < body["summary"]["noop_share"] < 1
+    assert body["summary"]["steps_per_episode"] == 20 / 8
+    assert "no-op share" in capsys.readouterr().out
