@@ -152,3 +152,29 @@ def test_the_browser_is_recycled(host, tmp_path):
     for _ in range(4):
         host.render(uri, str(tmp_path), Viewport(200, 200), "light", 1)
     assert host.launches > before
+
+
+def test_chinese_japanese_and_korean_pages_render_as_text_the_ocr_reads(host, tmp_path):
+    """infra/browser/install.sh installs Noto CJK: without it such pages render as empty boxes while their DOM
+    labels name the text. The OCR models read Chinese, so what the browser drew is checked by reading it back."""
+    import shutil
+    import subprocess
+
+    import numpy as np
+
+    if (
+        shutil.which("fc-list") is None
+        or not subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout.strip()
+    ):
+        pytest.skip("no Chinese font (fonts-noto-cjk): run `bash infra/browser/install.sh` as root")
+    pytest.importorskip("rapidocr_onnxruntime", reason="the OCR annotator is not installed")
+    from annotators.ocr import OcrAnnotator
+
+    body = '<p style="font:28px sans-serif;margin:20px">欢迎光临</p><p style="font:28px sans-serif">登录</p>'
+    got = host.render(page(tmp_path, "zh.html", body, '<meta charset="utf-8">'), str(tmp_path), Viewport(400, 200),
+                      "light", 1)  # fmt: skip
+    names = {e["name"] for e in got.screens[0].elements}
+    assert "欢迎光临" in names  # the DOM label names the text ...
+    image = np.asarray(Image.open(io.BytesIO(got.screens[0].png)).convert("RGB"))
+    read = {e.text for e in OcrAnnotator().annotate(image)}
+    assert {"欢迎光临", "登录"} <= read, read  # ... and the screenshot shows it
