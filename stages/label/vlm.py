@@ -25,8 +25,8 @@ Large effective batches: one engine per worker process (:class:`annotators.vllm.
 request as elements arrive, stepped while the next request is still being decoded or rendered, drained only at a
 bundle's end; how is the feeding policy's (:mod:`annotators.vllm.feeding`, ``LabelScreenshots(feeding=...)``),
 packing is vLLM's own scheduler's. Every image is named by its content id (``Request.image_ids``), so the requests
-about one screenshot, or a frame in several steps' history, share one vision-encoder pass. Where the stage's time goes (the
-engine's :class:`annotators.vllm.accounting.Ledger`) is reported to Beam Metrics at every bundle's end
+about one screenshot, or a frame in several steps' history, share one vision-encoder pass. Where the stage's time
+goes (the engine's :class:`annotators.vllm.accounting.Ledger`) is reported to Beam Metrics at every bundle's end
 (:mod:`stages.label.accounting`) and lands in the run manifest's ``accounting`` section.
 
 Reason codes: ``changed_during_run`` / image reasons / ``unreadable`` (pixels), ``engine_failure`` (the engine
