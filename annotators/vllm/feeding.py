@@ -15,6 +15,8 @@ thread each, or, where the model computes on the thread that steps it (vllm-cpu 
 default 0 there), on the engine's thread at submission: a render thread beside the engine's OpenMP team only stalls
 it. Another policy is a subclass (or any callable taking the same arguments and returning a :class:`Feeder`), given
 to ``LabelScreenshots(feeding=...)``; ``screenmill bench vllm``'s per-batch mode is one (:mod:`annotators.vllm.bench`).
+Its time goes to the engine's ledger (:mod:`annotators.vllm.accounting`): decoding and rendering, and, on the feeding
+thread, submissions and the waits for pixels or renderings while the engine is idle (:meth:`Feeder.wait_for`).
 """
 
 from __future__ import annotations
@@ -224,10 +226,11 @@ class Feeder:
 
     def _timed_submit(self, request: Request | Prepared) -> None:
         """:meth:`SharedEngine.submit`, its time in the ledger: ``inline_render_us`` for a request not rendered yet
-        (rendered at submission, on the engine's thread), else ``submit_us``."""
+        (rendered at submission, on the engine's thread; on vLLM's public API every request is), else
+        ``submit_us``."""
+        rendered = isinstance(request, Prepared) and request.rendered is not None
         started = now_us()
         try:
             self.holder.submit(self.owner, request)
         finally:
-            spent = now_us() - started
-            self.ledger.add(**{"submit_us" if isinstance(request, Prepared) else "inline_render_us": spent})
+            self.ledger.add(**{"submit_us" if rendered else "inline_render_us": now_us() - started})
