@@ -20,7 +20,8 @@ import itertools
 import logging
 import os
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 #: vLLM releases whose private rendering split (``_preprocess_cmpl_one`` / ``_render_and_add_requests``) this module
 #: was written and tested against; compared on the release numbers (a local ``+cpu`` / ``+cu129`` tag is ignored).
@@ -57,6 +58,18 @@ def choose_path(version: str | None, environ: os._Environ | dict[str, str] | Non
     if forced or version is None or release(version) not in FAST_PATH_VERSIONS:
         return PUBLIC
     return FAST
+
+
+class StepView(NamedTuple):
+    """One scheduler step as :meth:`VllmApi.watch_steps` reports it: the tokens it scheduled (``prefill``: prompt
+    tokens, ``decode``: the rest), the scheduler's per-step budget (``max_num_batched_tokens``) and the requests it
+    scheduled for the first time (vLLM's internal ids)."""
+
+    tokens: int
+    prefill: int
+    decode: int
+    budget: int
+    first_scheduled: tuple[str, ...]
 
 
 class VllmApi:
@@ -112,3 +125,45 @@ class VllmApi:
             return request_id
         request_id = f"screenmill{next(self._ids)}"  # no "-": vLLM may append "-<random>" for its internal id
         return self.llm.llm_engine.add_request(request_id, prompt, params) or request_id
+
+    def watch_steps(self, on_step: Callable[[StepView], None]) -> bool:
+        """Call ``on_step`` with a :class:`StepView` of every step the scheduler makes, on the thread that steps it.
+
+        Reaches vLLM's scheduler (``Scheduler.schedule``) where it runs in this process (the engine core in-process,
+        ``VLLM_ENABLE_V1_MULTIPROCESSING=0``) on the fast path's versions; False elsewhere (nothing is watched). What
+        ``on_step`` raises is logged once and never reaches the engine.
+        """
+        if not self.fast:
+            return False
+        try:
+            scheduler = self.llm.llm_engine.engine_core.engine_core.scheduler  # InprocClient -> EngineCore
+            budget = int(scheduler.scheduler_config.max_num_batched_tokens)
+            schedule = scheduler.schedule
+        except AttributeError:
+            return False
+        failed = []
+
+        def watched(*args, **kwargs):
+            out = schedule(*args, **kwargs)
+            try:
+                on_step(_step_view(scheduler, out, budget))
+            except Exception:  # noqa: BLE001 - accounting must never stop the engine
+                if not failed:
+                    failed.append(True)
+                    _log.warning("watching vLLM's scheduler failed; its step figures are incomplete", exc_info=True)
+            return out
+
+        scheduler.schedule = watched
+        return True
+
+
+def _step_view(scheduler, out, budget: int) -> StepView:
+    """A :class:`StepView` of ``out`` (a ``SchedulerOutput``), read after ``schedule`` advanced each request's
+    ``num_computed_tokens`` by what it scheduled."""
+    prefill = 0
+    for req_id, n in out.num_scheduled_tokens.items():
+        request = scheduler.requests[req_id]
+        before = request.num_computed_tokens - n
+        prefill += max(0, min(n, request.num_prompt_tokens - before))
+    first = tuple(r.req_id for r in out.scheduled_new_reqs)
+    return StepView(out.total_num_scheduled_tokens, prefill, out.total_num_scheduled_tokens - prefill, budget, first)

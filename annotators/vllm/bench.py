@@ -21,7 +21,8 @@ pipeline's own work (Beam start-up, ingest, decoding, Parquet) that the ceiling 
 Requests: ``holo2-localize`` / ``holo15-localize``, one per instruction (``--per-shot`` per screenshot, short
 answers); ``propose-elements``, one per screenshot (long answers: decode-heavy). Printed: seconds, requests, output
 tokens, tokens/s, screenshots/s, tokens per engine step (the effective batch, from vLLM's own step histogram) and the
-ratios b/a, b/a', b/c, b/d.
+ratios b/a, b/a', b/c, b/d; then, for each pipeline mode, the model stage's accounting from its run manifest (where
+its time went and what bounded it, :mod:`annotators.vllm.accounting`), as ``screenmill run`` prints it.
 
 The pipeline modes run ``screenmill run``'s entry point, which the command passes in (``run(argv, feeding)``):
 this module sits beside the engine it measures and imports no pipeline.
@@ -34,9 +35,9 @@ import hashlib
 import json
 import random
 import time
-from concurrent.futures import wait
 from pathlib import Path
 
+from annotators.vllm.accounting import format_accounting
 from annotators.vllm.feeding import Feeder
 
 MODES = ("ceiling", "pipeline", "naive", "transformers")
@@ -142,6 +143,7 @@ def _pipeline(run, run_argv: list[str], shared, feeding=None) -> dict:
         "output_tokens": stats["output_tokens"] - before["output_tokens"],
         "engine_busy_s": stats["busy_s"] - before["busy_s"],
         "labels": manifest["tables"].get("grounding", {}).get("rows", 0),
+        "accounting": manifest.get("accounting", {}).get("infer"),
     }
 
 
@@ -186,7 +188,8 @@ class PerBatchFeeder(Feeder):
             yield from self.drain()
 
     def drain(self):
-        wait([future for _, future in self.queue])  # the whole batch is rendered before it is generated
+        for key, future in self.queue:  # the whole batch is rendered before it is generated
+            self.wait_for(key, future)
         yield from super().drain()
 
 
@@ -366,4 +369,7 @@ def report(results: dict[str, dict], n: int) -> dict[str, float]:
         ratios["b/a'"] = (a["seconds"] + a["decode_s"]) / b["seconds"]
         print(f"a' = the ceiling plus reading and decoding the image files first: {a['decode_s']:.2f} s")
     print("ratios (throughput, pipeline over other): " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()))
+    for mode, r in results.items():
+        if r.get("accounting"):
+            print("\n".join(format_accounting(mode, r["accounting"])))
     return ratios

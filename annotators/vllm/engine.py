@@ -28,6 +28,7 @@ from typing import Any
 from annotators.producer import held as held_model
 from annotators.producer import per_process
 from annotators.producer import release as release_model
+from annotators.vllm.accounting import Ledger, now_us
 from annotators.vllm.config import INSTALL_HINT, EngineConfig
 
 _log = logging.getLogger("screenmill.engine")
@@ -120,6 +121,9 @@ class VlmEngine:
             "restarts": 0,
             "resubmitted": 0,
         }
+        self.ledger = Ledger()  # the model stage's accounting (annotators.vllm.accounting)
+        self._submitted_us: dict[str, int] = {}  # vLLM's internal id -> when it was submitted, until first scheduled
+        self._polling = False  # steps of poll() are the stage's; LLM.generate's (benchmarks) are not
 
     @property
     def VERSION(self) -> str:  # noqa: N802 - same attribute the other annotators expose
@@ -147,8 +151,24 @@ class VlmEngine:
 
         self._llm = vllm.LLM(**{**self.config.llm_kwargs(), "max_num_seqs": self.max_num_seqs})
         self._api = VllmApi(self._llm)
+        self._api.watch_steps(self._on_step)
         self._generation += 1
         return self
+
+    def _on_step(self, step) -> None:
+        """A step of vLLM's scheduler (:meth:`VllmApi.watch_steps`, on the engine's thread) into :attr:`ledger`."""
+        if not self._polling or not step.tokens:
+            return
+        ledger = self.ledger
+        ledger.add(watched_steps=1, step_tokens=step.tokens, prefill_tokens=step.prefill, decode_tokens=step.decode)
+        ledger.peak("step_tokens_max", step.tokens)
+        ledger.peak("step_budget", step.budget)
+        now = now_us()
+        for vllm_id in step.first_scheduled:
+            submitted = self._submitted_us.pop(vllm_id, None)
+            if submitted is not None:
+                ledger.add(queued=1, queue_wait_us=now - submitted)
+                ledger.peak("queue_wait_us_max", now - submitted)
 
     @property
     def computes_here(self) -> bool:
@@ -223,11 +243,13 @@ class VlmEngine:
             raise EngineInputError(
                 f"{len(request.images)} images, more than max_images_per_prompt={self.config.max_images_per_prompt}"
             )
+        started = now_us()
         try:
             prompt, params = self.engine_input(request)
             rendered = self.api.render(prompt)  # vLLM's renderer, the first half of enqueue() (None: no split)
         except Exception as e:  # noqa: BLE001 - vLLM raises ValueError/TypeError/RuntimeError for bad inputs
             raise EngineInputError(f"{type(e).__name__}: {e}") from e
+        self.ledger.add(inputs_rendered=1, render_us=now_us() - started)
         return Prepared(request, prompt, params, rendered, self._generation)
 
     def submit(self, request: Request | Prepared) -> None:
@@ -247,6 +269,8 @@ class VlmEngine:
         except Exception as e:  # noqa: BLE001 - vLLM raises ValueError/TypeError/RuntimeError for bad inputs
             raise EngineInputError(f"{type(e).__name__}: {e}") from e
         self._ids[vllm_id] = request.key
+        self._submitted_us[vllm_id] = now_us()
+        self.ledger.add(units=1)
         self._requests[request.key] = request
         # vLLM returns its internal id ("<external>-<8 random chars>") but reports outputs under the external one.
         self._external[vllm_id.rsplit("-", 1)[0]] = vllm_id
@@ -265,12 +289,18 @@ class VlmEngine:
                 engine = self.llm.llm_engine
                 if not engine.has_unfinished_requests():
                     break
-                outputs = engine.step()
+                self._polling = True
+                try:
+                    outputs = engine.step()
+                finally:
+                    self._polling = False
             except Exception as e:  # noqa: BLE001 - a dead engine (OOM, killed core): rebuild it, resubmit
                 done.extend(self._restart(e))
                 continue
-            self.stats["busy_s"] += time.perf_counter() - started
+            busy = time.perf_counter() - started
+            self.stats["busy_s"] += busy
             self.stats["steps"] += 1
+            self.ledger.add(busy_us=int(busy * 1e6), steps=1)
             for out in outputs:
                 internal = out.request_id if out.request_id in self._ids else self._external.get(out.request_id)
                 if not out.finished or internal is None:
@@ -283,6 +313,7 @@ class VlmEngine:
                 self._forget(key)
             self._ids.clear()
             self._external.clear()
+            self._submitted_us.clear()
         return done
 
     def _forget(self, key: str) -> None:
@@ -299,6 +330,7 @@ class VlmEngine:
             EngineDied: more than ``max_restarts`` rebuilds in this worker.
         """
         self.stats["restarts"] += 1
+        self.ledger.add(restarts=1)
         reason = f"{type(error).__name__}: {error}"
         if self.stats["restarts"] > self.config.max_restarts:
             raise EngineDied(f"the engine died {self.stats['restarts']} times; last: {reason}") from error
@@ -339,6 +371,7 @@ class VlmEngine:
         llm, self._llm, self._api = self._llm, None, None
         self._ids.clear()
         self._external.clear()
+        self._submitted_us.clear()
         if llm is not None:
             try:
                 llm.llm_engine.engine_core.shutdown()
@@ -355,6 +388,8 @@ class VlmEngine:
         output_tokens = len(first.token_ids) if first else 0
         self.stats["prompt_tokens"] += prompt_tokens
         self.stats["output_tokens"] += output_tokens
+        self.ledger.add(completions=1, prompt_tokens=prompt_tokens, output_tokens=output_tokens)
+        self._submitted_us.pop(internal, None)
         return Completion(
             key, first.text if first else "", prompt_tokens, output_tokens, first and first.finish_reason
         )

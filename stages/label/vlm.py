@@ -25,7 +25,9 @@ Large effective batches: one engine per worker process (:class:`annotators.vllm.
 request as elements arrive, stepped while the next request is still being decoded or rendered, drained only at a
 bundle's end; how is the feeding policy's (:mod:`annotators.vllm.feeding`, ``LabelScreenshots(feeding=...)``),
 packing is vLLM's own scheduler's. Every image is named by its content id (``Request.image_ids``), so the requests
-about one screenshot, or a frame in several steps' history, share one vision-encoder pass.
+about one screenshot, or a frame in several steps' history, share one vision-encoder pass. Where the stage's time
+goes (the engine's :class:`annotators.vllm.accounting.Ledger`) is reported to Beam Metrics at every bundle's end
+(:mod:`stages.label.accounting`) and lands in the run manifest's ``accounting`` section.
 
 Reason codes: ``changed_during_run`` / image reasons / ``unreadable`` (pixels), ``engine_failure`` (the engine
 refused or dropped the request), ``model_output_not_json``, ``model_output_schema``, ``coords_out_of_bounds``
@@ -56,6 +58,7 @@ from schemas.labels import LabelBuilder, LabelProvenance
 from schemas.records import ActionStep, GroundingLabel, Screenshot
 from schemas.verified import read_screenshot
 from stages.base import DEAD_LETTER, Failure, StageDoFn, StageOutputs
+from stages.label.accounting import AccountingMetrics
 from stages.label.stage import ACTIONS, FAILURES, label_failure
 from stages.label.units import STAGE, Work, _FanOut, work_units
 
@@ -193,6 +196,7 @@ class _RunEngine(StageDoFn):
             max_in_flight=cfg.max_in_flight,
         )
         self._version = holder.engine.VERSION
+        self._accounting = AccountingMetrics(STAGE)
 
     def teardown(self):
         self._feeder.close()
@@ -259,6 +263,8 @@ class _RunEngine(StageDoFn):
                 yield beam.pvalue.TaggedOutput(out.tag, WindowedValue(out.value, MIN_TIMESTAMP, [GlobalWindow()]))
             else:
                 yield WindowedValue(out, MIN_TIMESTAMP, [GlobalWindow()])
+        ledger = self._feeder.ledger
+        self._accounting.report(ledger.take(), ledger.engine_id)
 
     def _input_id(self, work: Work) -> str:
         shot = work.shot

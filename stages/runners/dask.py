@@ -11,7 +11,7 @@ by ``tests/stages/runners/test_dask.py``):
 3. only the last transform's branch is computed: every other sink (here: all tables but one) never runs;
 4. a side input is recomputed inside every task that reads it, its whole upstream again, side effects included;
 5. ``Reshuffle`` is a no-op and ``Create``'s single partition is never split: no fan-out, one worker does everything;
-6. no metrics (``result.metrics()`` raises), so no per-stage counts;
+6. no metrics (``result.metrics()`` raises), so no per-stage counts nor accounting;
 7. the client it opens is never closed.
 
 This runner keeps the stock options (``--dask_client_address``, ``--dask_npartitions`` …) and its ``Create``,
@@ -28,8 +28,9 @@ This runner keeps the stock options (``--dask_client_address``, ``--dask_npartit
   whichever workers have free threads; a ``GroupByKey`` keeps its input's partition count;
 * ``CombinePerKey`` (counts, ``CombineGlobally``) is lifted: partial combines where the data is, then a tree of
   merges into one partition, instead of a full shuffle;
-* each bundle sends its counters to the scheduler as an event keyed by its task before the task's result leaves;
-  the driver keeps one report per (task, step), so a task Dask re-runs after losing a worker is counted once.
+* each bundle sends its metrics (counters, distributions, string sets) to the scheduler as an event keyed by its task
+  before the task's result leaves; the driver keeps one report per (task, step), so a task Dask re-runs after losing
+  a worker is counted once.
 
 Only what the screenmill jobs use is supported: global windows, bounded sources (``Read`` reads a source in one
 task), no state or timers; anything else raises ``NotImplementedError`` when the pipeline is translated, never
@@ -51,6 +52,7 @@ from typing import Any, NamedTuple
 import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.internal import pickler
+from apache_beam.metrics.cells import DistributionData, DistributionResult
 from apache_beam.metrics.execution import MetricKey, MetricResult
 from apache_beam.metrics.metric import MetricResults
 from apache_beam.metrics.metricbase import MetricName
@@ -344,44 +346,62 @@ class _Translator(PipelineVisitor):
         return [bag.map_partitions(row_count) for pcoll, bag in self.bags.items() if pcoll not in self.consumed]
 
 
-class _Counters(MetricResults):
-    def __init__(self, counters: dict[tuple[str, str, str], int]):
-        self._counters = counters
+class _Totals(NamedTuple):
+    """A run's metrics by (step, namespace, name): counters summed, distributions merged, string sets joined."""
 
-    def query(self, filter=None):  # noqa: A002 - Beam's signature
+    counters: dict[tuple[str, str, str], int]
+    distributions: dict[tuple[str, str, str], DistributionData]
+    string_sets: dict[tuple[str, str, str], set[str]]
+
+
+class _Counters(MetricResults):
+    def __init__(self, totals: _Totals):
+        self._totals = totals
+
+    def _results(self, values: dict, filter, wrap) -> list:  # noqa: A002 - Beam's name
         results = []
-        for (step, namespace, name), value in sorted(self._counters.items()):
+        for (step, namespace, name), value in sorted(values.items()):
             key = MetricKey(step, MetricName(namespace, name))
             if self.matches(filter, key):
-                results.append(MetricResult(key, value, value))
+                results.append(MetricResult(key, wrap(value), wrap(value)))
+        return results
+
+    def query(self, filter=None):  # noqa: A002 - Beam's signature
+        t = self._totals
         return {
-            self.COUNTERS: results,
-            self.DISTRIBUTIONS: [],
+            self.COUNTERS: self._results(t.counters, filter, lambda v: v),
+            self.DISTRIBUTIONS: self._results(t.distributions, filter, DistributionResult),
             self.GAUGES: [],
-            self.STRINGSETS: [],
+            self.STRINGSETS: self._results(t.string_sets, filter, set),
             self.BOUNDED_TRIES: [],
         }
 
 
 class _CounterEvents:
-    """The driver's side of the counters: bundles' events, kept once per (task, step), summed at the end."""
+    """The driver's side of the metrics: bundles' events, kept once per (task, step), combined at the end."""
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._bundles: dict[tuple[str, str], list] = {}
+        self._bundles: dict[tuple[str, str], dict] = {}
 
     def __call__(self, event) -> None:
         _, msg = event
         with self._lock:
-            self._bundles[(msg["task"], msg["step"])] = msg["counters"]
+            self._bundles[(msg["task"], msg["step"])] = msg
 
-    def totals(self) -> dict[tuple[str, str, str], int]:
-        totals: dict[tuple[str, str, str], int] = defaultdict(int)
+    def totals(self) -> _Totals:
+        totals = _Totals(defaultdict(int), {}, defaultdict(set))
         with self._lock:
-            for (_, step), counters in self._bundles.items():
-                for namespace, name, value in counters:
-                    totals[(step, namespace, name)] += value
-        return dict(totals)
+            for (_, step), msg in self._bundles.items():
+                for namespace, name, value in msg["counters"]:
+                    totals.counters[(step, namespace, name)] += value
+                for namespace, name, *data in msg.get("distributions", ()):
+                    key = (step, namespace, name)
+                    d, seen = DistributionData(*data), totals.distributions.get(key)
+                    totals.distributions[key] = d if seen is None else seen.combine(d)
+                for namespace, name, values in msg.get("string_sets", ()):
+                    totals.string_sets[(step, namespace, name)].update(values)
+        return _Totals(dict(totals.counters), totals.distributions, dict(totals.string_sets))
 
 
 class DaskRunnerResult(PipelineResult):
@@ -393,7 +413,7 @@ class DaskRunnerResult(PipelineResult):
         self.futures = futures
         self._topic = topic
         self._events = events
-        self._counters: dict[tuple[str, str, str], int] = {}
+        self._totals = _Totals({}, {}, {})
 
     def wait_until_finish(self, duration=None) -> str:
         if self._state != PipelineState.RUNNING:
@@ -406,7 +426,7 @@ class DaskRunnerResult(PipelineResult):
             return self._state
         try:
             self.client.gather(self.futures)  # raises the first task error, if any
-            self._counters = self._events.totals()
+            self._totals = self._events.totals()
             self._state = PipelineState.DONE
         except BaseException:
             self._state = PipelineState.FAILED
@@ -428,7 +448,7 @@ class DaskRunnerResult(PipelineResult):
         return self._state
 
     def metrics(self) -> MetricResults:
-        return _Counters(self._counters)
+        return _Counters(self._totals)
 
 
 class DaskRunner(_stock.DaskRunner if _stock else BundleBasedDirectRunner):

@@ -155,19 +155,30 @@ _DOFNS = _DoFnPool()
 
 
 def _report_counters(topic: str, label: str, container: MetricsContainer) -> None:
-    """Send a bundle's counters to the scheduler as an event of ``topic``, keyed by the running task.
+    """Send a bundle's metrics (counters, distributions, string sets) to the scheduler as an event of ``topic``, keyed
+    by the running task.
 
     The event leaves before the task's result does, so a task the scheduler counts as finished has reported its
-    counters; a task Dask runs again (its worker died) reports again under the same key, which the driver keeps once.
+    metrics; a task Dask runs again (its worker died) reports again under the same key, which the driver keeps once.
     """
-    counters = [[k.metric.namespace, k.metric.name, v] for k, v in container.get_cumulative().counters.items() if v]
-    if not counters:
+    cumulative = container.get_cumulative()
+    counters = [[k.metric.namespace, k.metric.name, v] for k, v in cumulative.counters.items() if v]
+    distributions = [
+        [k.metric.namespace, k.metric.name, d.sum, d.count, d.min, d.max]
+        for k, d in cumulative.distributions.items()
+        if d.count
+    ]
+    string_sets = [
+        [k.metric.namespace, k.metric.name, sorted(v.string_set)] for k, v in cumulative.string_sets.items() if v
+    ]
+    if not (counters or distributions or string_sets):
         return
     from distributed import get_worker
 
     worker = get_worker()
     task = worker.get_current_task()
-    worker.log_event(topic, {"task": repr(task), "step": label, "counters": counters})
+    msg = {"counters": counters, "distributions": distributions, "string_sets": string_sets}
+    worker.log_event(topic, {"task": repr(task), "step": label, **msg})
 
 
 def select_tag(tagged, tag) -> list:

@@ -11,8 +11,10 @@ import sys
 from collections import defaultdict
 from typing import Any
 
+from annotators.vllm.accounting import format_accounting
 from schemas.keys import config_dict
 from stages.base import METRICS_PREFIX
+from stages.label.accounting import ACCOUNTING_PREFIX, read_accounting
 from stages.write import TABLES_METRICS, written_tables
 
 _PACKAGES = (
@@ -45,8 +47,8 @@ def stage_counts(result) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for counter in result.metrics().query()["counters"]:
         ns = counter.key.metric.namespace
-        if not ns.startswith(METRICS_PREFIX) or ns == TABLES_METRICS:  # what the writers wrote is not a stage
-            continue
+        if not ns.startswith(METRICS_PREFIX) or ns == TABLES_METRICS or ns.startswith(ACCOUNTING_PREFIX):
+            continue  # what the writers wrote is not a stage, nor is where a stage's time went
         value = counter.committed if counter.committed is not None else counter.attempted
         counts[ns[len(METRICS_PREFIX) :]][counter.key.metric.name] += int(value or 0)
     return {stage: {"total": 0, "forwarded": 0, **c} for stage, c in counts.items()}
@@ -65,7 +67,8 @@ def build_manifest(
     config_hash: str,
     wall_seconds: float,
 ) -> dict[str, Any]:
-    """Assemble the run manifest from a finished pipeline: inputs, configs, per-stage counts, tables, throughput.
+    """Assemble the run manifest from a finished pipeline: inputs, configs, per-stage counts, tables, throughput, and
+    where the model stage's time went (``accounting``, :func:`stages.label.accounting.read_accounting`).
 
     Args:
         result: the finished Beam ``PipelineResult``: its counters give the per-stage counts and the rows and shards
@@ -96,6 +99,7 @@ def build_manifest(
             "screenshots_per_s": _screenshots(counts) / wall_seconds if wall_seconds else 0.0,
             "labels_per_s": tables.get("grounding", {}).get("rows", 0) / wall_seconds if wall_seconds else 0.0,
         },
+        "accounting": read_accounting(result, wall_seconds),
         "versions": package_versions(),
     }
 
@@ -143,5 +147,7 @@ def format_summary(manifest: dict[str, Any]) -> str:
         f"throughput: {manifest['throughput']['screenshots_per_s']:.2f} screenshots/s, "
         f"{manifest['throughput']['labels_per_s']:.2f} labels/s"
     )
+    for stage, section in sorted(manifest.get("accounting", {}).items()):
+        lines.extend(format_accounting(stage, section))
     lines.append(f"manifest: {manifest['manifest_path']}")
     return "\n".join(lines)

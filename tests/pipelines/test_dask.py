@@ -252,6 +252,15 @@ def test_run_vlm_on_dask_equals_the_default_runner(tmp_path, monkeypatch):
     assert _tables(tmp_path / "dask") == expected
     assert got["counts"]["infer"] == want["counts"]["infer"]
     assert list(engines.values()) == [[str(model)]]  # one worker process, two threads, one engine
+    # the model stage's accounting comes back from the worker through the runner's metrics, the same work counted
+    from annotators.vllm.accounting import VERDICTS
+
+    on_dask, direct = got["accounting"]["infer"], want["accounting"]["infer"]
+    for field in ("requests", "completions", "inputs_rendered", "prompt_tokens", "output_tokens", "prefill_tokens"):
+        assert on_dask[field] == direct[field] > 0, field
+    assert on_dask["decode_tokens"] == direct["decode_tokens"]
+    assert on_dask["engines"] == 1 and on_dask["tokens_per_step_max"] <= on_dask["step_token_budget"]
+    assert 0 < on_dask["engine_busy_share"] <= 1 and on_dask["bound_by"] in VERDICTS
 
 
 def test_render_job_on_dask_equals_the_default_runner_with_one_browser_per_worker(cluster, tmp_path):

@@ -74,6 +74,31 @@ def _accounted(manifest, stage):
     return c["total"], c["forwarded"], dropped
 
 
+def _check_accounting(manifest, requests: int, images: int) -> dict:
+    """The manifest's accounting of the model stage agrees with itself and with what the engine reported for the run's
+    ``requests`` engine requests about ``images`` screenshots (one engine, nothing preempted, no prefix cache)."""
+    from annotators.vllm.accounting import VERDICTS
+    from stages.store.report import format_summary
+
+    a = manifest["accounting"]["infer"]
+    assert a["requests"] == a["completions"] == a["inputs_rendered"] == requests
+    assert a["images_decoded"] == images and a["images_decoded_per_s"] > 0 and a["inputs_rendered_per_s"] > 0
+    # vLLM's scheduler, step by step, against the finished requests' token counts: every prompt token prefilled
+    # once, every answer token but the one sampled from the prefill fed back once
+    assert a["prefill_tokens"] == a["prompt_tokens"] > 0
+    assert a["decode_tokens"] == a["output_tokens"] - requests
+    assert 0 < a["engine_busy_share"] <= 1 and 0 < a["engine_busy_s"] <= a["wall_s"]
+    assert 0 < a["tokens_per_step_mean"] <= a["tokens_per_step_max"] <= a["step_token_budget"] == 1024
+    assert 0 <= a["queue_wait_s_mean"] <= a["queue_wait_s_max"] <= a["wall_s"]
+    assert a["restarts"] == 0 and a["engines"] == 1
+    # the run's time, split four ways: the model stage's wall time plus what ran outside it
+    assert sum(a["time_s"].values()) == pytest.approx(manifest["wall_seconds"], rel=0.01)
+    assert a["bound_by"] in VERDICTS and a["verdict"].startswith(f"bound by {a['bound_by']}:")
+    assert a["time_s"][a["bound_by"]] == max(a["time_s"].values())
+    assert a["verdict"] in format_summary(manifest)
+    return a
+
+
 def test_propose_elements_writes_grounding_labels(tiny_model, tmp_path):
     inputs = tmp_path / "in"
     _screens(inputs, 6)
@@ -149,6 +174,7 @@ def test_pixels_that_fail_at_the_model_stage_are_dead_lettered(tiny_model, tmp_p
     assert dead["screen_2.png"]["reason"] == "unreadable" and "disk went away" in dead["screen_2.png"]["error"]
     assert manifest["counts"]["infer"]["dropped_changed_during_run"] == 1
     assert manifest["counts"]["infer"]["dropped_unreadable"] == 1
+    _check_accounting(manifest, requests=2, images=4)  # the failed reads are decoding's, never the engine's
 
 
 def test_localize_with_instructions_file(tiny_model, tmp_path):
@@ -173,6 +199,7 @@ def test_localize_with_instructions_file(tiny_model, tmp_path):
     assert len(rows) + len(dead) == 4
     total, forwarded, dropped = _accounted(manifest, "infer")
     assert (total, forwarded + dropped) == (4, 4)
+    _check_accounting(manifest, requests=3, images=2)
     for r in rows:
         assert r["x0"] == r["x1"] == r["click_x"] and r["coord_system"] == "norm_1000"
         assert r["instruction"] in {"click Sign in", "open the menu"}

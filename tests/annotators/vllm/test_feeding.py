@@ -6,6 +6,7 @@ from concurrent.futures import Future
 
 import pytest
 
+from annotators.vllm.accounting import Ledger
 from annotators.vllm.engine import Completion, EngineInputError, Request
 from annotators.vllm.feeding import Feeder, when_done
 from schemas.images import ImageRejected
@@ -40,6 +41,7 @@ class _Engine:
         self.config = type("Config", (), {"max_num_seqs": 2})()
         self.queued: list[str] = []
         self.steps = 0
+        self.ledger = Ledger()
 
     @property
     def in_flight(self):
@@ -101,6 +103,31 @@ def test_every_unit_gets_one_outcome_answer_refusal_or_image_error():
     assert outcomes[refused].completion.error == "prompt too long"
     assert isinstance(outcomes[broken].error, ImageRejected) and outcomes[broken].completion is None
     assert holder.submitted == [good, again] and not holder.engine.queued
+    taken = feeder.ledger.take()
+    assert taken["images_decoded"] == 3  # a, b and the failing c; a's second unit took a's pixels
+    assert taken["stage_start_ms"] <= taken["stage_end_ms"]
+
+
+def test_the_engine_idle_waiting_for_pixels_is_decodings_time():
+    import threading
+    import time
+
+    holder = _Holder()
+    feeder = Feeder(holder, decode_threads=1)
+    slow = threading.Event()
+    try:
+        _unit(feeder, "where?", "img-slow", lambda: slow.wait(5) and "pixels")
+        threading.Timer(0.2, slow.set).start()
+        started = time.perf_counter()
+        outcomes = list(feeder.drain())  # nothing in flight: the feeder waits for the pixels
+        waited_us = (time.perf_counter() - started) * 1e6
+    finally:
+        feeder.close()
+    assert len(outcomes) == 1 and outcomes[0].completion is not None
+    taken = feeder.ledger.take()
+    assert 0 < taken["wait_decode_us"] <= waited_us and taken["wait_render_us"] < taken["wait_decode_us"]
+    assert taken["decode_us"] >= taken["wait_decode_us"] * 0.5  # the decode thread's time covers the wait
+    assert taken["inline_render_us"] > 0 and taken["submit_us"] == 0  # the request was not rendered beforehand
 
 
 def test_a_policy_is_a_subclass_the_per_batch_one_generates_whole_batches():

@@ -33,6 +33,8 @@ class _Split(beam.DoFn):
 
     def process(self, x):
         beam.metrics.Metrics.counter("probe", "seen").inc()
+        beam.metrics.Metrics.distribution("probe", "value").update(x)
+        beam.metrics.Metrics.string_set("probe", "parity").add("odd" if x % 2 else "even")
         if x % 5 == 0:
             yield beam.pvalue.TaggedOutput("five", x)
         yield beam.pvalue.TaggedOutput("odd", x) if x % 2 else x
@@ -124,6 +126,12 @@ def _counter(result, name: str) -> int:
     return sum(c.committed for c in found if c.key.metric.name == name)
 
 
+def _probe(result, kind: str, name: str) -> list:
+    """The committed values of the ``probe`` metric ``name`` of ``kind`` (``distributions``, ``string_sets``)."""
+    found = result.metrics().query()[kind]
+    return [m.committed for m in found if m.key.metric.namespace == "probe" and m.key.metric.name == name]
+
+
 def test_stock_dask_runner_gets_tagged_outputs_finish_bundle_and_sinks_wrong(cluster, tmp_path):
     """Why screenmill never runs on the stock runner (a canary: when Beam fixes these, this test says so)."""
 
@@ -166,6 +174,11 @@ def test_fixed_runner_gives_what_the_default_runner_gives(cluster, tmp_path):
     # a side input (and the upstream it shares with the main path) runs once, not once per task that reads it
     assert len(list(dask.glob("touch-*"))) == len(list(direct.glob("touch-*"))) == 20
     assert _counter(got, "seen") == _counter(want, "seen") == 20
+    # distributions and string sets too (the model stage's accounting): merged over bundles, as Beam does
+    (value,) = _probe(got, "distributions", "value")
+    assert (value.sum, value.count, value.min, value.max) == (190, 20, 0, 19)
+    assert _probe(got, "distributions", "value") == _probe(want, "distributions", "value")
+    assert _probe(got, "string_sets", "parity") == _probe(want, "string_sets", "parity") == [{"odd", "even"}]
     assert got.state == "DONE"
 
 
