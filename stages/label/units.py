@@ -2,7 +2,8 @@
 :mod:`stages.label.vlm`): ``propose`` one per distinct screenshot, ``localize`` one per (screenshot, instruction) of an
 instructions JSONL (:func:`localize_units`), ``step`` / ``explain`` one per episode step or recorded action,
 ``task`` one per episode (:class:`_EpisodeSteps`); and the fan-out that redistributes them before the engine
-(:class:`_FanOut`).
+(:class:`_FanOut`). With ``pack`` K > 1, a screenshot's localize units go K at a time into packed units
+(:func:`pack_units`: one request each).
 
 Reason codes (stage ``infer``): ``instruction_without_image``, ``duplicate_instruction``, ``episode_without_task``,
 ``bad_recorded_action``; loose screenshots of step recipes are counted ``ignored``.
@@ -35,13 +36,15 @@ MAX_HISTORY_CHARS = 1200
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Work:
-    """One request to make: the current screenshot, earlier ones (oldest first) and the prompt fields."""
+    """One request to make: the current screenshot, earlier ones (oldest first) and the prompt fields; a packed unit
+    holds the localize units it asks in one request instead (``pack``, in order; their screenshot is ``shot``)."""
 
     key: str
     shot: Screenshot
     history: tuple[Screenshot, ...] = ()
     fields: tuple[tuple[str, str], ...] = ()
     recorded: RecordedAction | None = None
+    pack: tuple[Work, ...] = ()
 
 
 def _history_text(previous: list[Screenshot]) -> str:
@@ -261,7 +264,28 @@ def localize_units(shots: beam.PCollection, cfg: VlmConfig, duplicates: beam.PCo
     once = requests | "OncePerRequest" >> beam.ParDo(_OneRequestPerInstruction(cfg)).with_outputs(
         DEAD_LETTER, main="good"
     )
-    return StageOutputs(once.good, [joined.dead_letter, once.dead_letter])
+    units = once.good if cfg.pack == 1 else pack_units(once.good, cfg.pack)
+    return StageOutputs(units, [joined.dead_letter, once.dead_letter])
+
+
+def _packs(item, k: int):
+    """(screenshot id, its localize units) → packed units of up to ``k``, by instruction in order (the same packs on
+    every run of the same inputs)."""
+    screenshot_id, units = item
+    units = sorted(units, key=lambda w: w.key)
+    for start in range(0, len(units), k):
+        chunk = tuple(units[start : start + k])
+        yield Work(key=f"{screenshot_id}#pack={start // k}", shot=chunk[0].shot, pack=chunk)
+
+
+def pack_units(units: beam.PCollection, k: int) -> beam.PCollection:
+    """Localize units → packed units: each screenshot's instructions, ``k`` per request."""
+    return (
+        units
+        | "ByScreenshot" >> beam.Map(lambda w: (w.shot.screenshot_id, w))
+        | "Screenshots" >> beam.GroupByKey()
+        | "Pack" >> beam.FlatMap(_packs, k)
+    )
 
 
 def _locality_key(work: Work) -> str:
