@@ -73,9 +73,9 @@ SYNTHESIZE_PROMPT = (
 )
 
 PACK_PROMPT = (
-    "Localize each of the following elements on the GUI image according to its target and output a click position "
-    "for each, in the order of the targets. You must output a valid JSON array with one item per target following "
-    "the format: {schema}. Your targets are:\n{targets}"
+    "Localize elements on the GUI image according to the provided targets and output a click position for each. "
+    "You must output a valid JSON array with one item per target, in order, each following the format: {schema}. "
+    "Your targets are:\n{targets}"
 )
 
 PROPOSE_PROMPT = (
@@ -262,10 +262,10 @@ class Recipe:
         return {"type": "array", "items": dict(self.answer_schema), "minItems": n, "maxItems": n}
 
     def pack_prompt(self, instructions: Sequence[str]) -> str:
-        """The user turn of a packed request: the targets numbered in order, the array schema."""
-        schema = json.dumps(self.pack_schema(len(instructions)), separators=(",", ":"))
+        """The user turn of a packed request: the answer format of one item, the targets numbered in order (the array
+        and its length are the structured output's, :meth:`pack_schema`)."""
         targets = "\n".join(f"{i}. {text}" for i, text in enumerate(instructions, 1))
-        return PACK_PROMPT.format(schema=schema, targets=targets)
+        return PACK_PROMPT.format(schema=self.schema_text, targets=targets)
 
     def pack_max_tokens(self, n: int) -> int:
         """The answer budget of a packed request of ``n`` instructions: ``n`` answers, their commas, the brackets."""

@@ -160,7 +160,8 @@ def _basename(uri: str) -> str:
 
 
 class _JoinInstructions(_UnitDoFn):
-    """(image key, {shots, instructions}) → localize :class:`Work`; instructions with no image are dead-lettered."""
+    """(image key, {shots, instructions, done}) → localize :class:`Work`; instructions with no image are
+    dead-lettered, unless the image is a file skipped as done (counted ``skipped_done``)."""
 
     def handle(self, item):
         key, grouped = item
@@ -169,6 +170,9 @@ class _JoinInstructions(_UnitDoFn):
             shot = first_occurrence(shots)
             for text in grouped["instructions"]:
                 yield Work(key=f"{shot.screenshot_id}#{text}", shot=shot, fields=(("instruction", text),))
+            return
+        if any(grouped.get("done", ())):  # labelled by an earlier run under this config: nothing to do
+            self.counters.counter("skipped_done").inc(len(list(grouped["instructions"])))
             return
         c, path = self.counters, self._config.instructions
         lines = Counter(grouped["instructions"])
@@ -219,7 +223,12 @@ def _parse_instruction(line: str, path: str):
     return _basename(image), " ".join(instruction.split())
 
 
-def work_units(shots: beam.PCollection, cfg: VlmConfig, duplicates: beam.PCollection | None) -> StageOutputs:
+def work_units(
+    shots: beam.PCollection,
+    cfg: VlmConfig,
+    duplicates: beam.PCollection | None,
+    skipped: beam.PCollection | None = None,
+) -> StageOutputs:
     """Screenshots → the recipe kind's work units (``good``) + a list of dead-letter PCollections (the inputs that
     make none)."""
     kind = cfg.get_recipe().kind
@@ -232,15 +241,21 @@ def work_units(shots: beam.PCollection, cfg: VlmConfig, duplicates: beam.PCollec
         )
         return StageOutputs(work, [])
     if kind == "localize":
-        return localize_units(shots, cfg, duplicates)
+        return localize_units(shots, cfg, duplicates, skipped)
     grouped = shots | "ByEpisode" >> beam.FlatMap(_by_episode) | "Episodes" >> beam.GroupByKey()
     out = grouped | "ToWork" >> beam.ParDo(_EpisodeSteps(cfg)).with_outputs(DEAD_LETTER, main="good")
     return StageOutputs(out.good, [out.dead_letter])
 
 
-def localize_units(shots: beam.PCollection, cfg: VlmConfig, duplicates: beam.PCollection | None) -> StageOutputs:
+def localize_units(
+    shots: beam.PCollection,
+    cfg: VlmConfig,
+    duplicates: beam.PCollection | None,
+    skipped: beam.PCollection | None = None,
+) -> StageOutputs:
     """Screenshots x the instructions file → one unit per (screenshot, instruction); ``dead_letter`` is a list
-    (the join's and the repeats')."""
+    (the join's and the repeats'). ``skipped``: (path, content id) of the files ingest skipped as done, whose
+    instructions are only counted (``skipped_done``)."""
     path = cfg.instructions
     instructions = (
         shots.pipeline
@@ -258,7 +273,10 @@ def localize_units(shots: beam.PCollection, cfg: VlmConfig, duplicates: beam.PCo
             | "CopyNames" >> beam.FlatMap(_copy_names)
         )
         keyed = (keyed, aliases) | "AllNames" >> beam.Flatten()
-    joined = {"shots": keyed, "instructions": instructions} | "Join" >> beam.CoGroupByKey()
+    if skipped is None:
+        skipped = shots.pipeline | "NoneSkipped" >> beam.Create([])
+    done = skipped | "DoneNames" >> beam.FlatMap(lambda s: [(_basename(s[0]), True), (s[1], True)])
+    joined = {"shots": keyed, "instructions": instructions, "done": done} | "Join" >> beam.CoGroupByKey()
     joined = joined | "ToWork" >> beam.ParDo(_JoinInstructions(cfg)).with_outputs(DEAD_LETTER, main="good")
     requests = joined.good | "ByRequest" >> beam.Map(lambda w: (w.key, w)) | "Requests" >> beam.GroupByKey()
     once = requests | "OncePerRequest" >> beam.ParDo(_OneRequestPerInstruction(cfg)).with_outputs(

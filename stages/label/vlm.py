@@ -468,7 +468,9 @@ class _RunEngine(StageDoFn):
         )
 
 
-def expand_requests(shots, config: VlmConfig, hints: dict, duplicates, feeding: FeedingPolicy | None) -> StageOutputs:
+def expand_requests(
+    shots, config: VlmConfig, hints: dict, duplicates, feeding: FeedingPolicy | None, skipped=None
+) -> StageOutputs:
     """The vLLM labelling stage's graph, applied inside :class:`stages.label.LabelScreenshots` (its step names are the
     old ``RunVlm``'s: ``FanOut``, ``Generate``, ``DeadLetters`` …).
 
@@ -497,11 +499,13 @@ def expand_requests(shots, config: VlmConfig, hints: dict, duplicates, feeding: 
             screenshot kept.
         feeding: how the model stage feeds its engine (:data:`FeedingPolicy`; None: continuous,
             :class:`annotators.vllm.feeding.Feeder`); execution only, the output does not depend on it.
+        skipped: ingest's ``skipped`` output (optional): for localize recipes, the instructions about a file skipped
+            as done (an earlier run labelled it under this config) are counted ``skipped_done``, not dead-lettered.
 
     Returns:
         ``good`` labels, ``dead_letter``, ``failures`` (retryable :class:`stages.done.LabelFailure`), ``actions``.
     """
-    units = work_units(shots, config, duplicates)
+    units = work_units(shots, config, duplicates, skipped)
     generate = beam.ParDo(_RunEngine(config, feeding or Feeder))
     if hints:
         generate = generate.with_resource_hints(**hints)

@@ -110,3 +110,14 @@ def test_packs_hold_up_to_k_of_a_screenshots_instructions_in_order():
     assert [w.key for w in packs] == [f"{shot.screenshot_id}#pack={i}" for i in range(3)]
     assert [[dict(u.fields)["instruction"] for u in w.pack] for w in packs] == [["a", "b"], ["c", "d"], ["e"]]
     assert all(w.shot is shot and not w.fields for w in packs)
+
+
+def test_instructions_about_a_file_skipped_as_done_are_counted_not_dead_lettered():
+    from stages.label.units import _JoinInstructions
+
+    cfg = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="holo2-localize", instructions="i.jsonl")
+    join = _JoinInstructions(cfg)
+    join.setup()
+    assert list(join.process(("0.png", {"shots": [], "instructions": ["a", "b"], "done": [True]}))) == []
+    (orphan,) = join.process(("gone.png", {"shots": [], "instructions": ["a"], "done": []}))
+    assert orphan.value.reason == "instruction_without_image"
