@@ -22,6 +22,13 @@ Registry (:data:`RECIPES`, :func:`get_recipe`):
 
 Errors raise :class:`AnswerRejected` with a stable ``reason`` (``model_output_not_json``, ``model_output_schema``,
 ``coords_out_of_bounds``), which the stage dead-letters with the raw text.
+
+Packing (localize recipes, :meth:`Recipe.packed`): up to K instructions about one screenshot in one request, so the
+image is prefilled once for K answers. The prompt lists the targets in order and asks for the recipe's own answer
+format extended to a JSON array of exactly K items (:meth:`Recipe.pack_schema`, structured outputs as for one answer);
+:meth:`Recipe.answer_pack` checks every item on its own (a truncated array still gives its complete items). The
+packed recipe's version is the recipe's plus ``+pack<K>`` (part of ``label_id`` and, through the config, of
+``config_hash``); its single-request prompt, schema and parsing are the recipe's own.
 """
 
 from __future__ import annotations
@@ -65,6 +72,12 @@ SYNTHESIZE_PROMPT = (
     "format: {schema}"
 )
 
+PACK_PROMPT = (
+    "Localize elements on the GUI image according to the provided targets and output a click position for each. "
+    "You must output a valid JSON array with one item per target, in order, each following the format: {schema}. "
+    "Your targets are:\n{targets}"
+)
+
 PROPOSE_PROMPT = (
     "List up to {max_elements} interactive elements visible on this GUI screenshot (buttons, links, inputs, tabs, "
     "icons, menu items). For each give: an instruction a user would give to act on it, its visible text (empty when "
@@ -74,6 +87,7 @@ PROPOSE_PROMPT = (
 
 _NORM = {"type": "integer", "minimum": 0, "maximum": 1000}
 KINDS = ("localize", "propose", "step", "explain", "task")
+MAX_PACK = 64  # instructions per packed request
 MAX_TASK_FRAMES = 4
 #: A task recipe's answer is an ``actions`` row of the episode as a whole: ``step`` -1, ``action_type`` ``task``,
 #: ``action_args`` ``{"task", "frames"}`` (the step indices of the frames the model saw), no ``screenshot_id``.
@@ -158,6 +172,7 @@ class Recipe:
         max_tokens: generation budget per request.
         parse: ``parse(obj, frame, fields) -> list[Target] | Step``; raises :class:`AnswerRejected`.
         defaults: template fields used when the caller does not give them.
+        pack: instructions per request (1: one; more: :meth:`packed`, localize recipes only).
     """
 
     name: str
@@ -170,6 +185,7 @@ class Recipe:
     max_tokens: int
     parse: Callable[[Any, Frame, Mapping[str, Any]], Any]
     defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    pack: int = 1
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -178,6 +194,10 @@ class Recipe:
             raise ValueError(f"Recipe {self.name}: max_images must be 1..4, got {self.max_images}")
         if self.max_tokens < 1:
             raise ValueError(f"Recipe {self.name}: max_tokens must be >= 1")
+        if not 1 <= self.pack <= MAX_PACK:
+            raise ValueError(f"Recipe {self.name}: pack must be 1..{MAX_PACK}, got {self.pack}")
+        if self.pack > 1 and self.kind != "localize":
+            raise ValueError(f"Recipe {self.name}: only localize recipes pack instructions, this one is {self.kind}")
 
     @property
     def schema_text(self) -> str:
@@ -207,10 +227,10 @@ class Recipe:
             AnswerRejected: ``model_output_not_json`` (not one JSON value), ``model_output_schema`` (the value
                 does not match the schema), ``coords_out_of_bounds`` (a coordinate outside the image).
         """
-        try:
-            obj = json.loads(text)
-        except (TypeError, ValueError, RecursionError) as e:  # ValueError: JSONDecodeError, a >4300-digit int
-            raise AnswerRejected("model_output_not_json", f"{e.__class__.__name__}: {str(e)[:200]}") from None
+        return self._checked(_decoded(text), frame, fields or {})
+
+    def _checked(self, obj: Any, frame: Frame, fields: Mapping[str, Any]):
+        """One decoded answer → the recipe's result (see :meth:`answer`); raises :class:`AnswerRejected`."""
         try:
             json.dumps(obj, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError as e:  # a lone surrogate ("\udcff") cannot be stored as UTF-8 text
@@ -219,13 +239,112 @@ class Recipe:
             raise AnswerRejected("model_output_not_json", f"{e.__class__.__name__}: {str(e)[:200]}") from None
         _validate(obj, self.answer_schema)
         try:
-            return self.parse(obj, frame, fields or {})
+            return self.parse(obj, frame, fields)
         except AnswerRejected:
             raise
         except OverflowError as e:  # an integer too large for a float coordinate
             raise AnswerRejected("coords_out_of_bounds", f"{type(e).__name__}: {e}") from None
         except (ValueError, TypeError, KeyError) as e:
             raise AnswerRejected("model_output_schema", f"{type(e).__name__}: {e}") from None
+
+    def packed(self, k: int) -> Recipe:
+        """This recipe asking ``k`` instructions per request (version ``<version>+pack<k>``; ``k`` 1: itself).
+
+        Raises:
+            ValueError: not a localize recipe, or ``k`` outside 1..:data:`MAX_PACK`.
+        """
+        if k == 1:
+            return self
+        return dataclasses.replace(self, version=f"{self.version}+pack{k}", pack=k)
+
+    def pack_schema(self, n: int) -> dict[str, Any]:
+        """The answer schema of a packed request of ``n`` instructions: an array of exactly ``n`` answers."""
+        return {"type": "array", "items": dict(self.answer_schema), "minItems": n, "maxItems": n}
+
+    def pack_prompt(self, instructions: Sequence[str]) -> str:
+        """The user turn of a packed request: the answer format of one item, the targets numbered in order (the array
+        and its length are the structured output's, :meth:`pack_schema`)."""
+        targets = "\n".join(f"{i}. {text}" for i, text in enumerate(instructions, 1))
+        return PACK_PROMPT.format(schema=self.schema_text, targets=targets)
+
+    def pack_max_tokens(self, n: int) -> int:
+        """The answer budget of a packed request of ``n`` instructions: ``n`` answers, their commas, the brackets."""
+        return n * (self.max_tokens + 1) + 2
+
+    def answer_pack(self, text: str, frame: Frame, fields: Sequence[Mapping[str, Any]]) -> list:
+        """Parse a packed answer item by item (``fields[i]``: the prompt fields of the i-th instruction).
+
+        Returns:
+            one entry per instruction, in order: its result (as :meth:`answer` returns it), or the
+            :class:`AnswerRejected` that item got: ``model_output_not_json`` when the answer is not JSON or ends
+            before the item (a truncated array keeps the items before the cut), ``model_output_schema`` when the
+            answer is not an array or has fewer items, or the item's own reason.
+        """
+        n = len(fields)
+        items, missing = _array_items(text, n)
+        out: list = []
+        for i, f in enumerate(fields):
+            where = f"item {i + 1} of {n}"
+            if i >= len(items):
+                out.append(AnswerRejected(missing.reason, f"{where}: {missing.message}"))
+                continue
+            try:
+                out.append(self._checked(items[i], frame, f))
+            except AnswerRejected as e:
+                out.append(AnswerRejected(e.reason, f"{where}: {e.message}"))
+        return out
+
+
+def _decoded(text: str) -> Any:
+    """The one JSON value of ``text``; raises :class:`AnswerRejected` (``model_output_not_json``)."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError) as e:  # ValueError: JSONDecodeError, a >4300-digit int
+        raise AnswerRejected("model_output_not_json", f"{e.__class__.__name__}: {str(e)[:200]}") from None
+
+
+def _array_items(text: str, n: int) -> tuple[list, AnswerRejected | None]:
+    """The items of a packed answer (at most ``n``) and why the rest are missing (None: none is).
+
+    A whole JSON array gives its items; text that is not one JSON value but starts an array (an answer cut at
+    ``max_tokens``) gives the items complete before the cut."""
+    try:
+        obj = _decoded(text)
+    except AnswerRejected as e:
+        items = _leading_items(text, n)
+        if items is None:
+            return [], e
+        return items, AnswerRejected("model_output_not_json", f"the answer ends after {len(items)} complete items")
+    if not isinstance(obj, list):
+        return [], AnswerRejected("model_output_schema", f"the answer is a {type(obj).__name__}, not an array")
+    if len(obj) < n:
+        return obj, AnswerRejected("model_output_schema", f"the array has {len(obj)} items, {n} were asked for")
+    return obj[:n], None
+
+
+def _leading_items(text: str, n: int) -> list | None:
+    """The complete values at the start of a JSON array cut short (None: ``text`` does not start an array)."""
+    decoder = json.JSONDecoder()
+    text = text if isinstance(text, str) else ""
+    i = len(text) - len(text.lstrip())
+    if not text.startswith("[", i):
+        return None
+    i += 1
+    items: list = []
+    while len(items) < n:
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        try:
+            value, i = decoder.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            break
+        items.append(value)
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        if not text.startswith(",", i):
+            break
+        i += 1
+    return items
 
 
 def _validate(obj: Any, schema: Mapping[str, Any]) -> None:

@@ -168,6 +168,13 @@ def add_vlm_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         f"engine in this process, {RENDER_THREADS} elsewhere)",
     )
     v.add_argument("--max-new-tokens", type=int, default=None, help="answer budget (default: the recipe's)")
+    v.add_argument(
+        "--pack",
+        type=int,
+        default=1,
+        help="localize recipes: up to K instructions about one screenshot per request, one image prefill for K "
+        "answers (default 1: one each); the recipe version records it (+packK)",
+    )
     return v
 
 
@@ -186,6 +193,7 @@ def vlm_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> Vl
         decode_threads=args.decode_threads,
         render_threads=args.render_threads,
         max_new_tokens=args.max_new_tokens,
+        pack=args.pack,
     )
 
 
@@ -393,10 +401,11 @@ def run_configs(args: argparse.Namespace, run_id: str, check_imports: bool) -> R
         vllm = args.annotator == "vllm"
         label = vlm_config(args, run_id, limits) if vllm else ocr_config(args, run_id, limits)
         if vllm:  # the hash must see the recipe version the code registers, not just its name
-            label = dataclasses.replace(label, recipe_version=label.get_recipe().version)
+            label = dataclasses.replace(label, recipe_version=label.get_recipe(packed=False).version)
         render = render_config(args, run_id, limits)
         rendering = [render.hash_view()] if render else []
-        label = dataclasses.replace(label, config_hash=config_hash(label, tile, *rendering))
+        hashed = label.hash_view() if vllm else label  # the vLLM config's recipe version records its packing
+        label = dataclasses.replace(label, config_hash=config_hash(hashed, tile, *rendering))
         run_hash = label.config_hash
         ingest = IngestConfig(pattern=args.input, run_id=run_id, limits=limits, config_hash=run_hash)
         render = render and dataclasses.replace(render, config_hash=run_hash)

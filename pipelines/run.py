@@ -125,7 +125,7 @@ def build_pipeline(
     if args.annotator != "none":
         producer = cfg.label.producer()
         labels = tiled.good | producer.step >> LabelScreenshots(
-            cfg.label, resource_hints=cfg.hints, duplicates=shots.aliases, feeding=feeding
+            cfg.label, resource_hints=cfg.hints, duplicates=shots.aliases, feeding=feeding, skipped=shots.skipped
         )
         outputs = {"grounding": labels.good, **({"actions": labels.actions} if producer.makes_actions else {})}
         dead[producer.stage], failures = labels.dead_letter, labels.failures

@@ -48,6 +48,7 @@ EPISODE_MANIFEST = "episode.json"
 STEPS_FILE = "steps.jsonl"
 DONE = "done"
 ALIASES = "aliases"
+SKIPPED = "skipped"  # (path, content id) of each file skipped as done: what an instructions file may still name
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,6 +208,7 @@ class _IngestFile(StageDoFn):
         sha = hashlib.sha256(data).hexdigest()
         if item_key(sha, episode_id, step) in self._done:
             self._skipped.inc()  # done under this run's config by an earlier run: nothing to do
+            yield beam.pvalue.TaggedOutput(SKIPPED, (printable(path), sha))
             return
         try:
             info = inspect_image(data, self._config.limits)
@@ -447,6 +449,7 @@ class IngestScreenshots(Stage):
             "Validate",
             _IngestFile(self._config),
             DONE,
+            SKIPPED,
             episode_dirs=beam.pvalue.AsList(episode_dirs),
             done=done_dict,
         )
@@ -458,7 +461,7 @@ class IngestScreenshots(Stage):
         )
         deduped = self.apply_fn(grouped, "Collapse", _CollapseDuplicates(self._config.run_id), ALIASES)
         dead = (read.dead_letter, deduped.dead_letter, dangling.dead_letter) | "DeadLetters" >> beam.Flatten()
-        return StageOutputs(deduped.good, dead, done=read.done, aliases=deduped.aliases)
+        return StageOutputs(deduped.good, dead, done=read.done, aliases=deduped.aliases, skipped=read.skipped)
 
     def _rendered_only(self, pbegin):
         rendered = self._rendered if self._rendered is not None else pbegin | "NoRendered" >> beam.Create([])
@@ -469,4 +472,5 @@ class IngestScreenshots(Stage):
         )
         deduped = self.apply_fn(grouped, "Collapse", _CollapseDuplicates(self._config.run_id), ALIASES)
         done = pbegin | "NoDone" >> beam.Create([])
-        return StageOutputs(deduped.good, deduped.dead_letter, done=done, aliases=deduped.aliases)
+        skipped = pbegin | "NoSkipped" >> beam.Create([])
+        return StageOutputs(deduped.good, deduped.dead_letter, done=done, aliases=deduped.aliases, skipped=skipped)

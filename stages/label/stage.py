@@ -111,6 +111,8 @@ class LabelScreenshots(Stage):
             grouping and batching around it keep the pipeline's defaults.
         duplicates: ingest's ``aliases`` output, for producers with request expansion (vLLM localize recipes).
         feeding: the vLLM engine's feeding policy (``expansion = "requests"`` only; None: its default).
+        skipped: ingest's ``skipped`` output (files skipped as done), for vLLM localize recipes: the instructions
+            about them are not labelled again, nor dead-lettered.
     """
 
     def __init__(
@@ -119,6 +121,7 @@ class LabelScreenshots(Stage):
         resource_hints: dict[str, str] | None = None,
         duplicates: beam.PCollection | None = None,
         feeding: Any = None,
+        skipped: beam.PCollection | None = None,
     ):
         super().__init__()
         self._config = config
@@ -126,13 +129,16 @@ class LabelScreenshots(Stage):
         self._hints = dict(resource_hints or {})
         self._duplicates = duplicates
         self._feeding = feeding
+        self._skipped = skipped
 
     def expand(self, shots):
         producer = self._producer
         if producer.expansion == "requests":
             from stages.label.vlm import expand_requests
 
-            return expand_requests(shots, self._config, self._hints, self._duplicates, self._feeding)
+            return expand_requests(
+                shots, self._config, self._hints, self._duplicates, self._feeding, skipped=self._skipped
+            )
         batches = (
             shots
             | "ByContent" >> beam.Map(lambda s: (s.screenshot_id, s))

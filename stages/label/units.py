@@ -2,7 +2,8 @@
 :mod:`stages.label.vlm`): ``propose`` one per distinct screenshot, ``localize`` one per (screenshot, instruction) of an
 instructions JSONL (:func:`localize_units`), ``step`` / ``explain`` one per episode step or recorded action,
 ``task`` one per episode (:class:`_EpisodeSteps`); and the fan-out that redistributes them before the engine
-(:class:`_FanOut`).
+(:class:`_FanOut`). With ``pack`` K > 1, a screenshot's localize units go K at a time into packed units
+(:func:`pack_units`: one request each).
 
 Reason codes (stage ``infer``): ``instruction_without_image``, ``duplicate_instruction``, ``episode_without_task``,
 ``bad_recorded_action``; loose screenshots of step recipes are counted ``ignored``.
@@ -35,13 +36,15 @@ MAX_HISTORY_CHARS = 1200
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Work:
-    """One request to make: the current screenshot, earlier ones (oldest first) and the prompt fields."""
+    """One request to make: the current screenshot, earlier ones (oldest first) and the prompt fields; a packed unit
+    holds the localize units it asks in one request instead (``pack``, in order; their screenshot is ``shot``)."""
 
     key: str
     shot: Screenshot
     history: tuple[Screenshot, ...] = ()
     fields: tuple[tuple[str, str], ...] = ()
     recorded: RecordedAction | None = None
+    pack: tuple[Work, ...] = ()
 
 
 def _history_text(previous: list[Screenshot]) -> str:
@@ -157,7 +160,8 @@ def _basename(uri: str) -> str:
 
 
 class _JoinInstructions(_UnitDoFn):
-    """(image key, {shots, instructions}) → localize :class:`Work`; instructions with no image are dead-lettered."""
+    """(image key, {shots, instructions, done}) → localize :class:`Work`; instructions with no image are
+    dead-lettered, unless the image is a file skipped as done (counted ``skipped_done``)."""
 
     def handle(self, item):
         key, grouped = item
@@ -166,6 +170,9 @@ class _JoinInstructions(_UnitDoFn):
             shot = first_occurrence(shots)
             for text in grouped["instructions"]:
                 yield Work(key=f"{shot.screenshot_id}#{text}", shot=shot, fields=(("instruction", text),))
+            return
+        if any(grouped.get("done", ())):  # labelled by an earlier run under this config: nothing to do
+            self.counters.counter("skipped_done").inc(len(list(grouped["instructions"])))
             return
         c, path = self.counters, self._config.instructions
         lines = Counter(grouped["instructions"])
@@ -216,7 +223,12 @@ def _parse_instruction(line: str, path: str):
     return _basename(image), " ".join(instruction.split())
 
 
-def work_units(shots: beam.PCollection, cfg: VlmConfig, duplicates: beam.PCollection | None) -> StageOutputs:
+def work_units(
+    shots: beam.PCollection,
+    cfg: VlmConfig,
+    duplicates: beam.PCollection | None,
+    skipped: beam.PCollection | None = None,
+) -> StageOutputs:
     """Screenshots → the recipe kind's work units (``good``) + a list of dead-letter PCollections (the inputs that
     make none)."""
     kind = cfg.get_recipe().kind
@@ -229,15 +241,21 @@ def work_units(shots: beam.PCollection, cfg: VlmConfig, duplicates: beam.PCollec
         )
         return StageOutputs(work, [])
     if kind == "localize":
-        return localize_units(shots, cfg, duplicates)
+        return localize_units(shots, cfg, duplicates, skipped)
     grouped = shots | "ByEpisode" >> beam.FlatMap(_by_episode) | "Episodes" >> beam.GroupByKey()
     out = grouped | "ToWork" >> beam.ParDo(_EpisodeSteps(cfg)).with_outputs(DEAD_LETTER, main="good")
     return StageOutputs(out.good, [out.dead_letter])
 
 
-def localize_units(shots: beam.PCollection, cfg: VlmConfig, duplicates: beam.PCollection | None) -> StageOutputs:
+def localize_units(
+    shots: beam.PCollection,
+    cfg: VlmConfig,
+    duplicates: beam.PCollection | None,
+    skipped: beam.PCollection | None = None,
+) -> StageOutputs:
     """Screenshots x the instructions file → one unit per (screenshot, instruction); ``dead_letter`` is a list
-    (the join's and the repeats')."""
+    (the join's and the repeats'). ``skipped``: (path, content id) of the files ingest skipped as done, whose
+    instructions are only counted (``skipped_done``)."""
     path = cfg.instructions
     instructions = (
         shots.pipeline
@@ -255,13 +273,37 @@ def localize_units(shots: beam.PCollection, cfg: VlmConfig, duplicates: beam.PCo
             | "CopyNames" >> beam.FlatMap(_copy_names)
         )
         keyed = (keyed, aliases) | "AllNames" >> beam.Flatten()
-    joined = {"shots": keyed, "instructions": instructions} | "Join" >> beam.CoGroupByKey()
+    if skipped is None:
+        skipped = shots.pipeline | "NoneSkipped" >> beam.Create([])
+    done = skipped | "DoneNames" >> beam.FlatMap(lambda s: [(_basename(s[0]), True), (s[1], True)])
+    joined = {"shots": keyed, "instructions": instructions, "done": done} | "Join" >> beam.CoGroupByKey()
     joined = joined | "ToWork" >> beam.ParDo(_JoinInstructions(cfg)).with_outputs(DEAD_LETTER, main="good")
     requests = joined.good | "ByRequest" >> beam.Map(lambda w: (w.key, w)) | "Requests" >> beam.GroupByKey()
     once = requests | "OncePerRequest" >> beam.ParDo(_OneRequestPerInstruction(cfg)).with_outputs(
         DEAD_LETTER, main="good"
     )
-    return StageOutputs(once.good, [joined.dead_letter, once.dead_letter])
+    units = once.good if cfg.pack == 1 else pack_units(once.good, cfg.pack)
+    return StageOutputs(units, [joined.dead_letter, once.dead_letter])
+
+
+def _packs(item, k: int):
+    """(screenshot id, its localize units) → packed units of up to ``k``, by instruction in order (the same packs on
+    every run of the same inputs)."""
+    screenshot_id, units = item
+    units = sorted(units, key=lambda w: w.key)
+    for start in range(0, len(units), k):
+        chunk = tuple(units[start : start + k])
+        yield Work(key=f"{screenshot_id}#pack={start // k}", shot=chunk[0].shot, pack=chunk)
+
+
+def pack_units(units: beam.PCollection, k: int) -> beam.PCollection:
+    """Localize units → packed units: each screenshot's instructions, ``k`` per request."""
+    return (
+        units
+        | "ByScreenshot" >> beam.Map(lambda w: (w.shot.screenshot_id, w))
+        | "Screenshots" >> beam.GroupByKey()
+        | "Pack" >> beam.FlatMap(_packs, k)
+    )
 
 
 def _locality_key(work: Work) -> str:

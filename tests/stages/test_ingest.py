@@ -28,7 +28,7 @@ def test_a_duplicate_is_dead_lettered_and_named_on_the_aliases_output(tmp_path):
     kept, copy = str(tmp_path / "a.png"), str(tmp_path / "b.png")
     p = beam.Pipeline(runner=FnApiRunner())
     out = p | IngestScreenshots(IngestConfig(pattern=str(tmp_path), run_id="r"))
-    assert out._fields == ("good", "dead_letter", "done", "aliases")
+    assert out._fields == ("good", "dead_letter", "done", "aliases", "skipped")
     assert_that(out.good | beam.Map(lambda s: s.source_uri), equal_to([kept, str(tmp_path / "c.png")]))
     dead = out.dead_letter | beam.Map(lambda d: (d.input_id, d.stage, d.reason, d.payload_ref))
     assert_that(dead, equal_to([(copy, "ingest", "duplicate", kept)]), label="Dead")

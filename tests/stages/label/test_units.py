@@ -99,3 +99,25 @@ def test_a_task_recipe_makes_one_unit_per_episode_with_four_frames_and_the_actio
     bad = [_shot(step=0, episode="b", action="{not json"), _shot(step=1, episode="b")]
     out = list(fn.process(("b", bad)))
     assert [o.value.reason for o in out] == ["bad_recorded_action"] and out[0].value.input_id == "b#step=0"
+
+
+def test_packs_hold_up_to_k_of_a_screenshots_instructions_in_order():
+    from stages.label.units import Work, _packs
+
+    shot = _shot()
+    units = [Work(f"{shot.screenshot_id}#{t}", shot, fields=(("instruction", t),)) for t in "edcba"]
+    packs = list(_packs((shot.screenshot_id, units), 2))
+    assert [w.key for w in packs] == [f"{shot.screenshot_id}#pack={i}" for i in range(3)]
+    assert [[dict(u.fields)["instruction"] for u in w.pack] for w in packs] == [["a", "b"], ["c", "d"], ["e"]]
+    assert all(w.shot is shot and not w.fields for w in packs)
+
+
+def test_instructions_about_a_file_skipped_as_done_are_counted_not_dead_lettered():
+    from stages.label.units import _JoinInstructions
+
+    cfg = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="holo2-localize", instructions="i.jsonl")
+    join = _JoinInstructions(cfg)
+    join.setup()
+    assert list(join.process(("0.png", {"shots": [], "instructions": ["a", "b"], "done": [True]}))) == []
+    (orphan,) = join.process(("gone.png", {"shots": [], "instructions": ["a"], "done": []}))
+    assert orphan.value.reason == "instruction_without_image"

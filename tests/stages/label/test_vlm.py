@@ -3,6 +3,7 @@ work-unit builders: tests/stages/label/test_units.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 
@@ -10,7 +11,9 @@ import pytest
 
 from annotators.vllm.config import EngineConfig
 from annotators.vllm.engine import Completion, EngineInputError, Request, VlmEngine
-from schemas.records import Screenshot, TilePlan
+from schemas.keys import config_dict
+from schemas.records import GroundingLabel, Screenshot, TilePlan
+from stages.label.units import Work
 from stages.label.vlm import VlmConfig, _frame, _RunEngine
 
 ENGINE = EngineConfig(model="/models/Holotron-12B")
@@ -273,3 +276,74 @@ def test_engine_input_carries_image_ids_as_multi_modal_uuids():
     engine._llm = object()  # submit() refuses the request before it reaches the engine
     with pytest.raises(EngineInputError, match="image ids"):
         engine.submit(Request("k", "where?", images[:1], {"type": "object"}, 8, ("id-1", "id-2")))
+
+
+def test_packing_is_checked_and_recorded_by_the_recipe_version_the_hash_sees():
+    base = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="holo2-localize", instructions="i.jsonl")
+    packed = dataclasses.replace(base, pack=8)
+    assert packed.get_recipe().version == "1+pack8" and packed.get_recipe(packed=False).version == "1"
+    assert base.get_recipe().version == "1"
+    view = base.hash_view()
+    assert "pack" not in view and view["recipe_version"] == "1"
+    legacy = config_dict(base)
+    legacy.pop("pack")
+    assert view == {**legacy, "recipe_version": "1"}  # an unpacked run keeps the hash it had before packing
+    assert packed.hash_view()["recipe_version"] == "1+pack8"
+    assert packed.hash_view() != dataclasses.replace(base, pack=4).hash_view() != view
+    with pytest.raises(ValueError, match="only localize recipes pack"):
+        VlmConfig(run_id="r", config_hash="h", engine=ENGINE, pack=2)
+    with pytest.raises(ValueError, match="pack must be 1..64"):
+        dataclasses.replace(base, pack=0)
+
+
+def test_run_refuses_pack_for_a_recipe_that_does_not_localize(tmp_path):
+    from pipelines.run import run
+
+    (tmp_path / "in").mkdir()
+    with pytest.raises(SystemExit, match="only localize recipes pack"):
+        run(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--annotator", "vllm",
+             "--pack", "4"])  # fmt: skip
+    assert not (tmp_path / "out").exists()
+
+
+def _engine_dofn(**kw) -> _RunEngine:
+    """The model DoFn of a localize config, set up as far as answers → rows go (no engine)."""
+    from collections import deque
+
+    from stages.base import StageCounters
+
+    fn = _RunEngine(VlmConfig(run_id="r", config_hash="h", engine=ENGINE, instructions="i", **kw))
+    fn.counters = StageCounters("infer")
+    fn._recipe, fn._version, fn._retries = fn._config.get_recipe(), "v", deque()
+    return fn
+
+
+def _packed(fn: _RunEngine, text: str, finish_reason: str = "stop", error: str | None = None):
+    """(the packed unit of instructions a, b, c on one screenshot, the rows its answer ``text`` becomes)."""
+    shot = _shot()
+    units = tuple(Work(f"{shot.screenshot_id}#{t}", shot, fields=(("instruction", t),)) for t in "abc")
+    work = Work(f"{shot.screenshot_id}#pack=0", shot, pack=units)
+    return work, list(fn._finish_pack(work, Completion("k", text, 10, 5, finish_reason, error)))
+
+
+def test_a_packed_answer_gives_a_label_per_good_item_and_queues_the_rest_alone():
+    fn = _engine_dofn(recipe="holo2-localize", pack=3)
+    work, labels = _packed(fn, '[{"x": 500, "y": 500}, {"x": 1, "y": 1}, {"x": 3')
+    assert [lb.instruction for lb in labels] == ["a", "b"]
+    assert {lb.recipe_version for lb in labels} == {"1+pack3"}
+    assert fn.counters.forwarded.value == 2
+    single = _engine_dofn(recipe="holo2-localize")
+    answer = single._recipe.answer('{"x": 500, "y": 500}', _frame(work.shot), {"instruction": "a"})
+    (alone,) = single._labels(work.pack[0], answer, Completion("k", "", 1, 1, "stop"))
+    same = {f.name for f in dataclasses.fields(GroundingLabel)} - {"label_id", "recipe_version", "confidence"}
+    assert {f: getattr(labels[0], f) for f in same} == {f: getattr(alone, f) for f in same}
+    ((unit, note),) = fn._retries
+    assert unit is work.pack[2] and note.startswith("model_output_not_json: item 3 of 3")
+
+    fn = _engine_dofn(recipe="holo2-localize", pack=3)
+    work, rows = _packed(fn, "", error="prompt too long")
+    assert rows == [] and [u for u, _ in fn._retries] == list(work.pack)  # a refused packed request: each alone
+    assert all(n == "engine_failure: prompt too long" for _, n in fn._retries)
+    fn = _engine_dofn(recipe="holo2-localize", pack=3)
+    _packed(fn, '[{"x": 1, "y": 2}', finish_reason="length")
+    assert "the packed answer hit max_tokens=101" in fn._retries[0][1]
