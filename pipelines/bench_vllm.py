@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from annotators.vllm import bench
-from annotators.vllm.bench import MODES, RECIPES
+from annotators.vllm.bench import DEFAULT_MODES, MODES, RECIPES
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=32, help="screenshots")
     p.add_argument("--per-shot", type=int, default=2, help="instructions per screenshot (localize recipes)")
     p.add_argument("--naive-batch", type=int, default=8, help="units per generate() in the naive mode")
-    p.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
+    p.add_argument("--modes", default=",".join(DEFAULT_MODES), help=f"comma-separated subset of {','.join(MODES)}")
     p.add_argument("--json", default=None, help="also write the results here")
     args, run_extra = p.parse_known_args(argv)
     modes = [m for m in args.modes.split(",") if m]

@@ -147,6 +147,19 @@ def tiny_cli_args(model_dir: Path) -> list[str]:
     ]  # fmt: skip
 
 
+def bench_vllm_on_tiny_idefics3(tmp_path: Path, monkeypatch, args: list[str]) -> dict:
+    """``screenmill bench vllm ARGS`` through its own entry point on a fresh tiny Idefics3 under ``tmp_path``, the
+    engine in-process and the hub offline (``monkeypatch`` sets both); returns the report it wrote (``--json``)."""
+    from pipelines.bench_vllm import main as bench_vllm
+
+    for name, value in (("VLLM_ENABLE_V1_MULTIPROCESSING", "0"), ("HF_HUB_OFFLINE", "1")):
+        monkeypatch.setenv(name, value)
+    model = build_tiny_idefics3(tmp_path / "Idefics3-tiny")
+    out = tmp_path / "bench.json"
+    assert bench_vllm([*args, "--json", str(out), *tiny_cli_args(model)]) == 0
+    return json.loads(out.read_text())
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: python -m tests.tiny_idefics3 DIR")

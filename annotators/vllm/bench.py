@@ -40,7 +40,9 @@ from pathlib import Path
 from annotators.vllm.accounting import format_accounting
 from annotators.vllm.feeding import Feeder
 
-MODES = ("ceiling", "pipeline", "naive", "transformers")
+MODES = ("ceiling", "pipeline", "naive", "ray", "transformers")
+#: What runs without ``--modes``: all but the optional peer (``ray``: ``bash infra/peer/install.sh``).
+DEFAULT_MODES = tuple(m for m in MODES if m != "ray")
 RECIPES = ("holo2-localize", "holo15-localize", "propose-elements")
 
 
@@ -126,8 +128,19 @@ def _ceiling(shared, prompts, params) -> dict:
     started = time.perf_counter()
     outs = _generate(shared, prompts, params)
     seconds = time.perf_counter() - started
-    lengths = [len(o.outputs[0].token_ids) for o in outs]
-    return {"seconds": seconds, "requests": len(outs), "output_tokens": sum(lengths), "lengths": lengths}
+    from annotators.vllm.peer_ray import in_flight_mean
+
+    token_ids = [list(o.outputs[0].token_ids) for o in outs]
+    lengths = [len(t) for t in token_ids]
+    spans = [(o.metrics.scheduled_ts, o.metrics.last_token_ts) for o in outs if getattr(o, "metrics", None)]
+    return {
+        "seconds": seconds,
+        "requests": len(outs),
+        "output_tokens": sum(lengths),
+        "lengths": lengths,
+        "token_ids": token_ids,  # the answers mode (e) must reproduce
+        "in_flight": in_flight_mean(spans),
+    }
 
 
 def _pipeline(run, run_argv: list[str], shared, feeding=None) -> dict:
@@ -318,7 +331,9 @@ def measure(vlm_cfg, run, run_argv: list[str], folder: Path, instructions: Path,
 
     results: dict[str, dict] = {}
     recipe = vlm_cfg.get_recipe()
+    started = time.perf_counter()
     shared = SharedEngine.get(vlm_cfg.engine)
+    engine_build_s = time.perf_counter() - started  # 0 when an earlier call in this process built it
     units = _units(folder, instructions, recipe)
     warm, warm_params, _ = _requests(folder, units[:2], recipe, shared.engine, "warm-up")
     _generate(shared, warm, warm_params)  # warm-up, not timed
@@ -330,16 +345,23 @@ def measure(vlm_cfg, run, run_argv: list[str], folder: Path, instructions: Path,
         results["ceiling"]["decode_s"] = decode_s
     if "pipeline" in modes:
         results["pipeline"] = _with_step_stats(shared, lambda: _pipeline(run, run_argv, shared))
+        results["pipeline"]["engine_build_s"] = engine_build_s
     if "naive" in modes:
         naive_in = recompressed(folder, tmp / "screens-naive")
         naive_argv = [*run_argv, "--input", str(naive_in), "--output", str(tmp / "out-naive")]  # last wins
         results["naive"] = _with_step_stats(shared, lambda: _naive(run, naive_argv, shared, naive_batch))
+    if "ray" in modes:  # (e): the peer, Ray Data LLM, on the same requests (annotators/vllm/peer_ray.py)
+        from annotators.vllm import peer_ray
+
+        reference = results.get("ceiling", {}).get("token_ids")
+        results["ray"] = peer_ray.measure(vlm_cfg.engine, folder, units, prompts, params, reference)
     if "transformers" in modes:
         lengths = results.get("ceiling", {}).pop("lengths", None) or [recipe.max_tokens] * len(items)
         SharedEngine.release()  # the transformers model gets the memory the engine held
         results["transformers"] = _transformers(vlm_cfg.engine, items, lengths)
 
     results.get("ceiling", {}).pop("lengths", None)
+    results.get("ceiling", {}).pop("token_ids", None)
     return results
 
 
@@ -368,6 +390,11 @@ def report(results: dict[str, dict], n: int) -> dict[str, float]:
         a = results["ceiling"]
         ratios["b/a'"] = (a["seconds"] + a["decode_s"]) / b["seconds"]
         print(f"a' = the ceiling plus reading and decoding the image files first: {a['decode_s']:.2f} s")
+    if "ray" in results:
+        from annotators.vllm import peer_ray
+
+        ratios.update(peer_ray.ratios(results))
+        print(peer_ray.describe(results["ray"]))
     print("ratios (throughput, pipeline over other): " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()))
     for mode, r in results.items():
         if r.get("accounting"):

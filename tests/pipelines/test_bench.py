@@ -136,16 +136,10 @@ def test_transformers_baseline_is_the_engine_model_size(tmp_path):
 def test_bench_vllm_runs_on_a_local_model_dir_without_stand_ins(tmp_path, monkeypatch, capsys):
     """`screenmill bench vllm`'s own entry point on a model vLLM loads as it is (tiny Idefics3): the pipeline and the
     ceiling generate the same tokens, and (d) takes transformers' generic image-text path with the same prompt."""
-    from pipelines.bench_vllm import main as bench_vllm
-    from tests.tiny_idefics3 import build_tiny_idefics3, tiny_cli_args
+    from tests.tiny_idefics3 import bench_vllm_on_tiny_idefics3
 
-    for name, value in (("VLLM_ENABLE_V1_MULTIPROCESSING", "0"), ("HF_HUB_OFFLINE", "1")):
-        monkeypatch.setenv(name, value)
-    model = build_tiny_idefics3(tmp_path / "Idefics3-tiny")
-    out = tmp_path / "bench.json"
-    args = ["--n", "3", "--per-shot", "2", "--modes", "ceiling,pipeline,transformers", "--json", str(out)]
-    assert bench_vllm([*args, *tiny_cli_args(model)]) == 0
-    report = json.loads(out.read_text())
+    args = ["--n", "3", "--per-shot", "2", "--modes", "ceiling,pipeline,transformers"]
+    report = bench_vllm_on_tiny_idefics3(tmp_path, monkeypatch, args)
     results = report["results"]
     assert {m: results[m]["requests"] for m in results} == {"ceiling": 6, "pipeline": 6, "transformers": 6}
     tokens = {m: results[m]["output_tokens"] for m in results}
