@@ -5,9 +5,10 @@ same pipeline fed per batch, as Beam's RunInference does), (d) ``transformers`` 
 measurements and the table are :mod:`annotators.vllm.bench`'s, this command parses options and hands them
 ``screenmill run``'s entry point.
 
-Usage: ``screenmill bench vllm --model PATH_OR_ID [--recipe R] [--n 32] [--per-shot 2] [any `screenmill run` engine
-option]``, e.g. ``--load-format dummy`` for random weights (throughput does not depend on weight values) and
-``--max-new-tokens N`` to fix the answer budget.
+Usage: ``screenmill bench vllm --model PATH_OR_ID [--recipe R] [--n 32] [--per-shot 2] [--pack K] [any `screenmill
+run` engine option]``, e.g. ``--load-format dummy`` for random weights (throughput does not depend on weight
+values) and ``--max-new-tokens N`` to fix the answer budget; ``--pack K`` adds the pipeline with packed localize
+requests and compares labels/s.
 """
 
 from __future__ import annotations
@@ -28,12 +29,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-shot", type=int, default=2, help="instructions per screenshot (localize recipes)")
     p.add_argument("--naive-batch", type=int, default=8, help="units per generate() in the naive mode")
     p.add_argument("--modes", default=",".join(DEFAULT_MODES), help=f"comma-separated subset of {','.join(MODES)}")
+    p.add_argument(
+        "--pack", type=int, default=1, help="localize: also the pipeline with --pack K, labels/s packed vs unpacked"
+    )
     p.add_argument("--json", default=None, help="also write the results here")
     args, run_extra = p.parse_known_args(argv)
     modes = [m for m in args.modes.split(",") if m]
     unknown = set(modes) - set(MODES)
     if unknown:
         raise SystemExit(f"bench vllm: unknown modes {sorted(unknown)}")
+    if args.pack != 1 and args.recipe == "propose-elements":
+        raise SystemExit("bench vllm: --pack packs localize requests; propose-elements makes one per screenshot")
 
     from pipelines import options
     from pipelines import run as run_mod
@@ -54,9 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         except (ImportError, FileNotFoundError, ValueError, KeyError) as e:
             raise SystemExit(f"screenmill bench vllm: {e.args[0] if e.args else e}") from None
         results = bench.measure(
-            vlm_cfg, run_mod.run, run_argv, folder, instructions, Path(tmp), modes, args.naive_batch
+            vlm_cfg, run_mod.run, run_argv, folder, instructions, Path(tmp), modes, args.naive_batch, args.pack
         )
     ratios = bench.report(results, args.n)
+    if args.pack > 1:
+        ratios["labels/s packed/unpacked"] = bench.report_pack(results)
     if args.json:
         report = {"results": results, "ratios": ratios, "n": args.n, "recipe": args.recipe, "per_shot": args.per_shot}
         Path(args.json).write_text(json.dumps(report, indent=2))

@@ -24,6 +24,10 @@ tokens, tokens/s, screenshots/s, tokens per engine step (the effective batch, fr
 ratios b/a, b/a', b/c, b/d; then, for each pipeline mode, the model stage's accounting from its run manifest (where
 its time went and what bounded it, :mod:`annotators.vllm.accounting`), as ``screenmill run`` prints it.
 
+Packing (``--pack K``, localize recipes): the pipeline once more with ``screenmill run --pack K`` on a copy of the
+screenshots (the same pixels under new content ids), beside (b) on the same engine: labels, labels/s and prompt
+(prefill) tokens per label of each, and the table's last line ``labels/s packed/unpacked R``.
+
 The pipeline modes run ``screenmill run``'s entry point, which the command passes in (``run(argv, feeding)``):
 this module sits beside the engine it measures and imports no pipeline.
 """
@@ -155,6 +159,7 @@ def _pipeline(run, run_argv: list[str], shared, feeding=None) -> dict:
         "requests": stats["requests"] - before["requests"],
         "output_tokens": stats["output_tokens"] - before["output_tokens"],
         "engine_busy_s": stats["busy_s"] - before["busy_s"],
+        "prompt_tokens": stats["prompt_tokens"] - before["prompt_tokens"],
         "labels": manifest["tables"].get("grounding", {}).get("rows", 0),
         "accounting": manifest.get("accounting", {}).get("infer"),
     }
@@ -313,7 +318,17 @@ def _image_text_generate(engine_cfg, device: str):
     return generate
 
 
-def measure(vlm_cfg, run, run_argv: list[str], folder: Path, instructions: Path, tmp: Path, modes, naive_batch: int):
+def measure(
+    vlm_cfg,
+    run,
+    run_argv: list[str],
+    folder: Path,
+    instructions: Path,
+    tmp: Path,
+    modes,
+    naive_batch: int,
+    pack: int = 1,
+):
     """Run ``modes`` (a subset of :data:`MODES`) on the process's engine for ``vlm_cfg`` and return their results.
 
     Args:
@@ -323,6 +338,7 @@ def measure(vlm_cfg, run, run_argv: list[str], folder: Path, instructions: Path,
         folder, instructions: the screenshots and instructions file (:func:`make_screens`).
         tmp: a scratch folder (the naive mode's copy of the screenshots and its output).
         naive_batch: units per batch in the naive mode.
+        pack: > 1: also the pipeline with ``--pack pack`` (mode ``packed``), and (b) if ``modes`` leave it out.
 
     Returns:
         ``{mode: {"seconds", "requests", "output_tokens", ...}}``; the transformers mode may hold ``unavailable``.
@@ -343,9 +359,14 @@ def measure(vlm_cfg, run, run_argv: list[str], folder: Path, instructions: Path,
     if "ceiling" in modes:
         results["ceiling"] = _with_step_stats(shared, lambda: _ceiling(shared, prompts, params))
         results["ceiling"]["decode_s"] = decode_s
-    if "pipeline" in modes:
+    if "pipeline" in modes or pack > 1:
         results["pipeline"] = _with_step_stats(shared, lambda: _pipeline(run, run_argv, shared))
         results["pipeline"]["engine_build_s"] = engine_build_s
+    if pack > 1:
+        packed_in = recompressed(folder, tmp / "screens-packed")
+        packed_argv = [*run_argv, "--input", str(packed_in), "--output", str(tmp / "out-packed"), "--pack", str(pack)]
+        results["packed"] = _with_step_stats(shared, lambda: _pipeline(run, packed_argv, shared))
+        results["packed"]["pack"] = pack
     if "naive" in modes:
         naive_in = recompressed(folder, tmp / "screens-naive")
         naive_argv = [*run_argv, "--input", str(naive_in), "--output", str(tmp / "out-naive")]  # last wins
@@ -400,3 +421,23 @@ def report(results: dict[str, dict], n: int) -> dict[str, float]:
         if r.get("accounting"):
             print("\n".join(format_accounting(mode, r["accounting"])))
     return ratios
+
+
+def report_pack(results: dict[str, dict]) -> float:
+    """Print labels, labels/s and prompt (prefill) tokens per label of the unpacked and packed pipeline runs of
+    ``results`` (:func:`measure` with ``pack``), ending with the line ``labels/s packed/unpacked R``; return R."""
+    print(f"{'packing':<13} {'seconds':>8} {'requests':>9} {'labels':>7} {'labels/s':>9} {'prefill/label':>14}")
+    rates = {}
+    for mode, name in (("pipeline", "unpacked"), ("packed", f"packed K={results['packed']['pack']}")):
+        r = results[mode]
+        r["labels_per_s"] = rates[mode] = r["labels"] / r["seconds"]
+        r["prefill_per_label"] = r["prompt_tokens"] / max(r["labels"], 1)
+        print(
+            f"{name:<13} {r['seconds']:>8.2f} {r['requests']:>9} {r['labels']:>7} {r['labels_per_s']:>9.2f} "
+            f"{r['prefill_per_label']:>14.1f}"
+        )
+    prefill = results["pipeline"]["prefill_per_label"] / max(results["packed"]["prefill_per_label"], 1e-9)
+    print(f"prefill tokens per label unpacked/packed {prefill:.2f}")
+    ratio = rates["packed"] / rates["pipeline"] if rates["pipeline"] else float("inf")
+    print(f"labels/s packed/unpacked {ratio:.2f}")
+    return ratio
