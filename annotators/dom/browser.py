@@ -6,6 +6,14 @@ hangs can be given up on: every page has a time limit, after which its context i
 work, the browser is replaced. The browser is also replaced after ``recycle_every`` pages (memory stays flat) and
 whenever it crashes. Never ``playwright install``: the executable is the system's (``infra/browser/install.sh``).
 
+Rendering keeps one context and page (a :class:`_Tab`) per setting and navigates it from page to page: a new page
+costs a renderer process, which is most of the CPU a screenshot costs. Between pages the tab is reset: the page's
+``localStorage``/``sessionStorage`` (every frame) and ``window.name`` are cleared, it goes to ``about:blank``
+(unload handlers run), cookies and the storage of every http(s) origin it reached are cleared, its history is
+reset; a tab that fails any of this, whose page failed or timed out, or that still has a popup open, is closed
+instead. Known limit: storage a ``file://`` page writes while being unloaded survives to the next page of the same
+setting (Chromium clears no ``file://`` storage by origin). Exploration keeps a fresh context per episode.
+
 The fence (every page, every frame):
 * requests: ``file://`` only under the page's root folder, ``http(s)``/``ws(s)`` only to the page's own origin and
   ``allow_origins``; everything else is aborted and counted (:attr:`RenderedPage.blocked`);
@@ -176,6 +184,7 @@ class _Fence:
         own = origin_of(page_uri)
         self.origins = {o.rstrip("/") for o in allow_origins} | ({own} if own else set())
         self.blocked: list[str] = []
+        self.reached: set[str] = set()  # the http(s)/ws(s) origins let through (their storage is cleared after)
 
     def allows(self, url: str) -> bool:
         scheme = url.split(":", 1)[0].lower()
@@ -186,7 +195,11 @@ class _Fence:
                 return False
             path = os.path.realpath(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
             return path == self.root or path.startswith(self.root.rstrip("/") + "/")
-        return origin_of(url) in self.origins
+        origin = origin_of(url)
+        if origin in self.origins:
+            self.reached.add(origin.replace("ws", "http", 1) if origin.startswith("ws") else origin)
+            return True
+        return False
 
     async def route(self, route):
         url = route.request.url
@@ -204,6 +217,26 @@ class _Fence:
             await ws.close()
 
 
+# Clears what a document leaves in its tab: its storage and the window's name (errors: an opaque origin, no storage).
+CLEAR_JS = (
+    "() => { for (const s of ['localStorage', 'sessionStorage']) { try { window[s].clear(); } catch (e) {} }"
+    " window.name = ''; }"
+)
+
+
+@dataclasses.dataclass(slots=True)
+class _Tab:
+    """A fenced context and its page, navigated from page to page of one setting (see the module docstring).
+    ``fence`` is the current page's (the context's request handlers ask it), ``crashed`` resolves when the page's
+    renderer crashes during the current page."""
+
+    ctx: Any
+    page: Any
+    cdp: Any
+    fence: _Fence
+    crashed: asyncio.Future
+
+
 class BrowserHost:
     """A Chromium on a thread of its own; :meth:`render` from any thread. Build with :meth:`start` (raises
     RuntimeError with :data:`INSTALL_HINT` when playwright or the executable is missing)."""
@@ -215,7 +248,9 @@ class BrowserHost:
         self._pw: Any = None
         self._browser: Any = None
         self._pages_since_launch = 0
+        self._tabs: dict[tuple[Viewport, str], _Tab] = {}
         self.launches = 0
+        self.contexts = 0  # fresh contexts opened (a tab kept for the next page opens none)
         self._lock = threading.Lock()
 
     def start(self) -> BrowserHost:
@@ -259,6 +294,7 @@ class BrowserHost:
             self._pw = await async_playwright().start()
         self._browser = await self._pw.chromium.launch(executable_path=self.config.chromium, args=list(LAUNCH_ARGS))
         self._pages_since_launch = 0
+        self._tabs = {}  # the old browser's tabs went with it
         self.launches += 1
 
     async def _shutdown(self):
@@ -305,17 +341,22 @@ class BrowserHost:
             lambda page, fence: self._shoot(page, uri, viewport, color_scheme, screens, fence),
             self.config.timeout_s,
             "render_timeout",
+            reuse=True,
         )
 
-    def run_page(self, uri, root, viewport, color_scheme, work, limit_s: float, timeout_reason: str):
-        """Run ``await work(page, fence)`` on a fresh fenced page (its own context, see the module docstring) within
-        ``limit_s`` seconds; the building block of :meth:`render` and of exploration (:mod:`annotators.dom.explore`).
+    def run_page(
+        self, uri, root, viewport, color_scheme, work, limit_s: float, timeout_reason: str, reuse: bool = False
+    ):
+        """Run ``await work(page, fence)`` on a fenced page within ``limit_s`` seconds; the building block of
+        :meth:`render` and of exploration (:mod:`annotators.dom.explore`).
 
         Args:
             uri / root / viewport / color_scheme: as for :meth:`render` (``uri`` is the fence's own origin).
             work: an async callable ``(page, fence) -> result`` run on the browser's thread.
             limit_s: the time limit of the whole ``work``.
             timeout_reason: the :class:`RenderError` reason when the limit is passed.
+            reuse: navigate the setting's kept tab (reset after, see the module docstring) instead of a fresh
+                context; ``work`` must then leave nothing behind but what the reset clears.
 
         Raises:
             RenderError: ``timeout_reason`` (over the limit, or the browser stopped answering: it is replaced),
@@ -324,19 +365,50 @@ class BrowserHost:
         with self._lock:  # one page at a time per browser: the time limit is the page's own
             try:
                 return self._call(
-                    self._in_fence(uri, root, viewport, color_scheme, work, limit_s, timeout_reason), limit_s + 30
+                    self._in_fence(uri, root, viewport, color_scheme, work, limit_s, timeout_reason, reuse),
+                    limit_s + 30,
                 )
             except concurrent.futures.TimeoutError:
                 self._call(self._relaunch(), timeout=120)
                 raise RenderError(timeout_reason, "the browser stopped answering; it was replaced") from None
 
-    async def _in_fence(self, uri, root, viewport, color_scheme, work, limit_s, timeout_reason):
+    async def _in_fence(self, uri, root, viewport, color_scheme, work, limit_s, timeout_reason, reuse):
         if self._browser is None or not self._browser.is_connected():
             await self._relaunch()
         elif self._pages_since_launch >= self.config.recycle_every:
             await self._relaunch()
         self._pages_since_launch += 1
         fence = _Fence(uri, root, self.config.allow_origins)
+        tab = self._tabs.pop((viewport, color_scheme), None) if reuse else None
+        if tab is None:
+            tab = await self._new_tab(viewport, color_scheme, fence)
+        tab.fence = fence
+        tab.crashed = asyncio.get_running_loop().create_future()
+        keep = False
+        try:
+            job = asyncio.ensure_future(work(tab.page, fence))
+            done, _ = await asyncio.wait({job, tab.crashed}, timeout=limit_s, return_when="FIRST_COMPLETED")
+            if job not in done:
+                job.cancel()
+                if tab.crashed in done:
+                    raise RenderError("render_failed", "the page's renderer crashed")
+                raise RenderError(timeout_reason, f"not done within {limit_s:g} s")
+            result = job.result()
+            if reuse:
+                keep = await self._reset(tab)
+            return result
+        finally:
+            if keep:
+                self._tabs[(viewport, color_scheme)] = tab
+            else:
+                try:
+                    await asyncio.wait_for(tab.ctx.close(), 10)
+                except Exception:  # noqa: BLE001 - a context that cannot close: replace the browser
+                    await self._relaunch()
+
+    async def _new_tab(self, viewport, color_scheme, fence) -> _Tab:
+        """A fresh fenced context and its page (the fence, dialogs, popups and downloads: see the module docstring);
+        its requests go to whatever fence the tab holds then."""
         ctx = await self._browser.new_context(
             viewport={"width": viewport.width, "height": viewport.height},
             device_scale_factor=viewport.scale,
@@ -347,27 +419,45 @@ class BrowserHost:
             service_workers="block",
             reduced_motion="reduce",
         )
+        self.contexts += 1
+        tab = _Tab(ctx, None, None, fence, asyncio.get_running_loop().create_future())
         try:
-            await ctx.route("**/*", fence.route)
-            await ctx.route_web_socket(re.compile(".*"), fence.route_ws)
-            page = await ctx.new_page()
+            await ctx.route("**/*", lambda route: tab.fence.route(route))
+            await ctx.route_web_socket(re.compile(".*"), lambda ws: tab.fence.route_ws(ws))
+            tab.page = page = await ctx.new_page()
             ctx.on("page", lambda p: asyncio.ensure_future(p.close()) if p is not page else None)
             page.on("dialog", lambda d: asyncio.ensure_future(d.dismiss()))
-            crashed = asyncio.get_running_loop().create_future()
-            page.on("crash", lambda _: crashed.done() or crashed.set_result(True))
-            job = asyncio.ensure_future(work(page, fence))
-            done, _ = await asyncio.wait({job, crashed}, timeout=limit_s, return_when="FIRST_COMPLETED")
-            if job not in done:
-                job.cancel()
-                if crashed in done:
-                    raise RenderError("render_failed", "the page's renderer crashed")
-                raise RenderError(timeout_reason, f"not done within {limit_s:g} s")
-            return job.result()
-        finally:
-            try:
-                await asyncio.wait_for(ctx.close(), 10)
-            except Exception:  # noqa: BLE001 - a context that cannot close: replace the browser
-                await self._relaunch()
+            page.on("crash", lambda _: tab.crashed.done() or tab.crashed.set_result(True))
+            tab.cdp = await ctx.new_cdp_session(page)
+            # With the accessibility tree kept, the DOM read's computedRole/computedName read it; otherwise each
+            # builds and drops one for the whole document (~90 % of the DOM read's time). The same values.
+            await tab.cdp.send("Accessibility.enable")
+        except BaseException:
+            await asyncio.wait_for(ctx.close(), 10)
+            raise
+        return tab
+
+    async def _reset(self, tab: _Tab, limit_s: float = 5.0) -> bool:
+        """Clear what the page left in its tab (see the module docstring); whether the tab can be used again."""
+
+        async def reset():
+            for frame in tab.page.frames:
+                try:
+                    await frame.evaluate(CLEAR_JS)
+                except Exception:  # noqa: BLE001 - a frame that went away or has no script: nothing of it to clear
+                    pass
+            await tab.page.goto("about:blank")
+            await tab.ctx.clear_cookies()
+            for origin in tab.fence.reached:
+                await tab.cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+            await tab.cdp.send("Page.resetNavigationHistory")
+
+        try:
+            await asyncio.wait_for(reset(), limit_s)
+        except Exception as e:  # noqa: BLE001 - a tab that cannot be reset is closed instead
+            _log.info("browser: tab not reused: %s", e)
+            return False
+        return not tab.crashed.done() and tab.ctx.pages == [tab.page]
 
     async def open_page(self, page, uri) -> int:
         """Load ``uri`` in ``page``, stop its motion (:data:`STILL_CSS`), wait for its fonts; its element count.
@@ -391,22 +481,28 @@ class BrowserHost:
     async def _shoot(self, page, uri, viewport, color_scheme, screens, fence) -> RenderedPage:
         nodes = await self.open_page(page, uri)
         shots: list[Screen] = []
-        last_scroll = None
         for k in range(screens):
             if k:
                 await page.evaluate("(k) => window.scrollTo(0, k * window.innerHeight)", k)
             await page.evaluate(SETTLE_JS)
-            scroll = tuple(int(v) for v in await page.evaluate("[window.scrollX, window.scrollY]"))
-            if scroll == last_scroll:
+            shot = await self.capture(page, stop_at=shots[-1].scroll if shots else None)
+            if shot is None:
                 break  # the page ended: scrolling no further
-            last_scroll = scroll
-            elements = await self.extract(page.main_frame)
-            zoom = await page.evaluate("visualViewport.scale")
-            png = await page.screenshot(type="png", animations="disabled", caret="hide", scale="device")
-            if k == 0 and one_colour(png):
+            if k == 0 and one_colour(shot.png):
                 raise RenderError("blank_page", "the first screen is a single colour: nothing visible")
-            shots.append(Screen(png, scroll, elements, float(zoom)))
+            shots.append(shot)
         return RenderedPage(uri, viewport, color_scheme, shots, list(fence.blocked), int(nodes))
+
+    async def capture(self, page, stop_at: tuple[int, int] | None = None) -> Screen | None:
+        """The settled ``page`` as a :class:`Screen`: its scroll, zoom, elements (:meth:`extract`) and PNG; None when
+        the scroll is ``stop_at`` (the page scrolled no further)."""
+        x, y, zoom = await page.evaluate("[window.scrollX, window.scrollY, visualViewport.scale]")
+        scroll = (int(x), int(y))
+        if scroll == stop_at:
+            return None
+        elements = await self.extract(page.main_frame)
+        png = await page.screenshot(type="png", animations="disabled", caret="hide", scale="device")
+        return Screen(png, scroll, elements, float(zoom))
 
     async def extract(self, frame) -> list[dict]:
         """The elements of a page (its main ``frame`` and the child frames that show through), in CSS px of what a
@@ -465,5 +561,5 @@ def one_colour(png: bytes) -> bool:
     from PIL import Image
 
     with Image.open(io.BytesIO(png)) as im:
-        extrema = im.convert("RGB").getextrema()
+        extrema = (im if im.mode in ("RGB", "RGBA") else im.convert("RGB")).getextrema()
     return all(lo == hi for lo, hi in extrema)

@@ -430,14 +430,6 @@ async def _act(page, action: Action, rng: random.Random, mobile: bool) -> Action
     return action
 
 
-async def _frame(host: BrowserHost, page) -> Screen:
-    scroll = tuple(int(v) for v in await page.evaluate("[window.scrollX, window.scrollY]"))
-    elements = await host.extract(page.main_frame)
-    zoom = await page.evaluate("visualViewport.scale")
-    png = await page.screenshot(type="png", animations="disabled", caret="hide", scale="device")
-    return Screen(png, scroll, elements, float(zoom))
-
-
 async def _step(host, page, fence, nav, action: Action, rng, mobile: bool, frames: list[Screen]) -> Step:
     seen = nav.commits
     action = await _act(page, action, rng, mobile)
@@ -453,7 +445,7 @@ async def _step(host, page, fence, nav, action: Action, rng, mobile: bool, frame
         # frame shows the hover depends on load: move the pointer to the corner, where the event applies it at once
         await page.mouse.move(0, 0)
         await _tick(page)
-    frame = await _frame(host, page)
+    frame = await host.capture(page)
     frames.append(frame)
     noop = hashlib.sha256(frame.png).digest() == hashlib.sha256(frames[-2].png).digest()
     return Step(action, noop, blocked_url is not None, blocked_url, page.url)
@@ -466,7 +458,7 @@ async def _episode(host, page, fence, uri, viewport: Viewport, scheme: str, sett
     nodes = await host.open_page(page, uri)
     nav = _NavWatch(page)
     await _tick(page)
-    frames = [await _frame(host, page)]
+    frames = [await host.capture(page)]
     if one_colour(frames[0].png):
         raise RenderError("blank_page", "the first screen is a single colour: nothing visible")
     rng = random.Random(settings.seed)

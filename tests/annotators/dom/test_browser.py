@@ -178,3 +178,36 @@ def test_chinese_japanese_and_korean_pages_render_as_text_the_ocr_reads(host, tm
     image = np.asarray(Image.open(io.BytesIO(got.screens[0].png)).convert("RGB"))
     read = {e.text for e in OcrAnnotator().annotate(image)}
     assert {"欢迎光临", "登录"} <= read, read  # ... and the screenshot shows it
+
+
+def test_pages_of_one_setting_share_a_tab_that_keeps_nothing_of_the_page_before(tmp_path):
+    from annotators.dom.browser import BrowserHost
+    from tests.annotators.dom.conftest import browser_missing
+
+    if browser_missing():
+        pytest.skip(browser_missing())
+    writer = page(
+        tmp_path,
+        "writer.html",
+        "<p>Writer</p><script>localStorage.setItem('k', 'local'); sessionStorage.setItem('k', 'session');"
+        "window.name = 'named'; document.cookie = 'k=cookie'; history.pushState({}, '', '#moved');</script>",
+    )
+    reader = page(
+        tmp_path,
+        "reader.html",
+        "<p id=o>x</p><script>document.getElementById('o').textContent = 'seen: ' + [localStorage.getItem('k'),"
+        "sessionStorage.getItem('k'), window.name, document.cookie, history.length].join('|');</script>",
+    )
+    host = BrowserHost(BrowserConfig(timeout_s=5, recycle_every=100)).start()
+    try:
+        first = host.render(reader, str(tmp_path), Viewport(400, 300), "light", 1)
+        host.render(writer, str(tmp_path), Viewport(400, 300), "light", 1)
+        again = host.render(reader, str(tmp_path), Viewport(400, 300), "light", 1)
+        assert host.contexts == 1  # one tab served the three pages
+        seen = [e["name"] for e in again.screens[0].elements if e["name"].startswith("seen")]
+        assert seen == [e["name"] for e in first.screens[0].elements if e["name"].startswith("seen")]
+        assert again.screens[0].png == first.screens[0].png
+        host.render(reader, str(tmp_path), Viewport(400, 300), "dark", 1)
+        assert host.contexts == 2  # another setting, another tab
+    finally:
+        host.close()
