@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-from pipelines.bench_render import ROOT, TreeSampler
+from pipelines.bench_render import ROOT, run_sampled
 
 
 def episode_figures(out: Path) -> dict:
@@ -42,15 +39,10 @@ def measure(pages: Path, out: Path, steps: int, seed: int, extra: list[str]) -> 
     Raises:
         SystemExit: the run failed (its stderr's end is in the message).
     """
-    cmd = [sys.executable, "-m", "pipelines.cli", "run", "--pages", str(pages), "--output", str(out), "--quiet",
-           "--annotator", "none", "--explore", str(steps), "--explore-seed", str(seed), *extra]  # fmt: skip
-    started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    with TreeSampler(proc.pid) as sampler:
-        _, stderr = proc.communicate()
-    if proc.returncode != 0:
-        raise SystemExit(f"bench explore: run failed\n{stderr[-3000:]}")
-    return {"seed": seed, **episode_figures(out), "wall_s": time.monotonic() - started, "cpu_s": sampler.cpu_s,
+    run_argv = ["--pages", str(pages), "--output", str(out), "--quiet", "--annotator", "none",
+                "--explore", str(steps), "--explore-seed", str(seed), *extra]  # fmt: skip
+    _, wall, sampler = run_sampled(run_argv, "explore")
+    return {"seed": seed, **episode_figures(out), "wall_s": wall, "cpu_s": sampler.cpu_s,
             "peak_rss_mib": sampler.peak_rss / 2**20}  # fmt: skip
 
 

@@ -83,17 +83,28 @@ class TreeSampler:
             self._stop.wait(self._every)
 
 
-def measure(pages: Path, out: Path, extra: list[str]) -> dict:
-    """Run the job on ``pages`` in a fresh process; its figures."""
-    cmd = [sys.executable, "-m", "pipelines.cli", "run", "--pages", str(pages), "--output", str(out)]
-    cmd += ["--annotator", "none", "--quiet", *extra]
+def run_sampled(run_argv: list[str], bench: str) -> tuple[str, float, TreeSampler]:
+    """Run ``screenmill run *run_argv`` in a fresh process with its whole tree sampled; (stdout, wall seconds,
+    sampler).
+
+    Raises:
+        SystemExit: the run failed (``bench`` names the benchmark; the end of the run's stderr is in the message).
+    """
+    cmd = [sys.executable, "-m", "pipelines.cli", "run", *run_argv]
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with TreeSampler(proc.pid) as sampler:
         stdout, stderr = proc.communicate()
     wall = time.monotonic() - started
     if proc.returncode != 0:
-        raise SystemExit(f"bench render: run failed\n{stderr[-3000:]}")
+        raise SystemExit(f"bench {bench}: run failed\n{stderr[-3000:]}")
+    return stdout, wall, sampler
+
+
+def measure(pages: Path, out: Path, extra: list[str]) -> dict:
+    """Run the job on ``pages`` in a fresh process; its figures."""
+    run_argv = ["--pages", str(pages), "--output", str(out), "--annotator", "none", "--quiet", *extra]
+    stdout, wall, sampler = run_sampled(run_argv, "render")
     manifest = json.loads(Path(stdout.strip().splitlines()[-1]).read_text())
     shots = manifest["counts"]["render"].get("screens", 0)
     return {
