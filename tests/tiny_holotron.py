@@ -464,6 +464,20 @@ def install_torchvision_shim() -> None:
     Idempotent. Call it before creating ``vllm.LLM``; importing vLLM before it is fine.
     """
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    install_torchvision_modules()
+    from vllm import ModelRegistry
+    from vllm.model_executor.models.nano_nemotron_vl import NemotronH_Nano_VL_V2
+
+    ModelRegistry.register_model("NemotronH_Nano_VL_V2", NemotronH_Nano_VL_V2)
+
+
+def install_torchvision_modules() -> None:
+    """The module half of :func:`install_torchvision_shim`: empty ``torchvision`` modules, nothing of vLLM imported.
+
+    ``tests/standin_site/sitecustomize.py`` calls this (lazily, when ``vllm.transformers_utils`` is first imported)
+    in every process, where the model registration is not needed: vLLM's registry subprocess gets the stand-in too.
+    Idempotent; with a real torchvision installed it does nothing.
+    """
     try:
         import torchvision  # noqa: F401  (a real one, or the shim already installed)
     except ImportError:
@@ -482,11 +496,6 @@ def install_torchvision_shim() -> None:
         package.transforms = transforms
         sys.modules["torchvision"] = package
         sys.modules["torchvision.transforms"] = transforms
-
-    from vllm import ModelRegistry
-    from vllm.model_executor.models.nano_nemotron_vl import NemotronH_Nano_VL_V2
-
-    ModelRegistry.register_model("NemotronH_Nano_VL_V2", NemotronH_Nano_VL_V2)
 
 
 def remove_torchvision_shim() -> None:
