@@ -8,11 +8,14 @@ whenever it crashes. Never ``playwright install``: the executable is the system'
 
 Rendering keeps one context and page (a :class:`_Tab`) per setting and navigates it from page to page: a new page
 costs a renderer process, which is most of the CPU a screenshot costs. Between pages the tab is reset: the page's
-``localStorage``/``sessionStorage`` (every frame) and ``window.name`` are cleared, it goes to ``about:blank``
-(unload handlers run), cookies and the storage of every http(s) origin it reached are cleared, its history is
-reset; a tab that fails any of this, whose page failed or timed out, or that still has a popup open, is closed
-instead. Known limit: storage a ``file://`` page writes while being unloaded survives to the next page of the same
-setting (Chromium clears no ``file://`` storage by origin). Exploration keeps a fresh context per episode.
+``localStorage``/``sessionStorage`` (every frame) and ``window.name`` are cleared; a page that reached an http(s)
+origin then goes to ``about:blank`` (unload handlers run) and cookies and the storage of every origin it reached are
+cleared; the history is reset. A ``file://``-only page skips the ``about:blank`` hop (a whole navigation, ~1/6 of a
+screenshot's CPU): the next page's navigation unloads it. A tab that fails any of this, whose page failed or timed
+out, or that still has a popup open, is closed instead. Known limit: storage a ``file://`` page writes while being
+unloaded survives to the next page of the same setting (Chromium clears no ``file://`` storage by origin).
+Exploration keeps a fresh context per episode. Every document of a tab gets :data:`STILL_CSS` from an init script,
+before its first paint (no restyle after load).
 
 The fence (every page, every frame):
 * requests: ``file://`` only under the page's root folder, ``http(s)``/``ws(s)`` only to the page's own origin and
@@ -30,6 +33,7 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import io
+import json
 import logging
 import os
 import re
@@ -66,7 +70,21 @@ STILL_CSS = (
     "*,*::before,*::after{transition:none!important;animation-duration:0s!important;animation-delay:0s!important;"
     "caret-color:transparent!important;scroll-behavior:auto!important}"
 )
-SETTLE_JS = "() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))"
+# Added to every document of a tab as soon as it has one (an init script: styled once, before the first paint).
+STILL_INIT_JS = (
+    "(() => { const add = () => { const s = document.createElement('style'); s.textContent = "
+    + json.dumps(STILL_CSS)
+    + "; (document.head || document.documentElement).appendChild(s); };"
+    " if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', add); else add(); })()"
+)
+# Scroll to screen k (none for the first) and wait two animation frames: what is shown is what was laid out.
+SETTLE_JS = (
+    "(k) => { if (k) window.scrollTo(0, k * window.innerHeight);"
+    " return new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(() => ok(true)))); }"
+)
+# The extraction script's result as one JSON string: one string crosses the DevTools pipe and playwright's driver
+# instead of a tree of values each side (de)serializes one by one (the same values: undefined is sent as null).
+EXTRACT_JSON_JS = f"(opts) => JSON.stringify(({EXTRACT_JS.strip()})(opts), (k, v) => v === undefined ? null : v)"
 _VIEWPORT_RE = re.compile(r"^(\d{2,5})x(\d{2,5})(?:@(\d+(?:\.\d+)?)(m?))?$")
 _log = logging.getLogger("screenmill.render")
 
@@ -428,6 +446,7 @@ class BrowserHost:
             ctx.on("page", lambda p: asyncio.ensure_future(p.close()) if p is not page else None)
             page.on("dialog", lambda d: asyncio.ensure_future(d.dismiss()))
             page.on("crash", lambda _: tab.crashed.done() or tab.crashed.set_result(True))
+            await ctx.add_init_script(STILL_INIT_JS)
             tab.cdp = await ctx.new_cdp_session(page)
             # With the accessibility tree kept, the DOM read's computedRole/computedName read it; otherwise each
             # builds and drops one for the whole document (~90 % of the DOM read's time). The same values.
@@ -446,10 +465,11 @@ class BrowserHost:
                     await frame.evaluate(CLEAR_JS)
                 except Exception:  # noqa: BLE001 - a frame that went away or has no script: nothing of it to clear
                     pass
-            await tab.page.goto("about:blank")
-            await tab.ctx.clear_cookies()
-            for origin in tab.fence.reached:
-                await tab.cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+            if tab.fence.reached:  # unloaded first, so what its unload handlers write is cleared too
+                await tab.page.goto("about:blank")
+                await tab.ctx.clear_cookies()
+                for origin in tab.fence.reached:
+                    await tab.cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
             await tab.cdp.send("Page.resetNavigationHistory")
 
         try:
@@ -460,7 +480,7 @@ class BrowserHost:
         return not tab.crashed.done() and tab.ctx.pages == [tab.page]
 
     async def open_page(self, page, uri) -> int:
-        """Load ``uri`` in ``page``, stop its motion (:data:`STILL_CSS`), wait for its fonts; its element count.
+        """Load ``uri`` in ``page`` (its motion stopped: :data:`STILL_INIT_JS`), wait for its fonts; its element count.
 
         Raises:
             RenderError: ``render_failed`` (navigation error) or ``page_too_large``.
@@ -471,9 +491,7 @@ class BrowserHost:
             await page.goto(uri, wait_until="load", timeout=self.config.timeout_s * 1000)
         except PlaywrightError as e:
             raise RenderError("render_failed", f"navigation failed: {str(e).splitlines()[0]}") from None
-        await page.add_style_tag(content=STILL_CSS)
-        await page.evaluate("document.fonts.ready.then(() => true)")
-        nodes = await page.evaluate("document.getElementsByTagName('*').length")
+        nodes = await page.evaluate("document.fonts.ready.then(() => document.getElementsByTagName('*').length)")
         if nodes > self.config.max_dom_nodes:
             raise RenderError("page_too_large", f"{nodes} DOM elements, over the limit of {self.config.max_dom_nodes}")
         return int(nodes)
@@ -482,9 +500,7 @@ class BrowserHost:
         nodes = await self.open_page(page, uri)
         shots: list[Screen] = []
         for k in range(screens):
-            if k:
-                await page.evaluate("(k) => window.scrollTo(0, k * window.innerHeight)", k)
-            await page.evaluate(SETTLE_JS)
+            await page.evaluate(SETTLE_JS, k)
             shot = await self.capture(page, stop_at=shots[-1].scroll if shots else None)
             if shot is None:
                 break  # the page ended: scrolling no further
@@ -496,31 +512,33 @@ class BrowserHost:
     async def capture(self, page, stop_at: tuple[int, int] | None = None) -> Screen | None:
         """The settled ``page`` as a :class:`Screen`: its scroll, zoom, elements (:meth:`extract`) and PNG; None when
         the scroll is ``stop_at`` (the page scrolled no further)."""
-        x, y, zoom = await page.evaluate("[window.scrollX, window.scrollY, visualViewport.scale]")
-        scroll = (int(x), int(y))
-        if scroll == stop_at:
+        if stop_at is not None and tuple(await page.evaluate("[window.scrollX, window.scrollY]")) == stop_at:
             return None
-        elements = await self.extract(page.main_frame)
+        elements, (x, y), zoom = await self._read(page.main_frame)
         png = await page.screenshot(type="png", animations="disabled", caret="hide", scale="device")
-        return Screen(png, scroll, elements, float(zoom))
+        return Screen(png, (int(x), int(y)), elements, float(zoom))
 
     async def extract(self, frame) -> list[dict]:
         """The elements of a page (its main ``frame`` and the child frames that show through), in CSS px of what a
         screenshot shows: the visual viewport (client px, unless a zoomed-out mobile page: see :class:`Screen`)."""
-        elements = await self._extract_frame(frame, 0)
-        zoom, dx, dy = await frame.evaluate(
-            "[visualViewport.scale, visualViewport.offsetLeft, visualViewport.offsetTop]"
-        )
+        return (await self._read(frame))[0]
+
+    async def _read(self, frame) -> tuple[list[dict], list[float], float]:
+        """:meth:`extract` with the frame's scroll (CSS px) and zoom (``visualViewport.scale``) read with it."""
+        found = await self._extract_frame(frame, 0)
+        elements = found["elements"]
+        zoom, dx, dy = found["zoom"]
         if (zoom, dx, dy) != (1, 0, 0):  # client CSS px -> the visual viewport's
             elements = [_zoomed(e, zoom, dx, dy) for e in elements]
-        return elements
+        return elements, found["scroll"], zoom
 
-    async def _extract_frame(self, frame, depth: int) -> list[dict]:
-        """The frame's elements (its own viewport's CSS px), with those of its child frames that show through."""
-        found = await frame.evaluate(EXTRACT_JS, {"maxTextChars": self.config.max_text_chars})
+    async def _extract_frame(self, frame, depth: int) -> dict:
+        """:data:`EXTRACT_JS`'s result for the frame: its ``elements`` (its own viewport's CSS px) with those of its
+        child frames that show through."""
+        found = json.loads(await frame.evaluate(EXTRACT_JSON_JS, {"maxTextChars": self.config.max_text_chars}))
         elements = found["elements"]
         if depth >= 3 or not found["frames"]:
-            return elements
+            return found
         for child in frame.child_frames:
             try:
                 handle = await child.frame_element()
@@ -528,7 +546,7 @@ class BrowserHost:
                 info = next((f for f in found["frames"] if f["index"] == index), None)
                 if info is None:
                     continue
-                inner = await self._extract_frame(child, depth + 1)
+                inner = (await self._extract_frame(child, depth + 1))["elements"]
             except Exception as e:  # noqa: BLE001 - a frame that went away or cannot be read: its content is left out
                 _log.info("render: frame %s left out: %s", child.url, e)
                 continue
@@ -546,7 +564,7 @@ class BrowserHost:
                 moved.append({**el, "box": box, "point": [x, y], "frame": depth + 1})
             hits = await frame.evaluate(FRAME_HITS_JS, [index, [m["point"] for m in moved]]) if moved else []
             elements.extend(m for m, hit in zip(moved, hits, strict=True) if hit)
-        return elements
+        return found
 
 
 def _zoomed(element: dict, zoom: float, dx: float, dy: float) -> dict:

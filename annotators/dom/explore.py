@@ -42,14 +42,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-import json
 import random
 import re
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from annotators.dom.browser import STILL_CSS, BrowserHost, RenderError, Screen, Viewport, one_colour
+from annotators.dom.browser import BrowserHost, RenderError, Screen, Viewport, one_colour
 from annotators.dom.labels import ROLE_NOUNS, _q
 
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
@@ -104,18 +103,11 @@ OPTIONS_JS = (
     "(s) => s.tagName === 'SELECT' ? [...s.options].map((o) => [o.value, o.text.replace(/\\s+/g, ' ').trim(),"
     " o.disabled, o.selected]) : null"
 )
-# Stop motion in every document the episode reaches, as rendering does for the first one.
 # Math.random as a seeded generator (mulberry32), the same sequence in every document the episode reaches.
 SEEDED_RANDOM_JS = (
     "(() => { let s = 0x5eed; Math.random = () => { s = (s + 0x6D2B79F5) | 0;"
     " let t = Math.imul(s ^ (s >>> 15), 1 | s); t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;"
     " return ((t ^ (t >>> 14)) >>> 0) / 4294967296; }; })()"
-)
-STILL_INIT_JS = (
-    "(() => { const add = () => { const s = document.createElement('style'); s.textContent = "
-    + json.dumps(STILL_CSS)
-    + "; (document.head || document.documentElement).appendChild(s); };"
-    " if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', add); else add(); })()"
 )
 
 
@@ -452,7 +444,6 @@ async def _step(host, page, fence, nav, action: Action, rng, mobile: bool, frame
 
 
 async def _episode(host, page, fence, uri, viewport: Viewport, scheme: str, settings: ExploreSettings, replay):
-    await page.add_init_script(STILL_INIT_JS)
     await page.add_init_script(SEEDED_RANDOM_JS)
     await page.clock.pause_at(VIRTUAL_EPOCH_S)  # installs the virtual clock, paused (see the module docstring)
     nodes = await host.open_page(page, uri)

@@ -222,7 +222,8 @@ EXTRACT_JS = r"""
                  visible: [vis.l, vis.t, vis.r, vis.b], index: frames.length});
   }
   return {elements: out, frames, nodes: document.getElementsByTagName('*').length, viewport: [VW, VH],
-          scroll: [window.scrollX, window.scrollY]};
+          scroll: [window.scrollX, window.scrollY],
+          zoom: [visualViewport.scale, visualViewport.offsetLeft, visualViewport.offsetTop]};
 }
 """
 

@@ -211,3 +211,36 @@ def test_pages_of_one_setting_share_a_tab_that_keeps_nothing_of_the_page_before(
         assert host.contexts == 2  # another setting, another tab
     finally:
         host.close()
+
+
+def test_an_http_page_is_unloaded_before_its_origin_is_cleared(tmp_path):
+    """A file:// page goes straight to the next page of its setting; a page that reached an http(s) origin goes to
+    about:blank first, so what its unload handler writes to that origin's storage is cleared before the next page."""
+    from annotators.dom.browser import BrowserHost
+    from tests.annotators.dom.conftest import browser_missing
+
+    if browser_missing():
+        pytest.skip(browser_missing())
+    (tmp_path / "writer.html").write_text(
+        "<p>Writer</p><script>addEventListener('pagehide', () => { localStorage.setItem('k', 'unload');"
+        " document.cookie = 'k=unload'; });</script>",
+        encoding="utf-8",
+    )
+    (tmp_path / "reader.html").write_text(
+        "<p id=o>x</p><script>document.getElementById('o').textContent = 'seen: ' +"
+        " [localStorage.getItem('k'), document.cookie].join('|');</script>",
+        encoding="utf-8",
+    )
+    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(tmp_path))  # noqa: E731
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host = BrowserHost(BrowserConfig(timeout_s=5, recycle_every=100)).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_port}"
+        host.render(f"{base}/writer.html", None, Viewport(400, 300), "light", 1)
+        got = host.render(f"{base}/reader.html", None, Viewport(400, 300), "light", 1)
+        assert host.contexts == 1  # the same tab
+        assert [e["name"] for e in got.screens[0].elements if e["name"].startswith("seen")] == ["seen: |"]
+    finally:
+        host.close()
+        server.shutdown()
