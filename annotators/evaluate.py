@@ -13,9 +13,18 @@ NFKC, casefold, whitespace collapsed, non-alphanumerics stripped at both ends) a
 Pairs are taken greedily, best similarity first, then the prediction whose click point is nearest the truth box;
 each truth element and each prediction is used at most once.
 
+Lines (``data_type`` :data:`LINE`, from :func:`truth_from_dom`: the DOM's role ``line``) are visible text that is no
+element: a line of a long paragraph or code block, the words around an inline link. They make precision honest (an
+OCR label of such a line names painted text at its point) but are not elements to find: they count for precision
+only, never in recall's truth, found or missed.
+
 Metrics: ``recall = found / truth elements``; ``point_accuracy = matched predictions whose click point lies in the
 truth box (edges included) / matched``; ``unmatched`` predictions are those no truth element took (extra text,
 merged lines, or text the truth does not list).
+
+Scripts: truth elements whose text holds letters of a script the OCR models cannot read
+(:func:`annotators.scripts.unreadable_scripts`: Arabic, Hebrew, Cyrillic, Greek, Korean, kana …) are counted per image
+(``ImageScore.unreadable_scripts``) and reported, so a page the OCR cannot read shows as such, not as plain misses.
 
 Ambiguity (:func:`ambiguous_labels`, no truth needed): an (instruction, screenshot) pair is ambiguous when its labels
 name two or more disjoint boxes (no common area; instructions compared case-insensitively, whitespace collapsed). No
@@ -32,8 +41,14 @@ import math
 import os
 import unicodedata
 import urllib.parse
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+
+from annotators.scripts import unreadable_scripts
+
+#: ``data_type`` of a truth record that is a line of painted text, not an element: scored for precision only.
+LINE = "line"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -45,7 +60,8 @@ class TruthRecord:
         text: the visible text (``instruction``).
         box: ``(x0, y0, x1, y1)`` in screenshot pixels.
         element: the DOM tag / role the record came from, if given.
-        data_type: ScreenSpot ``data_type`` ("text", "icon"), if given.
+        data_type: ScreenSpot ``data_type`` ("text", "icon"), if given; :data:`LINE` for a line of painted text that
+            is no element (see :func:`evaluate`).
         sha256: hex SHA-256 of the image file, when it was next to the JSONL file at load time.
     """
 
@@ -117,7 +133,8 @@ class Ambiguity:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ImageScore(_Rates):
-    """Counts for one image (see :class:`EvalReport` for their meaning)."""
+    """Counts for one image (see :class:`EvalReport` for their meaning); ``unreadable_scripts``: per script the OCR
+    models cannot read, how many of the image's truth elements hold letters of it (sorted by script)."""
 
     image: str
     truth: int
@@ -126,6 +143,7 @@ class ImageScore(_Rates):
     predictions: int
     unmatched: int
     precise: int = 0
+    unreadable_scripts: tuple[tuple[str, int], ...] = ()
 
     @property
     def precision(self) -> float | None:
@@ -189,6 +207,23 @@ class EvalReport(_Rates):
     def ambiguous_labels(self) -> int:
         """Labels in ambiguous (instruction, screenshot) pairs."""
         return sum(len(a.boxes) for a in self.ambiguous)
+
+    def unreadable_by_script(self) -> dict[str, dict[str, int]]:
+        """Per script the OCR models cannot read: truth ``elements`` holding letters of it and the ``screenshots``
+        they are on (:func:`annotators.scripts.unreadable_scripts`), scripts sorted by name."""
+        out: dict[str, dict[str, int]] = {}
+        for s in self.images:
+            for script, n in s.unreadable_scripts:
+                row = out.setdefault(script, {"elements": 0, "screenshots": 0})
+                row["elements"] += n
+                row["screenshots"] += 1
+        return dict(sorted(out.items()))
+
+    def format_unreadable(self) -> str:
+        """One line: the truth in scripts the OCR models cannot read, by script (``none`` when there is none)."""
+        rows = self.unreadable_by_script()
+        body = "; ".join(f"{k} {v['elements']} elements on {v['screenshots']} screenshots" for k, v in rows.items())
+        return f"truth in scripts the OCR models cannot read: {body or 'none'}"
 
     def summary(self) -> str:
         """One line: truth, recall, point accuracy, predictions, precision, ambiguous labels."""
@@ -257,6 +292,7 @@ class EvalReport(_Rates):
             "min_ratio": self.min_ratio,
             "ambiguous_labels": self.ambiguous_labels,
             "ambiguous_pairs": len(self.ambiguous),
+            "unreadable_scripts": self.unreadable_by_script(),
             "by_element": self.by_element(),
             "images": [
                 {
@@ -269,6 +305,7 @@ class EvalReport(_Rates):
                     "predictions": s.predictions,
                     "precision": s.precision,
                     "unmatched_predictions": s.unmatched,
+                    "unreadable_scripts": dict(s.unreadable_scripts),
                 }
                 for s in self.images
             ],
@@ -298,15 +335,18 @@ class EvalReport(_Rates):
         def pct(v: float | None) -> str:
             return "-" if v is None else f"{100 * v:.1f}%"
 
-        rows = [("image", "truth", "found", "recall", "in box", "point acc", "preds", "unmatched", "precision")]
+        rows = [("image", "truth", "found", "recall", "in box", "point acc", "preds", "unmatched", "precision",
+                 "unreadable scripts")]  # fmt: skip
         for s in self.images:
             rows.append(
                 (s.image, str(s.truth), str(s.found), pct(s.recall), str(s.point_in_box), pct(s.point_accuracy),
-                 str(s.predictions), str(s.unmatched), pct(s.precision))
+                 str(s.predictions), str(s.unmatched), pct(s.precision),
+                 " ".join(f"{k}:{n}" for k, n in s.unreadable_scripts) or "-")
             )  # fmt: skip
         rows.append(
             ("TOTAL", str(self.truth), str(self.found), pct(self.recall), str(self.point_in_box),
-             pct(self.point_accuracy), str(self.predictions), str(len(self.unmatched)), pct(self.precision))
+             pct(self.point_accuracy), str(self.predictions), str(len(self.unmatched)), pct(self.precision),
+             str(sum(n for s in self.images for _, n in s.unreadable_scripts)))
         )  # fmt: skip
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines = []
@@ -319,6 +359,7 @@ class EvalReport(_Rates):
             f"ambiguous labels: {self.ambiguous_labels} in {len(self.ambiguous)} (instruction, screenshot) pairs"
             " naming disjoint boxes"
         )
+        lines.append(self.format_unreadable())
         if self.ignored_predictions:
             lines.append(f"({self.ignored_predictions} predictions on images not in the truth set were ignored)")
         return "\n".join(lines)
@@ -496,10 +537,11 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
                     d_box, d_centre = _box_distance(preds[j].point, recs[i].box)
                     pairs.append((-sim, d_box, d_centre, i, j))
         pairs.sort()
+        lines = {i for i, t in enumerate(recs) if t.data_type == LINE}
         used_t, used_p = set(), set()
         found_here = inside_here = 0
         for neg_sim, _db, _dc, i, j in pairs:
-            if i in used_t or j in used_p:
+            if i in used_t or j in used_p or i in lines:
                 continue
             used_t.add(i)
             used_p.add(j)
@@ -507,7 +549,7 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
             matches.append(Match(truth=recs[i], prediction=preds[j], similarity=-neg_sim, point_in_box=inside))
             found_here += 1
             inside_here += inside
-        missed.extend(t for i, t in enumerate(recs) if i not in used_t)
+        missed.extend(t for i, t in enumerate(recs) if i not in used_t and i not in lines)
         unmatched.extend(p for j, p in enumerate(preds) if j not in used_p)
         text_ok = {(i, j) for _s, _db, _dc, i, j in pairs}
         precise_here = 0
@@ -517,15 +559,17 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
             smallest = min(inside, key=lambda i: _area(recs[i].box), default=None)
             hits.append(("" if smallest is None else recs[smallest].element or "-", precise))
             precise_here += precise
+        scripts = Counter(script for t in recs for script in unreadable_scripts(t.text))
         scores.append(
             ImageScore(
                 image=image,
-                truth=len(recs),
+                truth=len(recs) - len(lines),
                 found=found_here,
                 point_in_box=inside_here,
                 predictions=len(preds),
                 unmatched=len(preds) - len(used_p),
                 precise=precise_here,
+                unreadable_scripts=tuple(sorted(scripts.items())),
             )
         )
     return EvalReport(
@@ -609,7 +653,8 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
 
     A DOM element has a row per referring expression; its truth text is the visible text (``dom-text``) where it has
     one, else its field label / placeholder, else its accessible name. ``data_type`` is ``text`` for elements with
-    visible text and ``icon`` for the others (what OCR cannot read); ``element`` is the DOM role. Records are keyed
+    visible text, ``icon`` for the others (what OCR cannot read) and :data:`LINE` for the DOM's lines of painted text
+    that is no element (role ``line``: scored for precision only); ``element`` is the DOM role. Records are keyed
     by the screenshot's content id (``image`` and ``sha256``), so the other annotators' labels of the same
     screenshots meet them.
 
@@ -630,6 +675,8 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
         first = next(by_recipe[k] for k in DOM_TEXT_RECIPES if k in by_recipe)
         text = first.get("element_text") or first["instruction"]
         kind = "text" if "dom-text" in by_recipe or "dom-field" in by_recipe else "icon"
+        if first.get("role") == LINE:
+            kind = LINE
         out.append(
             TruthRecord(sid, text, (x0, y0, x1, y1), element=first.get("role") or "", data_type=kind, sha256=sid)
         )

@@ -156,6 +156,21 @@ class TextElement:
     confidence: float
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class OcrResult:
+    """What :meth:`OcrAnnotator.read` found in one screenshot.
+
+    Attributes:
+        elements: the text elements (what :meth:`OcrAnnotator.annotate` returns).
+        unread: boxes ``(x0, y0, x1, y1)`` of text lines the detector found and the recogniser read as nothing: text
+            in a script the models cannot read (Korean, Japanese kana; :mod:`annotators.scripts`), reported instead
+            of silently missed.
+    """
+
+    elements: list[TextElement]
+    unread: list[tuple[float, float, float, float]]
+
+
 @dataclasses.dataclass(slots=True)
 class _Piece:
     """A horizontal span of a detected line, in processed-image pixels (x1 exclusive)."""
@@ -230,6 +245,22 @@ class OcrAnnotator:
             ValueError: ``image`` is not an ``(H, W, 3)`` uint8 array or has a zero side.
             RuntimeError: rapidocr-onnxruntime is not installed (from :meth:`load`).
         """
+        return self.read(image).elements
+
+    def read(self, image: np.ndarray) -> OcrResult:
+        """Find the text elements of one screenshot, and the detected text lines that could not be read.
+
+        Args:
+            image: RGB ``uint8`` array of shape ``(H, W, 3)``.
+
+        Returns:
+            The :class:`OcrResult`: elements in reading order (top to bottom, then left to right), unread line boxes
+            top to bottom; both in pixels of ``image``.
+
+        Raises:
+            ValueError: ``image`` is not an ``(H, W, 3)`` uint8 array or has a zero side.
+            RuntimeError: rapidocr-onnxruntime is not installed (from :meth:`load`).
+        """
         if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
             desc = f"{image.dtype} {image.shape}" if isinstance(image, np.ndarray) else type(image).__name__
             raise ValueError(f"annotate() needs an RGB uint8 array of shape (H, W, 3), got {desc}")
@@ -244,9 +275,11 @@ class OcrAnnotator:
             rgb = self._cv2.resize(image, (cfg.max_side, max(1, round(h * scale))), interpolation=self._cv2.INTER_AREA)
         rgb = np.ascontiguousarray(rgb)
         elements: list[TextElement] = []
+        unread: list[tuple[float, float, float, float]] = []
         for top, core0, core1 in _strips(rgb.shape[0], cfg.max_side, cfg.strip_overlap):
             strip = rgb[top : top + cfg.max_side]
-            for x0, y0, x1, y1, text, conf in self._annotate_strip(strip):
+            found, not_read = self._annotate_strip(strip)
+            for x0, y0, x1, y1, text, conf in [*found, *((*b, "", 0.0) for b in not_read)]:
                 cy = (y0 + y1) / 2 + top
                 if not core0 <= cy < core1:
                     continue
@@ -257,17 +290,23 @@ class OcrAnnotator:
                     min(float(w), float(bx[2])),
                     min(float(h), float(bx[3])),
                 )
+                if not text:
+                    unread.append(bx)
+                    continue
                 point = ((bx[0] + bx[2]) / 2, (bx[1] + bx[3]) / 2)
                 elements.append(TextElement(text=text, box=bx, point=point, confidence=float(conf)))
         elements = _drop_contained(elements)
         if cfg.group_lines:
             elements = group_lines(elements, lambda box: _glyph_color(_crop(image, box)), TextElement)
         elements.sort(key=lambda e: (round(e.point[1] / 8), e.point[0]))
-        return elements
+        return OcrResult(elements, sorted(unread, key=lambda b: (b[1], b[0])))
 
     # ------------------------------------------------------------------ internals
-    def _annotate_strip(self, rgb: np.ndarray) -> list[tuple[int, int, int, int, str, float]]:
-        """Detect, recognise and split the lines of one strip; returns (x0, y0, x1, y1, text, conf) in strip px."""
+    def _annotate_strip(
+        self, rgb: np.ndarray
+    ) -> tuple[list[tuple[int, int, int, int, str, float]], list[tuple[int, int, int, int]]]:
+        """Detect, recognise and split the lines of one strip; returns the pieces (x0, y0, x1, y1, text, conf) and
+        the boxes of the detected lines read as nothing, in strip px."""
         cfg = self.config
         bgr = np.ascontiguousarray(rgb[:, :, ::-1])
         result, _ = self._engine(
@@ -277,12 +316,13 @@ class OcrAnnotator:
             use_rec=True,
             box_thresh=cfg.det_box_thresh,
             unclip_ratio=cfg.det_unclip_ratio,
-            text_score=cfg.line_min_confidence,
+            text_score=0.0,  # lines read as nothing are reported (unread); the others are filtered below
         )
         if not result:
-            return []
+            return [], []
         H, W = rgb.shape[:2]
         out: list[tuple[int, int, int, int, str, float]] = []
+        unread: list[tuple[int, int, int, int]] = []
         pending: list[tuple[int, int, int, _Piece]] = []  # (line y0, y1, pad, piece) needing recognition
         for quad, text, conf in result:
             q = np.asarray(quad, dtype=np.float32)
@@ -292,6 +332,11 @@ class OcrAnnotator:
             if x1 - x0 < 2 or y1 - y0 < 2:
                 continue
             line_text = _clean(text)
+            if not line_text:
+                unread.append((x0, y0, x1, y1))
+                continue
+            if float(conf) < cfg.line_min_confidence:
+                continue
             pieces = None
             if cfg.split_elements and _is_axis_aligned(q):
                 pieces = self._split_line(rgb[y0:y1, x0:x1], line_text)
@@ -320,7 +365,7 @@ class OcrAnnotator:
                 for sub in self._separator_split(rgb[y0:y1], p, _clean(text), float(conf)):
                     if _keep(sub.text, sub.confidence, cfg.min_confidence):
                         out.append((sub.x0, y0, sub.x1, y1, sub.text, sub.confidence))
-        return out
+        return out, unread
 
     def _ink_columns(self, crop: np.ndarray) -> np.ndarray:
         """Boolean per column: does a glyph stroke cross the central band of the line crop?"""

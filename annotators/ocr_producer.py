@@ -12,6 +12,12 @@ letter or digit ("≡", "»", "+"), or a lone glyph (at most two characters, one
 "X.") read with confidence below :attr:`OcrProducer.glyph_min_confidence`, in a square box (an icon's cell; a
 letter of running text is narrower than it is tall) or beside another lone glyph on its line (a toolbar: "B" "I"
 "U").
+
+Scripts the models cannot read (:mod:`annotators.scripts`: the shipped models read Latin and Chinese): a reading that
+is a wrong-script reading (:func:`annotators.scripts.is_wrong_script_reading`: "HOBOCTИ" for "Новости") gives no
+label, and each screenshot's count of them and of text lines detected but read as nothing (Korean, Japanese kana) is
+reported in the stage's counters (``wrong_script_readings`` / ``screenshots_wrong_script``, ``unread_text_lines`` /
+``screenshots_unread_text``), so such text is reported, not silently missed.
 """
 
 from __future__ import annotations
@@ -22,14 +28,16 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 from annotators.dom.labels import MAX_INSTRUCTION_NAME, ORDINALS
-from annotators.producer import LabelProducer
+from annotators.producer import Count, LabelProducer
+from annotators.scripts import is_wrong_script_reading
 from schemas.labels import LabelBuilder, LabelProvenance
 from schemas.records import GroundingLabel, Screenshot
 
 #: The OCR recipe's version: 2 = repeated text is named by position (1 named every repeat bare, ambiguously);
 #: 3 = glyph icons read as text give no label (:func:`is_glyph_noise`); 4 = a text longer than
-#: :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` (a paragraph's joined lines) gives no label.
-RECIPE_VERSION = "4"
+#: :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` (a paragraph's joined lines) gives no label; 5 = a
+#: wrong-script reading gives no label (:func:`annotators.scripts.is_wrong_script_reading`).
+RECIPE_VERSION = "5"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.
@@ -51,6 +59,7 @@ class OcrProducer(LabelProducer):
         min_element_chars: elements with less visible text are skipped.
         drop_glyphs: skip elements that are icons read as text (:func:`is_glyph_noise`).
         glyph_min_confidence: a lone glyph read with less confidence than this is an icon.
+        drop_wrong_script: skip wrong-script readings (:func:`annotators.scripts.is_wrong_script_reading`).
         max_batch_size: upper bound of a batch of screenshots handed to one DoFn call.
     """
 
@@ -63,6 +72,7 @@ class OcrProducer(LabelProducer):
     min_element_chars: int = 1
     drop_glyphs: bool = True
     glyph_min_confidence: float = 0.9
+    drop_wrong_script: bool = True
     max_batch_size: int = 8
 
     stage = "annotate"
@@ -99,8 +109,19 @@ class OcrProducer(LabelProducer):
         annotator.load()
         return annotator
 
-    def produce(self, model, shot: Screenshot, pixels) -> Iterable[GroundingLabel]:
-        return elements_to_labels(shot, model.annotate(pixels), model, self)
+    def produce(self, model, shot: Screenshot, pixels) -> Iterable[GroundingLabel | Count]:
+        """The labels of one screenshot, and the counts of its text the models could not read (see the module
+        docstring)."""
+        result = model.read(pixels)
+        yield from elements_to_labels(shot, result.elements, model, self)
+        wrong = sum(is_wrong_script_reading(e.text) for e in result.elements) if self.drop_wrong_script else 0
+        for name, per_shot, n in (
+            ("wrong_script_readings", "screenshots_wrong_script", wrong),
+            ("unread_text_lines", "screenshots_unread_text", len(result.unread)),
+        ):
+            if n:
+                yield Count(name, n)
+                yield Count(per_shot)
 
 
 def positional_template(template: str) -> str:
@@ -228,7 +249,8 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
         The labels, top to bottom then left to right (by rounded box corner, then text); elements with too little text
         or more than :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` characters (a paragraph: no one quotes it whole
         in an instruction, and the DOM labels draw the same line), glyph icons (:func:`is_glyph_noise`, unless
-        ``config.drop_glyphs`` is off), no area inside the image, or a text repeated more than ten times give none.
+        ``config.drop_glyphs`` is off), wrong-script readings (unless ``config.drop_wrong_script`` is off), no area
+        inside the image, or a text repeated more than ten times give none.
     """
     w, h = shot.width, shot.height
     ordered = sorted(elements, key=lambda e: (round(e.box[1]), round(e.box[0]), e.text))
@@ -245,6 +267,8 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
         if x1 <= x0 or y1 <= y0:
             continue
         kept.append((el, text, (x0, y0, x1, y1)))
+    if config.drop_wrong_script:
+        kept = [k for k in kept if not is_wrong_script_reading(k[1])]
     if config.drop_glyphs:
         noise = glyph_noise([t for _, t, _ in kept], [b for _, _, b in kept], [e.confidence for e, _, _ in kept],
                             config.glyph_min_confidence)  # fmt: skip

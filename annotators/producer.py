@@ -37,8 +37,22 @@ class Failed:
     payload_ref: str | None = None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Count:
+    """A count a producer reports about a screenshot it labelled (the stage adds ``n`` to its counter ``name``,
+    ``screenmill.<stage>/<name>``, shown in the run manifest's stage counts); no row is written.
+
+    Attributes:
+        name: the counter's name (e.g. ``unread_text_lines``).
+        n: how much to add.
+    """
+
+    name: str
+    n: int = 1
+
+
 #: What a producer yields for a screenshot.
-Produced = GroundingLabel | ActionStep | Failed
+Produced = GroundingLabel | ActionStep | Failed | Count
 
 
 class LabelProducer:

@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, rep in splits.items():
             n = len({k for k, v in split_of.items() if v == name})
             print(f"\nsplit {name}: {n} screenshots, {rep.summary()}")
+            print(rep.format_unreadable())
             print(rep.format_by_element())
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     path = report_path(args.output, "evaluate", f"eval-{args.run or 'all'}-{stamp}.json")

@@ -21,6 +21,12 @@ Which elements (the rules the DOM labels stand on; :mod:`annotators.dom.labels` 
   control, whose text is all its own (no control or other owner inside: the words around an inline link are a
   fragment, never a label), with at most ``max_text_chars`` characters and one letter or digit; the box is the
   tight box of its glyphs.
+* **lines** (role ``line``, kind ``text``): the text that is painted but is no element above, line by line: an owner's
+  text that is too long (a paragraph, a code block) or that has a control or another owner inside (the words around
+  an inline link), cut into visual lines and at every interruption by other text (the link), so "Read about
+  <a>accessibility</a> first." gives the lines "Read about" and "first." beside the link. Each has the tight box of
+  its words, at most ``max_text_chars`` characters and one letter or digit. Without them, visible text a screenshot
+  shows is in no truth element, and every correct OCR label of it would count as wrong.
 
 Visible: a non-empty box inside the viewport and every clipping (``overflow``) ancestor, ``visibility: visible``,
 an opacity product over the ancestors of at least 0.1, no ``aria-hidden="true"`` or ``inert`` ancestor.
@@ -35,7 +41,7 @@ can run the script inside them and keep what their parent shows.
 from __future__ import annotations
 
 #: Bumped whenever the rules above change what is extracted (part of the DOM recipes' versions, so of config_hash).
-EXTRACT_VERSION = "2"
+EXTRACT_VERSION = "3"
 
 EXTRACT_JS = r"""
 (opts) => {
@@ -174,12 +180,14 @@ EXTRACT_JS = r"""
   const DISABLED = ':disabled, [aria-disabled="true"]';
   const runs = new Map();
   const mixed = new Set();  // elements with text of another owner (or of a control) inside: their own is a fragment
+  const seq = new Map();  // text node -> its index among the painted text nodes (document order)
   const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     if (!n.nodeValue.trim()) continue;
     let skip = false;
     for (let e = n.parentElement; e; e = e.parentElement) if (SKIP_TEXT.has(e.tagName)) { skip = true; break; }
     if (skip) continue;
+    seq.set(n, seq.size);
     const owner = ownerOf(n);
     if (owner) for (let e = owner.parentElement; e && !mixed.has(e); e = e.parentElement) mixed.add(e);
     if (!owner || controlSet.has(owner) || inControl(owner)) continue;
@@ -189,12 +197,52 @@ EXTRACT_JS = r"""
   const TEXT_ROLES = new Set(['heading', 'paragraph', 'cell', 'columnheader', 'rowheader', 'listitem', 'caption',
                               'blockquote', 'code', 'term', 'definition', 'status', 'alert', 'note', 'tooltip']);
   const range = document.createRange();
+  // The visual lines of an owner's text nodes, cut where other text interrupts them (an inline link): each a word
+  // list with its rects. Words of the viewport's band only (text far above or below is not measured).
+  const lineRuns = (nodes) => {
+    const lines = [];
+    let cur = null, prev = null, prevSeq = -2, spaceBefore = false;
+    for (const n of nodes) {
+      const s = n.nodeValue;
+      const at = seq.get(n);
+      if (at !== prevSeq + 1) cur = null;  // other text came in between
+      prevSeq = at;
+      range.selectNodeContents(n);
+      const whole = range.getBoundingClientRect();
+      if (whole.bottom < -VH || whole.top > 2 * VH) { cur = null; spaceBefore = /\s$/.test(s); continue; }
+      for (const m of s.matchAll(/\S+/g)) {
+        range.setStart(n, m.index); range.setEnd(n, m.index + m[0].length);
+        const rs = [...range.getClientRects()].filter((r) => r.width >= 1 && r.height >= 1);
+        if (!rs.length) { spaceBefore = true; continue; }
+        const r = rs[0];
+        const space = spaceBefore || m.index > 0 && /\s/.test(s[m.index - 1]);
+        if (!cur || (prev && (r.top >= prev.bottom - 1 || r.left < prev.left - 1))) { cur = []; lines.push(cur); }
+        cur.push({word: m[0], space: cur.length > 0 && space, rects: rs});
+        prev = rs[rs.length - 1];
+        spaceBefore = false;
+      }
+      spaceBefore = /\s$/.test(s);
+    }
+    return lines;
+  };
+  const emitLines = (owner, nodes) => {
+    for (const line of lineRuns(nodes)) {
+      const text = line.map((w) => (w.space ? ' ' : '') + w.word).join('');
+      if (!hasAlnum(text) || text.length > maxText) continue;
+      const rects = line.flatMap((w) => w.rects.map(asRect));
+      const box = rects.reduce((a, r) => ({l: Math.min(a.l, r.l), t: Math.min(a.t, r.t), r: Math.max(a.r, r.r),
+                                           b: Math.max(a.b, r.b)}));
+      emit(owner, 'text', [box], {role: 'line', name: text, text, box});
+    }
+  };
   for (const [owner, nodes] of runs) {
-    // "Read about ." of "Read about <a>accessibility</a>." is a fragment (the link is labelled); a disabled control's
-    // text is no target either
-    if (mixed.has(owner) || owner.closest(DISABLED)) continue;
+    // "Read about ." of "Read about <a>accessibility</a>." is a fragment (the link is labelled): its lines are
+    // emitted instead; a disabled control's text is no target either
+    if (owner.closest(DISABLED)) continue;
+    if (mixed.has(owner)) { emitLines(owner, nodes); continue; }
     const text = norm(owner.innerText);
-    if (!text || !hasAlnum(text) || text.length > maxText) continue;
+    if (!text || !hasAlnum(text)) continue;
+    if (text.length > maxText) { emitLines(owner, nodes); continue; }
     const rects = [];
     for (const n of nodes) {
       range.selectNodeContents(n);

@@ -29,8 +29,9 @@ from schemas.records import GroundingLabel, Screenshot
 NAME = "dom"
 VERSION = "1"
 RECIPES = ("dom-text", "dom-name", "dom-role", "dom-field", "dom-position")
-#: Each recipe's version: the recipe's own rules and the extraction rules it stands on.
-RECIPE_VERSIONS = {r: f"1+x{EXTRACT_VERSION}" for r in RECIPES}
+#: Each recipe's version: the recipe's own rules (2: visible text wins over a name nobody sees, positions for a
+#: repeated text without a role noun) and the extraction rules it stands on.
+RECIPE_VERSIONS = {r: f"2+x{EXTRACT_VERSION}" for r in RECIPES}
 
 ROLE_NOUNS = {
     "button": "button",
@@ -95,8 +96,14 @@ def _candidates(i: int, el: dict) -> Iterable[_Candidate]:
             yield _Candidate("dom-field", f"click the field with placeholder {_q(ph)}", ph, i)
 
 
+def _reading_key(el: dict) -> tuple[int, float]:
+    return round(el["box"][1] / 8), el["box"][0]
+
+
 def _positional(elements: list[dict]) -> list[_Candidate]:
-    """``click the second "Edit" button`` for every role + name that repeats, in reading order."""
+    """``click the second "Edit" button`` for every role + name that repeats, in reading order; ``click the second
+    "Paid"`` for a text without a role noun (a table cell, a line) whose visible text repeats, ranked among every
+    element showing that text (the OCR producer's wording: a reader counts what is painted, whatever its role)."""
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, el in enumerate(elements):
         name, noun = el.get("name") or el.get("text"), ROLE_NOUNS.get(el.get("role") or "")
@@ -106,28 +113,47 @@ def _positional(elements: list[dict]) -> list[_Candidate]:
     for (noun, _), members in groups.items():
         if len(members) < 2 or len(members) > len(ORDINALS):
             continue
-        members.sort(key=lambda i: (round(elements[i]["box"][1] / 8), elements[i]["box"][0]))
+        members.sort(key=lambda i: _reading_key(elements[i]))
         for rank, i in enumerate(members):
             name = elements[i].get("name") or elements[i]["text"]
             out.append(_Candidate("dom-position", f"click the {ORDINALS[rank]} {_q(name)} {noun}", name, i))
+    shown: dict[str, list[int]] = defaultdict(list)
+    for i, el in enumerate(elements):
+        if _usable(el.get("text")):
+            shown[el["text"].casefold()].append(i)
+    for members in shown.values():
+        if len(members) < 2 or len(members) > len(ORDINALS):
+            continue
+        members.sort(key=lambda i: _reading_key(elements[i]))
+        for rank, i in enumerate(members):
+            el = elements[i]
+            if el["kind"] == "text" and not ROLE_NOUNS.get(el.get("role") or ""):
+                out.append(_Candidate("dom-position", f"click the {ORDINALS[rank]} {_q(el['text'])}", el["text"], i))
     return out
 
 
 def choose_instructions(elements: list[dict]) -> list[_Candidate]:
     """Every unambiguous referring expression of ``elements`` (one screenshot), in element order then recipe order.
 
-    An instruction two elements would share is dropped for both; the positional recipe only speaks where a role +
-    name repeats, and is itself dropped if it still collides (a repeat beyond the tenth, or a text of the same words).
+    An instruction two elements would share is dropped for both, except that visible text wins over a name nobody
+    sees: when one element shows the text (``dom-text``) and the others only have it as their accessible name (a
+    check box named by the label beside it), the one showing it keeps it. The positional recipe only speaks where a
+    role + name or a text without a role noun repeats, and is itself dropped if it still collides (a repeat beyond
+    the tenth, or a text of the same words).
     """
     cands = [c for i, el in enumerate(elements) for c in _candidates(i, el)] + _positional(elements)
     owners: dict[str, set[int]] = defaultdict(set)
+    showing: dict[str, set[int]] = defaultdict(set)
     for c in cands:
         owners[c.instruction.casefold()].add(c.element)
+        if c.recipe == "dom-text":
+            showing[c.instruction.casefold()].add(c.element)
     seen: set[str] = set()
     kept = []
     for c in sorted(cands, key=lambda c: (c.element, RECIPES.index(c.recipe))):
         key = c.instruction.casefold()
-        if len(owners[key]) == 1 and key not in seen:
+        unique = len(owners[key]) == 1 or (c.recipe == "dom-text" and showing[key] == {c.element})
+        if unique and key not in seen:
             seen.add(key)
             kept.append(c)
     return kept

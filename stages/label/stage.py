@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import apache_beam as beam
 import numpy as np
 
-from annotators.producer import Failed, LabelProducer, per_process
+from annotators.producer import Count, Failed, LabelProducer, per_process
 from schemas.images import ImageLimits, ImageRejected
 from schemas.records import ActionStep, Screenshot, first_occurrence
 from schemas.verified import read_screenshot
@@ -94,6 +94,9 @@ class _Annotate(StageDoFn):
                 continue
             c.forwarded.inc()
             for record in produced:
+                if isinstance(record, Count):
+                    c.counter(record.name).inc(record.n)
+                    continue
                 yield beam.pvalue.TaggedOutput(ACTIONS, record) if isinstance(record, ActionStep) else record
 
     def _failed(self, shot: Screenshot, failure: Failure):

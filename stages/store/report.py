@@ -133,6 +133,14 @@ def format_summary(manifest: dict[str, Any]) -> str:
             f"(render: {render.get('screens', 0)} screenshots; {render.get('skipped_done', 0)} page settings already "
             f"done; {render.get('blocked_requests', 0)} requests blocked by the fence)"
         )
+    annotate = manifest["counts"].get("annotate", {})
+    if annotate.get("unread_text_lines") or annotate.get("wrong_script_readings"):
+        lines.append(
+            f"(annotate: text the OCR models cannot read: {annotate.get('unread_text_lines', 0)} text lines detected "
+            f"but not read on {annotate.get('screenshots_unread_text', 0)} screenshots, "
+            f"{annotate.get('wrong_script_readings', 0)} wrong-script readings left unlabelled on "
+            f"{annotate.get('screenshots_wrong_script', 0)} screenshots; README: OCR, the scripts it reads)"
+        )
     held = manifest["counts"].get("commit", {}).get("held_back_for_retry", 0)
     if held:
         lines.append(f"({held} screenshots failed retryably: their labels are held back, the next run redoes them)")

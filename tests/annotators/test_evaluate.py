@@ -251,3 +251,27 @@ def test_evaluate_by_split_scores_each_split_alone(tmp_path):
     assert (reps["dev"].recall, reps["dev"].precision) == (1.0, 1.0)
     assert (reps["test"].recall, reps["test"].point_accuracy, reps["test"].precision) == (1.0, 0.0, 0.0)
     assert reps["test"].predictions == 2 and reps["dev"].ignored_predictions == 0
+
+
+def test_lines_of_painted_text_count_for_precision_only():
+    """A DOM line (text that is no element: a paragraph's line) makes an OCR label of it precise, but is no element
+    recall must find."""
+    from annotators.evaluate import LINE
+
+    truth = [
+        TruthRecord("a", "Save", (0, 0, 50, 20), element="button"),
+        TruthRecord("a", "This is a long paragraph's first line", (0, 40, 300, 60), element="line", data_type=LINE),
+        TruthRecord("a", "and its second line", (0, 60, 200, 80), element="line", data_type=LINE),
+    ]
+    preds = [
+        Prediction("a", "Save", (25, 10)),
+        Prediction("a", "This is a long paragraph's first line", (150, 50)),
+        Prediction("a", "noise", (100, 70)),  # inside a line, but not its text
+    ]
+    report = evaluate(truth, preds)
+    assert (report.truth, report.found, report.missed) == (1, 1, ())
+    assert report.precise == 2 and report.precision == 2 / 3
+    rows = report.by_element()
+    assert rows["line"]["truth"] == 0 and (rows["line"]["predictions"], rows["line"]["precise"]) == (2, 1)
+    without_lines = evaluate(truth[:1], preds)
+    assert (without_lines.recall, without_lines.precise) == (report.recall, 1)  # recall unchanged by lines

@@ -78,3 +78,29 @@ def test_labels_are_in_screenshot_pixels_with_css_pixels_as_native():
     assert (label.click_x, label.click_y) == (90.0, 90.0)
     assert label.coord_system == "pixel_resized" and (label.ref_width, label.ref_height) == (390, 844)
     assert label.native_box == [10.0, 20.0, 50.0, 40.0] and label.confidence == 1.0 and label.annotator == "dom"
+
+
+def test_visible_text_wins_over_a_name_nobody_sees():
+    """A check box named by the label beside it: ``click "Remember me"`` names the label's text, which is painted."""
+    got = instructions(
+        [
+            el(role="checkbox", name="Remember me", text=None, box=(0, 0, 12, 12)),
+            el(kind="text", role="text", name="Remember me", text="Remember me", box=(20, 0, 120, 12)),
+        ]
+    )
+    assert (1, "dom-text", 'click "Remember me"') in got
+    assert not any(i == 0 and ins == 'click "Remember me"' for i, _, ins in got)
+    assert (0, "dom-role", 'click the "Remember me" checkbox') in got
+
+
+def test_repeated_text_without_a_role_noun_is_named_by_its_place_among_every_element_showing_it():
+    rows = [
+        el(kind="text", role="cell", name="Paid", text="Paid", box=(300, 100, 340, 120)),
+        el(role="link", name="Paid", text="Paid", box=(10, 100, 50, 120)),  # first in reading order
+        el(kind="text", role="cell", name="Paid", text="Paid", box=(300, 200, 340, 220)),
+    ]
+    got = instructions(rows)
+    assert (0, "dom-position", 'click the second "Paid"') in got
+    assert (2, "dom-position", 'click the third "Paid"') in got
+    assert not any(ins.casefold() in ('click "paid"', 'click the first "paid"') for _, _, ins in got)
+    assert (1, "dom-role", 'click the "Paid" link') in got  # the only link of that name

@@ -40,9 +40,10 @@ DESKTOP = {"viewport": (1280, 800), "scale": 1.0, "mobile": False}
 TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
 
 # What is at a point of this document. For a frame element (when descending): how far its content box is from the
-# viewport's corner. Otherwise: whether it or an ancestor is named `text`, a description of it, and the indices (in
-# document order) of the marked elements among it and its ancestors.
-PROBE_JS = """([x, y, text, descend]) => {
+# viewport's corner. Otherwise: whether it or an ancestor is named `text` (with `part`: whose shown text holds it, for
+# a line of text that is no element), a description of it, and the indices (in document order) of the marked elements
+# among it and its ancestors.
+PROBE_JS = """([x, y, text, descend, part]) => {
   const el = document.elementFromPoint(x, y);
   if (!el) return null;
   if (descend && (el.tagName === 'IFRAME' || el.tagName === 'FRAME')) {
@@ -59,6 +60,7 @@ PROBE_JS = """([x, y, text, descend]) => {
     const names = [e.computedName, e.innerText, e.value, e.getAttribute('placeholder'), e.getAttribute('alt'),
                    e.getAttribute('title'), e.getAttribute('aria-label')];
     if (want && names.some((n) => norm(n) === want)) named = true;
+    if (want && part && norm(e.innerText).includes(want)) named = true;
     const i = marks.indexOf(e);
     if (i >= 0) marked.push(i);
   }
@@ -156,8 +158,9 @@ def _settle(page: Any, cdp: Any, predicate: str) -> None:
         page.wait_for_function(predicate, timeout=RESETTLE_TIMEOUT_MS)
 
 
-def _probe(page: Any, x: float, y: float, text: str = "") -> tuple[Any, dict[str, Any]] | None:
-    """What is at CSS point (x, y) of the viewport, descending into iframes: (frame, PROBE_JS answer) or None.
+def _probe(page: Any, x: float, y: float, text: str = "", part: bool = False) -> tuple[Any, dict[str, Any]] | None:
+    """What is at CSS point (x, y) of the viewport, descending into iframes: (frame, PROBE_JS answer) or None;
+    ``part``: ``text`` is a line of the element's text (role ``line``), not all of it.
 
     A point on a frame's border or padding hits the frame element itself (named and marked like any element).
     Frames are reached through the browser's frame tree, so file:// frames (cross-origin to their parent: their
@@ -165,7 +168,7 @@ def _probe(page: Any, x: float, y: float, text: str = "") -> tuple[Any, dict[str
     """
     frame = page.main_frame
     while True:
-        info = frame.evaluate(PROBE_JS, [x, y, text, True])
+        info = frame.evaluate(PROBE_JS, [x, y, text, True, part])
         if info is None or not info["frame"]:
             return (frame, info) if info else None
         handle = frame.evaluate_handle("([x, y]) => document.elementFromPoint(x, y)", [x, y]).as_element()
@@ -175,7 +178,7 @@ def _probe(page: Any, x: float, y: float, text: str = "") -> tuple[Any, dict[str
             "([x, y]) => x >= 0 && y >= 0 && x < innerWidth && y < innerHeight", [cx, cy]
         )
         if not inside:  # ask this document again, as if the frame were an ordinary element
-            return frame, frame.evaluate(PROBE_JS, [x, y, text, False])
+            return frame, frame.evaluate(PROBE_JS, [x, y, text, False, part])
         frame, x, y = child, cx, cy
 
 
@@ -222,7 +225,7 @@ def _check_one(page: Any, shot: dict[str, Any], label: dict[str, Any], scale: fl
         return f"{head}: outside the {shot['width']}x{shot['height']} screenshot"
     if not (label["x0"] <= cx <= label["x1"] and label["y0"] <= cy <= label["y1"]):
         return f"{head}: outside its box [{label['x0']}, {label['y0']}, {label['x1']}, {label['y1']}]"
-    hit = _probe(page, cx / scale, cy / scale, label["element_text"])
+    hit = _probe(page, cx / scale, cy / scale, label["element_text"], part=label.get("role") == "line")
     if hit is None:
         return f"{head}: hits nothing"
     frame, info = hit

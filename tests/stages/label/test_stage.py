@@ -12,7 +12,7 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 from PIL import Image
 
-from annotators.producer import Failed, LabelProducer, per_process
+from annotators.producer import Count, Failed, LabelProducer, per_process
 from schemas.images import ImageLimits
 from schemas.labels import LabelBuilder, LabelProvenance
 from schemas.records import Screenshot
@@ -54,6 +54,7 @@ class ToyProducer(LabelProducer):
             native_point=None,
             confidence=1.0,
         )
+        yield Count("bright_pixels", mean)  # a count about the screenshot: a counter of the stage, not a row
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,7 +117,24 @@ def test_a_test_producer_plugs_into_the_labelling_stage(tmp_path):
         "dropped_too_dark": 1,
         "dropped_annotator_failure": 1,
         "dropped_unreadable": 1,
+        "bright_pixels": 200,
     }
+
+
+def test_the_run_summary_reports_text_the_ocr_cannot_read():
+    from stages.store.report import format_summary
+
+    manifest = {"run_id": "r", "wall_seconds": 1.0, "manifest_path": "m.json", "tables": {}, "recovered": [],
+                "throughput": {"screenshots_per_s": 1.0, "labels_per_s": 1.0},
+                "counts": {"annotate": {"total": 3, "forwarded": 3}}}  # fmt: skip
+    assert "cannot read" not in format_summary(manifest)
+    manifest["counts"]["annotate"].update(
+        unread_text_lines=4, screenshots_unread_text=2, wrong_script_readings=1, screenshots_wrong_script=1
+    )
+    assert (
+        "4 text lines detected but not read on 2 screenshots, 1 wrong-script readings left unlabelled on 1 screenshots"
+        in format_summary(manifest)
+    )
 
 
 def test_per_process_holds_one_model_per_slot_and_replaces_it_on_a_new_key():

@@ -1,0 +1,44 @@
+"""Painted text that is no element of its own (a long paragraph, the words around an inline link, a code block)
+is extracted line by line (role ``line``), so the DOM truth leaves no visible text out."""
+
+from __future__ import annotations
+
+from annotators.dom.browser import Viewport
+from annotators.dom.labels import dom_labels
+from tests.annotators.dom.test_browser import page
+from tests.annotators.test_ocr_producer import _shot
+
+BODY = """
+<p style="font:16px/1.4 sans-serif;width:600px;margin:10px">Read about <a href="#a">accessibility</a> first.</p>
+<p style="font:16px/1.4 sans-serif;width:300px;margin:10px">This paragraph is long enough to wrap onto several lines
+of the narrow column, and as a whole it is longer than an instruction may quote, so each line is its own text.</p>
+<pre style="font:14px monospace;margin:10px">def main():
+    print("hello world, this is a code block that is longer than one hundred and twenty characters in total")
+    return 0</pre>
+<h2 style="font:20px sans-serif;margin:10px">A short heading</h2>
+<p style="font:16px sans-serif;margin:10px">Bold <b>words</b> inside one line</p>
+"""
+
+
+def _lines(els):
+    return [e for e in els if e["role"] == "line"]
+
+
+def test_text_that_is_no_element_is_extracted_line_by_line(host, tmp_path):
+    got = host.render(page(tmp_path, "l.html", BODY), str(tmp_path), Viewport(800, 600), "light", 1)
+    els = got.screens[0].elements
+    lines = _lines(els)
+    texts = [e["text"] for e in lines]
+    assert texts[:2] == ["Read about", "first."]  # cut at the inline link, which is its own element
+    assert any(e["role"] == "link" and e["text"] == "accessibility" for e in els)
+    para = [t for t in texts[2:] if not t.startswith(("def main", "print(", "return 0"))]
+    assert len(para) >= 3 and para[0].startswith("This paragraph is long") and " ".join(para).endswith("own text.")
+    assert "def main():" in texts and "return 0" in texts and any(t.startswith('print("hello world') for t in texts)
+    # elements that are whole text owners are not repeated as lines
+    assert "A short heading" not in texts and "Bold words inside one line" not in texts
+    assert {e["text"] for e in els if e["role"] != "line"} >= {"A short heading", "Bold words inside one line"}
+    for e in lines:  # one visual line each: a box no taller than a line, the click point inside it
+        x0, y0, x1, y1 = e["box"]
+        assert y1 - y0 < 30 and x0 <= e["point"][0] <= x1 and y0 <= e["point"][1] <= y1, e
+    labels = dom_labels(_shot(800, 600), els, (800, 600), 1.0, "h", "r")
+    assert {lb.instruction for lb in labels if lb.role == "line"} >= {'click "Read about"', 'click "first."'}
