@@ -40,6 +40,8 @@ SUMS = (
     "step_tokens",  # ... the tokens they scheduled,
     "prefill_tokens",  # of which prompt tokens
     "decode_tokens",  # and generated tokens fed back
+    "encoder_us",  # the model's vision encoder, inside engine steps (in-process engines only) ...
+    "images_encoded",  # ... and the images it encoded (one per distinct image id while it stays cached)
     "queued",  # requests seen scheduled for the first time ...
     "queue_wait_us",  # ... and their time from submission to that step
     "submit_us",  # the feeding thread: handing rendered requests to the engine
@@ -157,6 +159,11 @@ def summarize(raw: dict, engines: int, run_wall_s: float | None = None) -> dict 
         "engine_busy_s": s("busy_us"),
         "engine_busy_share": min(1.0, s("busy_us") / capacity),
         "engine_steps": raw.get("steps", 0),
+        "encoder_s": s("encoder_us") if raw.get("images_encoded") else None,
+        "encoder_share_of_busy": min(1.0, s("encoder_us") / s("busy_us"))
+        if raw.get("images_encoded") and raw.get("busy_us")
+        else None,
+        "images_encoded": raw.get("images_encoded", 0),
         "tokens_per_step_mean": mean_step,
         "tokens_per_step_max": raw.get("step_tokens_max"),
         "step_token_budget": budget,
@@ -189,7 +196,13 @@ def format_accounting(stage: str, a: dict) -> list[str]:
         f"{stage}: {a['wall_s']:.1f} s in the model stage, {a['engines']} engine(s), busy "
         f"{100 * a['engine_busy_share']:.0f} %; {a['engine_steps']} steps, tokens/step mean "
         f"{_num(a['tokens_per_step_mean'], '.1f')} max {_num(a['tokens_per_step_max'], 'd')}{budget}; "
-        f"prefill {a['prefill_tokens']} / decode {a['decode_tokens']} tokens",
+        f"prefill {a['prefill_tokens']} / decode {a['decode_tokens']} tokens"
+        + (
+            f"; vision encoder {a['encoder_s']:.1f} s ({100 * a['encoder_share_of_busy']:.0f} % of busy) for "
+            f"{a['images_encoded']} images"
+            if a.get("encoder_s") is not None and a.get("encoder_share_of_busy") is not None
+            else ""
+        ),
         f"{stage}: images decoded {_num(a['images_decoded_per_s'], '.1f', '/s')}, inputs rendered "
         f"{_num(a['inputs_rendered_per_s'], '.1f', '/s')} (per thread); queue wait mean "
         f"{_num(a['queue_wait_s_mean'], '.3f', ' s')} max {_num(a['queue_wait_s_max'], '.3f', ' s')}; "

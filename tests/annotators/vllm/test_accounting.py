@@ -86,3 +86,10 @@ def test_step_figures_come_from_the_scheduler_or_else_from_the_finished_requests
     assert remote["queue_wait_s_mean"] is None
     lines = format_accounting("infer", remote)
     assert len(lines) == 3 and "max -" in lines[0] and lines[2].endswith(remote["verdict"])
+    assert remote["encoder_s"] is None and "vision encoder" not in lines[0]  # no view of the model runner
+
+
+def test_the_vision_encoders_time_is_a_share_of_the_engines_busy_time():
+    a = summarize(_raw(busy_us=8_000_000, encoder_us=2_000_000, images_encoded=5), engines=1)
+    assert (a["encoder_s"], a["encoder_share_of_busy"], a["images_encoded"]) == (2.0, 0.25, 5)
+    assert "vision encoder 2.0 s (25 % of busy) for 5 images" in format_accounting("infer", a)[0]
