@@ -30,8 +30,9 @@ NAME = "dom"
 VERSION = "1"
 RECIPES = ("dom-text", "dom-name", "dom-role", "dom-field", "dom-position")
 #: Each recipe's version: the recipe's own rules (2: visible text wins over a name nobody sees, positions for a
-#: repeated text without a role noun) and the extraction rules it stands on.
-RECIPE_VERSIONS = {r: f"2+x{EXTRACT_VERSION}" for r in RECIPES}
+#: repeated text without a role noun; 3: no label for an element the screenshot does not show, see
+#: :func:`dom_labels`) and the extraction rules it stands on.
+RECIPE_VERSIONS = {r: f"3+x{EXTRACT_VERSION}" for r in RECIPES}
 
 ROLE_NOUNS = {
     "button": "button",
@@ -173,8 +174,17 @@ def dom_labels(
 
     Returns:
         Labels in element order, then recipe order; boxes and points in screenshot pixels, clamped to the image.
+        An element whose box, clamped to the image, is less than one CSS px high or wide gets no label: the
+        screenshot does not show it (the extraction's viewport can reach past the screenshot's last row, e.g. a
+        mobile page's layout viewport; such boxes became zero-height truth at the image's edge), and it does not
+        count among the elements a repeated text's position is told from.
     """
     w, h = shot.width, shot.height
+
+    def shown(box: list[float]) -> tuple[float, float, float, float]:
+        return tuple(min(max(v * scale, 0.0), lim) for v, lim in zip(box, (w, h, w, h), strict=True))
+
+    elements = [e for e in elements if (b := shown(e["box"]))[2] - b[0] >= scale and b[3] - b[1] >= scale]
     builders = {
         r: LabelBuilder(
             shot,
@@ -187,7 +197,7 @@ def dom_labels(
     labels = []
     for c in choose_instructions(elements):
         el = elements[c.element]
-        x0, y0, x1, y1 = (min(max(v * scale, 0.0), lim) for v, lim in zip(el["box"], (w, h, w, h), strict=True))
+        x0, y0, x1, y1 = shown(el["box"])
         px = min(max(el["point"][0] * scale, x0), x1, w - 0.5)  # a pixel of the image, never its far edge
         py = min(max(el["point"][1] * scale, y0), y1, h - 0.5)
         labels.append(

@@ -104,3 +104,19 @@ def test_repeated_text_without_a_role_noun_is_named_by_its_place_among_every_ele
     assert (2, "dom-position", 'click the third "Paid"') in got
     assert not any(ins.casefold() in ('click "paid"', 'click the first "paid"') for _, _, ins in got)
     assert (1, "dom-role", 'click the "Paid" link') in got  # the only link of that name
+
+
+def test_an_element_the_screenshot_does_not_show_gets_no_label_and_no_place_among_repeats():
+    shot = Screenshot("s" * 64, "/x.png", 1170, 2532, "PNG", "RGB", 1, 10, dt.datetime.now(dt.UTC), "r")
+    elements = [
+        el(role="link", text="Up", box=(10, 20, 50, 40)),
+        el(role="link", text="Up", box=(10, 844, 50, 864)),  # starts at the screenshot's last row: not shown
+        el(role="link", text="Tail", box=(10, 843.8, 50, 860)),  # 0.2 CSS px of it shown: not readable
+        el(role="link", text="Down", box=(10, 830, 50, 850)),  # half shown: labelled, clamped
+    ]
+    labels = dom_labels(shot, elements, (390, 844), 3.0, "h", "r")
+    texts = {(lb.element_text, lb.instruction) for lb in labels}
+    assert {t for t, _ in texts} == {"Up", "Down"}
+    assert all(lb.y1 - lb.y0 >= 3.0 for lb in labels)
+    assert ("Up", 'click "Up"') in texts  # the hidden second "Up" no longer makes it "the first"
+    assert max(lb.y1 for lb in labels) == 2532.0
