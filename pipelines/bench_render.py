@@ -2,7 +2,8 @@
 
 Pages are copies of ``samples/pages/*.html``, each made unique by a small visible stamp (so every screenshot is new
 work, not a duplicate). Each size runs ``screenmill run --pages DIR --annotator none`` (one viewport, DOM labels,
-PNG written, Parquet committed) in a fresh process. The whole process tree (the job, playwright's driver, Chromium's
+PNG written, Parquet committed) in a fresh process; the mean size of the PNGs written is reported too (the
+screenshot encoding trades file size for CPU). The whole process tree (the job, playwright's driver, Chromium's
 browser, GPU and renderer processes) is sampled every 0.2 s: peak memory is the largest sum of their RSS, CPU time
 the sum of their CPU times. Screenshots per CPU second is the per-core figure. The browser is replaced every
 ``--browser-recycle`` pages (default 50), which is what keeps memory flat.
@@ -107,6 +108,7 @@ def measure(pages: Path, out: Path, extra: list[str]) -> dict:
     stdout, wall, sampler = run_sampled(run_argv, "render")
     manifest = json.loads(Path(stdout.strip().splitlines()[-1]).read_text())
     shots = manifest["counts"]["render"].get("screens", 0)
+    png_bytes = [f.stat().st_size for f in (out / "images").glob("*.png")]
     return {
         "pages": manifest["counts"]["render"].get("total", 0),
         "screenshots": shots,
@@ -117,6 +119,7 @@ def measure(pages: Path, out: Path, extra: list[str]) -> dict:
         "per_s": shots / manifest["wall_seconds"],
         "per_cpu_s": shots / sampler.cpu_s if sampler.cpu_s else 0.0,
         "peak_rss_mib": sampler.peak_rss / 2**20,
+        "png_kib": sum(png_bytes) / len(png_bytes) / 1024 if png_bytes else 0.0,  # the mean file written
     }
 
 
@@ -134,11 +137,12 @@ def main(argv: list[str] | None = None) -> int:
             make_pages(Path(args.pages), folder, n)
             results[label] = measure(folder, Path(tmp) / f"out_{label}", extra)
     print(f"{'size':<5} {'pages':>6} {'shots':>6} {'labels':>7} {'wall s':>8} {'cpu s':>7} {'shots/s':>8} "
-          f"{'shots/cpu-s':>12} {'peak MiB':>9}")  # fmt: skip
+          f"{'shots/cpu-s':>12} {'peak MiB':>9} {'PNG KiB':>8}")  # fmt: skip
     for label, r in results.items():
         print(
             f"{label:<5} {r['pages']:>6} {r['screenshots']:>6} {r['dom_labels']:>7} {r['wall_s']:>8.1f} "
-            f"{r['cpu_s']:>7.1f} {r['per_s']:>8.2f} {r['per_cpu_s']:>12.2f} {r['peak_rss_mib']:>9.0f}"
+            f"{r['cpu_s']:>7.1f} {r['per_s']:>8.2f} {r['per_cpu_s']:>12.2f} {r['peak_rss_mib']:>9.0f} "
+            f"{r['png_kib']:>8.1f}"
         )
     scale_ratios(results, "target >= 3 screenshots per cpu-s at 1280x800", args.json)
     return 0

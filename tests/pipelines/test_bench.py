@@ -173,6 +173,7 @@ def test_bench_render_reports_both_sizes_with_the_whole_process_tree(tmp_path, c
     assert small["dom_labels"] > 10 and large["dom_labels"] > 10 * 10
     # the browser's processes are counted: a Python job alone does not take 250 MiB
     assert small["peak_rss_mib"] > 250 and small["cpu_s"] > 0
+    assert 1 < small["png_kib"] < 2000 and 1 < large["png_kib"] < 2000  # a 1280x800 screenshot's PNG
     assert "ratio 10x/1x" in capsys.readouterr().out
 
 
