@@ -40,8 +40,26 @@ def make_pages(source: Path, folder: Path, n: int) -> int:
     return n
 
 
+def process_kind(proc, root_pid: int) -> str:
+    """What a sampled process is: ``job`` (the root), ``driver`` (playwright's node), Chromium's ``browser`` or the
+    ``--type`` of its child (``renderer``, ``gpu-process``, ``utility``, ``zygote``), else ``other``."""
+    if proc.pid == root_pid:
+        return "job"
+    try:
+        argv = proc.cmdline()
+    except Exception:  # noqa: BLE001 - gone or unreadable
+        return "other"
+    if argv and Path(argv[0]).name == "node":
+        return "driver"
+    kind = next((a.split("=", 1)[1] for a in argv if a.startswith("--type=")), None)
+    if kind:
+        return kind
+    return "browser" if argv and "chrom" in Path(argv[0]).name else "other"
+
+
 class TreeSampler:
-    """Samples a process and all its descendants: peak summed RSS, and CPU time summed over every process seen."""
+    """Samples a process and all its descendants: peak summed RSS, and CPU time summed over every process seen (in
+    all and by :func:`process_kind`)."""
 
     def __init__(self, pid: int, every_s: float = 0.2):
         import psutil  # vLLM's dependency, so in every screenmill environment
@@ -51,6 +69,7 @@ class TreeSampler:
         self._every = every_s
         self.peak_rss = 0
         self._cpu: dict[int, float] = {}
+        self._kind: dict[int, str] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -66,6 +85,13 @@ class TreeSampler:
     def cpu_s(self) -> float:
         return sum(self._cpu.values())
 
+    @property
+    def cpu_s_by_kind(self) -> dict[str, float]:
+        by: dict[str, float] = {}
+        for pid, cpu in self._cpu.items():
+            by[self._kind[pid]] = by.get(self._kind[pid], 0.0) + cpu
+        return dict(sorted(by.items(), key=lambda kv: -kv[1]))
+
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
@@ -78,6 +104,8 @@ class TreeSampler:
                     rss += p.memory_info().rss
                     t = p.cpu_times()
                     self._cpu[p.pid] = max(self._cpu.get(p.pid, 0.0), t.user + t.system)
+                    if p.pid not in self._kind:
+                        self._kind[p.pid] = process_kind(p, self._root.pid)
                 except self._psutil.Error:
                     continue
             self.peak_rss = max(self.peak_rss, rss)
@@ -120,6 +148,7 @@ def measure(pages: Path, out: Path, extra: list[str]) -> dict:
         "per_cpu_s": shots / sampler.cpu_s if sampler.cpu_s else 0.0,
         "peak_rss_mib": sampler.peak_rss / 2**20,
         "png_kib": sum(png_bytes) / len(png_bytes) / 1024 if png_bytes else 0.0,  # the mean file written
+        "cpu_ms_per_shot": {k: 1000 * v / shots for k, v in sampler.cpu_s_by_kind.items()} if shots else {},
     }
 
 
@@ -144,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['cpu_s']:>7.1f} {r['per_s']:>8.2f} {r['per_cpu_s']:>12.2f} {r['peak_rss_mib']:>9.0f} "
             f"{r['png_kib']:>8.1f}"
         )
+    split = ", ".join(f"{k} {v:.0f}" for k, v in results["10x"]["cpu_ms_per_shot"].items())
+    print(f"CPU ms per screenshot at 10x by process: {split}")
     scale_ratios(results, "target >= 3 screenshots per cpu-s at 1280x800", args.json)
     return 0
 

@@ -478,6 +478,7 @@ class BrowserHost:
             # builds and drops one for the whole document (~90 % of the DOM read's time). The same values.
             await tab.cdp.send("Accessibility.enable")
         except BaseException:
+            self._sessions.pop(tab.page, None)
             await asyncio.wait_for(ctx.close(), 10)
             raise
         return tab
