@@ -2,7 +2,8 @@
 
 Pages are copies of ``samples/pages/*.html``, each made unique by a small visible stamp (so every screenshot is new
 work, not a duplicate). Each size runs ``screenmill run --pages DIR --annotator none`` (one viewport, DOM labels,
-PNG written, Parquet committed) in a fresh process. The whole process tree (the job, playwright's driver, Chromium's
+PNG written, Parquet committed) in a fresh process; the mean size of the PNGs written is reported too (the
+screenshot encoding trades file size for CPU). The whole process tree (the job, playwright's driver, Chromium's
 browser, GPU and renderer processes) is sampled every 0.2 s: peak memory is the largest sum of their RSS, CPU time
 the sum of their CPU times. Screenshots per CPU second is the per-core figure. The browser is replaced every
 ``--browser-recycle`` pages (default 50), which is what keeps memory flat.
@@ -39,8 +40,26 @@ def make_pages(source: Path, folder: Path, n: int) -> int:
     return n
 
 
+def process_kind(proc, root_pid: int) -> str:
+    """What a sampled process is: ``job`` (the root), ``driver`` (playwright's node), Chromium's ``browser`` or the
+    ``--type`` of its child (``renderer``, ``gpu-process``, ``utility``, ``zygote``), else ``other``."""
+    if proc.pid == root_pid:
+        return "job"
+    try:
+        argv = proc.cmdline()
+    except Exception:  # noqa: BLE001 - gone or unreadable
+        return "other"
+    if argv and Path(argv[0]).name == "node":
+        return "driver"
+    kind = next((a.split("=", 1)[1] for a in argv if a.startswith("--type=")), None)
+    if kind:
+        return kind
+    return "browser" if argv and "chrom" in Path(argv[0]).name else "other"
+
+
 class TreeSampler:
-    """Samples a process and all its descendants: peak summed RSS, and CPU time summed over every process seen."""
+    """Samples a process and all its descendants: peak summed RSS, and CPU time summed over every process seen (in
+    all and by :func:`process_kind`)."""
 
     def __init__(self, pid: int, every_s: float = 0.2):
         import psutil  # vLLM's dependency, so in every screenmill environment
@@ -50,6 +69,7 @@ class TreeSampler:
         self._every = every_s
         self.peak_rss = 0
         self._cpu: dict[int, float] = {}
+        self._kind: dict[int, str] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -65,6 +85,13 @@ class TreeSampler:
     def cpu_s(self) -> float:
         return sum(self._cpu.values())
 
+    @property
+    def cpu_s_by_kind(self) -> dict[str, float]:
+        by: dict[str, float] = {}
+        for pid, cpu in self._cpu.items():
+            by[self._kind[pid]] = by.get(self._kind[pid], 0.0) + cpu
+        return dict(sorted(by.items(), key=lambda kv: -kv[1]))
+
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
@@ -77,6 +104,8 @@ class TreeSampler:
                     rss += p.memory_info().rss
                     t = p.cpu_times()
                     self._cpu[p.pid] = max(self._cpu.get(p.pid, 0.0), t.user + t.system)
+                    if p.pid not in self._kind:
+                        self._kind[p.pid] = process_kind(p, self._root.pid)
                 except self._psutil.Error:
                     continue
             self.peak_rss = max(self.peak_rss, rss)
@@ -107,6 +136,7 @@ def measure(pages: Path, out: Path, extra: list[str]) -> dict:
     stdout, wall, sampler = run_sampled(run_argv, "render")
     manifest = json.loads(Path(stdout.strip().splitlines()[-1]).read_text())
     shots = manifest["counts"]["render"].get("screens", 0)
+    png_bytes = [f.stat().st_size for f in (out / "images").glob("*.png")]
     return {
         "pages": manifest["counts"]["render"].get("total", 0),
         "screenshots": shots,
@@ -117,6 +147,8 @@ def measure(pages: Path, out: Path, extra: list[str]) -> dict:
         "per_s": shots / manifest["wall_seconds"],
         "per_cpu_s": shots / sampler.cpu_s if sampler.cpu_s else 0.0,
         "peak_rss_mib": sampler.peak_rss / 2**20,
+        "png_kib": sum(png_bytes) / len(png_bytes) / 1024 if png_bytes else 0.0,  # the mean file written
+        "cpu_ms_per_shot": {k: 1000 * v / shots for k, v in sampler.cpu_s_by_kind.items()} if shots else {},
     }
 
 
@@ -134,12 +166,15 @@ def main(argv: list[str] | None = None) -> int:
             make_pages(Path(args.pages), folder, n)
             results[label] = measure(folder, Path(tmp) / f"out_{label}", extra)
     print(f"{'size':<5} {'pages':>6} {'shots':>6} {'labels':>7} {'wall s':>8} {'cpu s':>7} {'shots/s':>8} "
-          f"{'shots/cpu-s':>12} {'peak MiB':>9}")  # fmt: skip
+          f"{'shots/cpu-s':>12} {'peak MiB':>9} {'PNG KiB':>8}")  # fmt: skip
     for label, r in results.items():
         print(
             f"{label:<5} {r['pages']:>6} {r['screenshots']:>6} {r['dom_labels']:>7} {r['wall_s']:>8.1f} "
-            f"{r['cpu_s']:>7.1f} {r['per_s']:>8.2f} {r['per_cpu_s']:>12.2f} {r['peak_rss_mib']:>9.0f}"
+            f"{r['cpu_s']:>7.1f} {r['per_s']:>8.2f} {r['per_cpu_s']:>12.2f} {r['peak_rss_mib']:>9.0f} "
+            f"{r['png_kib']:>8.1f}"
         )
+    split = ", ".join(f"{k} {v:.0f}" for k, v in results["10x"]["cpu_ms_per_shot"].items())
+    print(f"CPU ms per screenshot at 10x by process: {split}")
     scale_ratios(results, "target >= 3 screenshots per cpu-s at 1280x800", args.json)
     return 0
 

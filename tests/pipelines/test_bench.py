@@ -173,6 +173,10 @@ def test_bench_render_reports_both_sizes_with_the_whole_process_tree(tmp_path, c
     assert small["dom_labels"] > 10 and large["dom_labels"] > 10 * 10
     # the browser's processes are counted: a Python job alone does not take 250 MiB
     assert small["peak_rss_mib"] > 250 and small["cpu_s"] > 0
+    assert 1 < small["png_kib"] < 2000 and 1 < large["png_kib"] < 2000  # a 1280x800 screenshot's PNG
+    split = large["cpu_ms_per_shot"]  # by process: the job, playwright's driver, Chromium's browser and renderer
+    assert {"job", "driver", "browser", "renderer"} <= set(split) and all(v >= 0 for v in split.values())
+    assert abs(sum(split.values()) - 1000 * large["cpu_s"] / large["screenshots"]) < 1e-6
     assert "ratio 10x/1x" in capsys.readouterr().out
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import http.server
 import io
 import threading
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -244,3 +246,103 @@ def test_an_http_page_is_unloaded_before_its_origin_is_cleared(tmp_path):
     finally:
         host.close()
         server.shutdown()
+
+
+PAGES = Path(__file__).resolve().parent / "pages"
+
+
+def _pixels(png: bytes) -> bytes:
+    with Image.open(io.BytesIO(png)) as im:
+        return im.convert("RGBA").tobytes()
+
+
+async def _playwrights_screens(host, page, fence, uri, screens):
+    """The page's screens as render takes them, but each PNG from playwright's ``page.screenshot``."""
+    from annotators.dom.browser import SETTLE_JS
+
+    await host.open_page(page, uri)
+    shots = []
+    for k in range(screens):
+        await page.evaluate(SETTLE_JS, [k, False])
+        shots.append(await host.capture(page))
+    return shots
+
+
+@pytest.mark.parametrize("viewport", ["1280x800", "800x600@2", "390x844@3m"])
+def test_render_screenshots_are_playwrights_pixels_with_the_same_elements(host, viewport):
+    """Render's screenshots (Chromium's own capture on the tab's CDP session at desktop settings, playwright's in
+    mobile emulation) show the pixels of playwright's ``page.screenshot`` of the same page, screen by screen, and
+    the elements are the same: checked on every test page, light and dark, two screens down."""
+    v = Viewport.parse(viewport)
+    pages = sorted(p for p in PAGES.glob("*.html") if p.name not in ("loop.html", "iframe_child.html"))
+    for path in pages:
+        uri = path.as_uri()
+        for scheme in ("light", "dark"):
+            got = host.render(uri, str(PAGES), v, scheme, 2)
+            work = functools.partial(_playwrights_screens, host, uri=uri, screens=len(got.screens))
+            want = host.run_page(uri, str(PAGES), v, scheme, work, 10, "render_timeout")
+            assert len(want) == len(got.screens) >= 1, path.name
+            for w, g in zip(want, got.screens, strict=True):
+                assert (g.scroll, g.page_scale, g.elements) == (w.scroll, w.page_scale, w.elements), path.name
+                assert _pixels(g.png) == _pixels(w.png), (path.name, scheme, g.scroll)
+
+
+def _png(pixels: list[list[tuple[int, ...]]], filters: list[int]) -> bytes:
+    """A PNG of ``pixels`` (rows of RGB or RGBA tuples) with the given PNG filter on each row (a reference encoder)."""
+    import struct
+    import zlib
+
+    bpp = len(pixels[0][0])
+    raw, above = b"", bytes(len(pixels[0]) * bpp)
+    for row, f in zip(pixels, filters, strict=True):
+        line = bytes(c for px in row for c in px)
+        out = bytearray()
+        for i, x in enumerate(line):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = above[i], (above[i - bpp] if i >= bpp else 0)
+            p = a + b - c
+            paeth = (
+                a if abs(p - a) <= abs(p - b) and abs(p - a) <= abs(p - c) else b if abs(p - b) <= abs(p - c) else c
+            )
+            out.append((x - (0, a, b, (a + b) // 2, paeth)[f]) & 255)
+        raw += bytes([f]) + bytes(out)
+        above = line
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    head = struct.pack(">IIBBBBB", len(pixels[0]), len(pixels), 8, 2 if bpp == 3 else 6, 0, 0, 0)
+    idat = zlib.compress(raw)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", head)
+        + chunk(b"IDAT", idat[:7])
+        + chunk(b"IDAT", idat[7:])
+        + (chunk(b"IEND", b""))
+    )
+
+
+def test_one_colour_reads_the_png_stream_and_agrees_with_decoding_under_every_filter():
+    import random
+
+    from annotators.dom.browser import _png_one_colour, one_colour
+
+    rng = random.Random(7)
+    for bpp in (3, 4):
+        for colour in [(0,) * bpp, (255,) * bpp, (200, 17, 255, 128)[:bpp], (1, 254, 127, 255)[:bpp]]:
+            for trial in range(40):
+                w, h = rng.randint(1, 9), rng.randint(1, 7)
+                pixels = [[colour] * w for _ in range(h)]
+                if trial % 2:  # one pixel off, anywhere (often the very last)
+                    y, x = (h - 1, w - 1) if trial % 4 == 1 else (rng.randrange(h), rng.randrange(w))
+                    pixels[y][x] = tuple((c + rng.randint(1, 255)) & 255 for c in colour)
+                filters = [rng.randrange(5) for _ in range(h)]
+                png = _png(pixels, filters)
+                with Image.open(io.BytesIO(png)) as im:
+                    decoded = all(lo == hi for lo, hi in im.getextrema())
+                assert decoded == (len({px for row in pixels for px in row}) == 1)  # the reference encoder
+                assert _png_one_colour(png) is decoded, (bpp, colour, trial, filters)
+                assert one_colour(png) is decoded
+    grey = io.BytesIO()
+    Image.new("L", (4, 4), 9).save(grey, format="PNG")
+    assert _png_one_colour(grey.getvalue()) is None and one_colour(grey.getvalue())  # decoded whole instead
