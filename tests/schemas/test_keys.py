@@ -38,10 +38,13 @@ def test_config_hash_values_are_pinned(tmp_path):
     execution_only = dataclasses.replace(cfg, run_id="x", engine=_Engine(max_num_seqs=8), decode_threads=1)
     assert config_hash(execution_only) == "0267bc12e48f7dc729ccb1a9021d81e3"
     ocr = AnnotateConfig(run_id="r", config_hash="pending")
-    # OCR recipes 2 (repeated text named by position), 3 (no glyph-noise labels, with its two settings) and 4 (no label
-    # for a text over 120 characters) changed the default run's hash on purpose: its labels differ. Without those
-    # changes the hash is still the one pinned on 1a159ab, so nothing else moved.
-    assert config_hash(ocr, TileConfig(run_id="r")) == "fa6b9e973ee1fc421e8b24c646be7791"
+    # OCR recipes 2 (repeated text named by position), 3 (no glyph-noise labels, with its two settings), 4 (no label
+    # for a text over 120 characters) and 5 (no label for a wrong-script reading) changed the default run's hash on
+    # purpose: its labels differ. Without those changes the hash is still the one pinned on 1a159ab, so nothing else
+    # moved.
+    assert config_hash(ocr, TileConfig(run_id="r")) == "94eac7c129760b2a7452b61ca61837fc"
+    recipe_4 = dataclasses.replace(ocr, recipe_version="4")
+    assert config_hash(recipe_4, TileConfig(run_id="r")) == "fa6b9e973ee1fc421e8b24c646be7791"
     recipe_1 = config_dict(dataclasses.replace(ocr, recipe_version="1"))
     recipe_1 = {k: v for k, v in recipe_1.items() if k not in ("drop_glyphs", "glyph_min_confidence")}
     assert config_hash(recipe_1, TileConfig(run_id="r")) == "3bd93bfdeaabc74fbc28d15067d4f7ce"
