@@ -137,7 +137,7 @@ class VllmApi:
         if not self.fast:
             return False
         try:
-            scheduler = self.llm.llm_engine.engine_core.engine_core.scheduler  # InprocClient -> EngineCore
+            scheduler = self._engine_core().scheduler
             budget = int(scheduler.scheduler_config.max_num_batched_tokens)
             schedule = scheduler.schedule
         except AttributeError:
@@ -152,6 +152,10 @@ class VllmApi:
         scheduler.schedule = watched
         return True
 
+    def _engine_core(self):
+        """vLLM's ``EngineCore`` where it runs in this process (``InprocClient``); AttributeError elsewhere."""
+        return self.llm.llm_engine.engine_core.engine_core
+
     def watch_encoder(self, on_encode: Callable[[int, int], None]) -> bool:
         """Call ``on_encode(us, items)`` after every pass of the model's multimodal encoder (the vision tower): its
         time in microseconds and the images it encoded (0 when a step had nothing to encode).
@@ -163,8 +167,7 @@ class VllmApi:
         if not self.fast:
             return False
         try:
-            core = self.llm.llm_engine.engine_core.engine_core  # InprocClient -> EngineCore
-            runner = core.model_executor.driver_worker.worker.model_runner
+            runner = self._engine_core().model_executor.driver_worker.worker.model_runner
             encode = runner._execute_mm_encoder
         except AttributeError:
             return False
