@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
             vlm_cfg.preflight()
         except (ImportError, FileNotFoundError, ValueError, KeyError) as e:
             raise SystemExit(f"screenmill bench vllm: {e.args[0] if e.args else e}") from None
+        machine = bench.machine_profile()  # before the engine exists: nothing else runs on the cores
+        print(bench.describe_machine(machine))
         results = bench.measure(
             vlm_cfg, run_mod.run, run_argv, folder, instructions, Path(tmp), modes, args.naive_batch, args.pack
         )
@@ -66,6 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.pack > 1:
         ratios["labels/s packed/unpacked"] = bench.report_pack(results)
     if args.json:
-        report = {"results": results, "ratios": ratios, "n": args.n, "recipe": args.recipe, "per_shot": args.per_shot}
+        report = {
+            "results": results,
+            "ratios": ratios,
+            "machine": machine,
+            "n": args.n,
+            "recipe": args.recipe,
+            "per_shot": args.per_shot,
+        }
         Path(args.json).write_text(json.dumps(report, indent=2))
     return 0

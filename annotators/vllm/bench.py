@@ -38,6 +38,7 @@ import functools
 import hashlib
 import json
 import random
+import re
 import time
 from pathlib import Path
 
@@ -45,6 +46,8 @@ from annotators.vllm.accounting import format_accounting
 from annotators.vllm.feeding import Feeder
 
 MODES = ("ceiling", "pipeline", "naive", "ray", "transformers")
+#: CPU flags that give bf16 matrix products in hardware (without them, oneDNN converts to fp32 and back).
+NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 #: What runs without ``--modes``: all but the optional peer (``ray``: ``bash infra/peer/install.sh``).
 DEFAULT_MODES = tuple(m for m in MODES if m != "ray")
 RECIPES = ("holo2-localize", "holo15-localize", "propose-elements")
@@ -384,6 +387,60 @@ def measure(
     results.get("ceiling", {}).pop("lengths", None)
     results.get("ceiling", {}).pop("token_ids", None)
     return results
+
+
+def cpu_flags(cpuinfo: str) -> tuple[str, set[str]]:
+    """The model name and the flags of the first processor in ``cpuinfo`` (the text of ``/proc/cpuinfo``)."""
+    model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
+    flags = re.search(r"^flags\s*:\s*(.+)$", cpuinfo, re.M)
+    return (model.group(1).strip() if model else "unknown"), set(flags.group(1).split() if flags else ())
+
+
+def machine_profile(size: int = 512, seconds: float = 0.5) -> dict:
+    """What this machine's CPU does with the engine's dtype: model, torch's CPU capability, whether bf16 products
+    are native (:data:`NATIVE_BF16_FLAGS`), and fp32 / bf16 matrix-product GFLOP/s (the fastest of the ``size``³
+    products made in about ``seconds`` per dtype, so a loaded machine reads closer to what its CPU can).
+
+    Seconds of an engine on one CPU say little on another: on a CPU without native bf16, a bf16 product costs
+    10-15× an fp32 one (measured on an AVX2 EPYC), so FLOP-heavy parts (a vision encoder) slow down far more than
+    the small, overhead-bound steps of a tiny LM. The bench prints this so that runs on different machines can be
+    told apart; compare ratios within one run.
+
+    Returns:
+        ``{"cpu", "capability", "native_bf16", "gflops_fp32", "gflops_bf16"}``; ``cpu`` is ``unknown`` where
+        ``/proc/cpuinfo`` cannot be read.
+    """
+    import torch
+
+    try:
+        model, flags = cpu_flags(Path("/proc/cpuinfo").read_text())
+    except OSError:
+        model, flags = "unknown", set()
+    out = {
+        "cpu": model,
+        "capability": torch.backends.cpu.get_cpu_capability(),
+        "native_bf16": any(f in flags for f in NATIVE_BF16_FLAGS),
+    }
+    for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        a, b = torch.randn(size, size).to(dtype), torch.randn(size, size).to(dtype)
+        torch.nn.functional.linear(a, b)  # warm-up; a model's linear layers run this
+        best, started = float("inf"), time.perf_counter()
+        while time.perf_counter() - started < seconds:  # the fastest product: what the CPU can, not its load
+            t = time.perf_counter()
+            torch.nn.functional.linear(a, b)
+            best = min(best, time.perf_counter() - t)
+        out[f"gflops_{name}"] = 2 * size**3 / best / 1e9
+    return out
+
+
+def describe_machine(m: dict) -> str:
+    """One line of :func:`machine_profile`."""
+    native = "yes" if m["native_bf16"] else f"no ({'/'.join(NATIVE_BF16_FLAGS)} absent)"
+    return (
+        f"machine: {m['cpu']}, torch CPU capability {m['capability']}, native bf16 {native}; matrix products "
+        f"fp32 {m['gflops_fp32']:.1f} GFLOP/s, bf16 {m['gflops_bf16']:.1f} GFLOP/s "
+        f"(bf16/fp32 {m['gflops_bf16'] / max(m['gflops_fp32'], 1e-9):.2f})"
+    )
 
 
 def report(results: dict[str, dict], n: int) -> dict[str, float]:
