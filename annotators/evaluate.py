@@ -18,6 +18,13 @@ element: a line of a long paragraph or code block, the words around an inline li
 OCR label of such a line names painted text at its point) but are not elements to find: they count for precision
 only, never in recall's truth, found or missed.
 
+Not text (``data_type`` :data:`ICON`: an image link, an icon button, a check box whose text is its label's) is what
+OCR cannot read. ``evaluate(..., icons=False)`` leaves it out of recall's truth and point accuracy, so recall is
+*visible-text recall* (the share of the painted text elements found); the icons are matched after the text elements,
+with the predictions those left, and reported apart (:meth:`EvalReport.format_not_text`). Precision is the same
+either way (a prediction inside an icon whose name matches its text is precise). :func:`icons_count` says which to
+use for a set of labels: apart for OCR labels, counted for the others (a VLM's labels, whose task includes icons).
+
 Metrics: ``recall = found / truth elements``; ``point_accuracy = matched predictions whose click point lies in the
 truth box (edges included) / matched``; ``unmatched`` predictions are those no truth element took (extra text,
 merged lines, or text the truth does not list).
@@ -49,6 +56,9 @@ from annotators.scripts import unreadable_scripts
 
 #: ``data_type`` of a truth record that is a line of painted text, not an element: scored for precision only.
 LINE = "line"
+#: ``data_type`` of a truth element with no visible text (ScreenSpot's "icon"; :func:`truth_from_dom`'s elements
+#: without a ``dom-text`` / ``dom-field`` label): out of OCR's reach.
+ICON = "icon"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -166,6 +176,8 @@ class EvalReport(_Rates):
             empty unless the caller set it: :func:`evaluate` sees predictions, not instructions).
         hits: per prediction on a truth image, ``(role, precise)``: the ``element`` of the smallest truth element
             its point lies in ("" when none) and whether some truth element of matching text contains the point.
+        not_text_matches / not_text_missed: with ``evaluate(..., icons=False)``, the :data:`ICON` truth elements a
+            prediction matched / none did (in none of the counts above); empty otherwise.
     """
 
     images: tuple[ImageScore, ...]
@@ -176,6 +188,8 @@ class EvalReport(_Rates):
     min_ratio: float
     ambiguous: tuple[Ambiguity, ...] = ()
     hits: tuple[tuple[str, bool], ...] = ()
+    not_text_matches: tuple[Match, ...] = ()
+    not_text_missed: tuple[TruthRecord, ...] = ()
 
     @property
     def truth(self) -> int:
@@ -224,6 +238,23 @@ class EvalReport(_Rates):
         rows = self.unreadable_by_script()
         body = "; ".join(f"{k} {v['elements']} elements on {v['screenshots']} screenshots" for k, v in rows.items())
         return f"truth in scripts the OCR models cannot read: {body or 'none'}"
+
+    def format_not_text(self) -> str:
+        """One line: the truth elements with no visible text left out of recall (``evaluate(..., icons=False)``), how
+        many a prediction named, and their count by role; "" when there are none."""
+        roles = self.not_text_by_element()
+        if not roles:
+            return ""
+        body = ", ".join(f"{k} {n}" for k, n in roles.items())
+        return (
+            f"not text (out of OCR's reach, not in recall): {sum(roles.values())} elements,"
+            f" {len(self.not_text_matches)} named by a label; by role {body}"
+        )
+
+    def not_text_by_element(self) -> dict[str, int]:
+        """Per role, the truth elements with no visible text left out of recall, most first."""
+        roles = Counter(t.element or "-" for t in (*(m.truth for m in self.not_text_matches), *self.not_text_missed))
+        return dict(sorted(roles.items(), key=lambda kv: (-kv[1], kv[0])))
 
     def summary(self) -> str:
         """One line: truth, recall, point accuracy, predictions, precision, ambiguous labels."""
@@ -293,6 +324,11 @@ class EvalReport(_Rates):
             "ambiguous_labels": self.ambiguous_labels,
             "ambiguous_pairs": len(self.ambiguous),
             "unreadable_scripts": self.unreadable_by_script(),
+            "not_text": {
+                "elements": len(self.not_text_matches) + len(self.not_text_missed),
+                "found": len(self.not_text_matches),
+                "by_element": self.not_text_by_element(),
+            },
             "by_element": self.by_element(),
             "images": [
                 {
@@ -360,6 +396,8 @@ class EvalReport(_Rates):
             " naming disjoint boxes"
         )
         lines.append(self.format_unreadable())
+        if self.format_not_text():
+            lines.append(self.format_not_text())
         if self.ignored_predictions:
             lines.append(f"({self.ignored_predictions} predictions on images not in the truth set were ignored)")
         return "\n".join(lines)
@@ -478,7 +516,9 @@ def _box_distance(point: tuple[float, float], box: tuple[float, float, float, fl
     return math.hypot(dx, dy), math.hypot(x - cx, y - cy)
 
 
-def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], min_ratio: float = 0.8) -> EvalReport:
+def evaluate(
+    truth: Iterable[TruthRecord], predictions: Iterable[Prediction], min_ratio: float = 0.8, icons: bool = True
+) -> EvalReport:
     """Match predictions to truth elements per image and compute recall and point accuracy.
 
     Args:
@@ -487,6 +527,9 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
             SHA-256 of the image. Predictions for images absent from the truth are counted in
             ``ignored_predictions`` and otherwise ignored.
         min_ratio: smallest normalised text similarity (0..1] that counts as a text match.
+        icons: False leaves truth elements of ``data_type`` :data:`ICON` out of recall's truth and point accuracy
+            (visible-text recall, for OCR labels); they are matched after the others and reported apart
+            (``EvalReport.not_text_matches`` / ``not_text_missed``). Precision does not depend on it.
 
     Returns:
         The :class:`EvalReport`.
@@ -514,7 +557,7 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
         else:
             preds_by_image[key].append(p)
 
-    scores, matches, missed, unmatched, hits = [], [], [], [], []
+    scores, matches, missed, unmatched, hits, apart_matches, apart_missed = [], [], [], [], [], [], []
     for image, recs in by_image.items():
         preds = preds_by_image[image]
         norm_t = [normalize_text(t.text) for t in recs]
@@ -538,10 +581,11 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
                     pairs.append((-sim, d_box, d_centre, i, j))
         pairs.sort()
         lines = {i for i, t in enumerate(recs) if t.data_type == LINE}
+        apart = set() if icons else {i for i, t in enumerate(recs) if t.data_type == ICON}
         used_t, used_p = set(), set()
         found_here = inside_here = 0
         for neg_sim, _db, _dc, i, j in pairs:
-            if i in used_t or j in used_p or i in lines:
+            if i in used_t or j in used_p or i in lines or i in apart:
                 continue
             used_t.add(i)
             used_p.add(j)
@@ -549,7 +593,14 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
             matches.append(Match(truth=recs[i], prediction=preds[j], similarity=-neg_sim, point_in_box=inside))
             found_here += 1
             inside_here += inside
-        missed.extend(t for i, t in enumerate(recs) if i not in used_t and i not in lines)
+        for neg_sim, _db, _dc, i, j in pairs:  # not text: named by the predictions the text elements left
+            if i in apart and i not in used_t and j not in used_p:
+                used_t.add(i)
+                used_p.add(j)
+                inside = point_in_box(preds[j].point, recs[i].box)
+                apart_matches.append(Match(recs[i], preds[j], similarity=-neg_sim, point_in_box=inside))
+        missed.extend(t for i, t in enumerate(recs) if i not in used_t and i not in lines and i not in apart)
+        apart_missed.extend(t for i, t in enumerate(recs) if i in apart and i not in used_t)
         unmatched.extend(p for j, p in enumerate(preds) if j not in used_p)
         text_ok = {(i, j) for _s, _db, _dc, i, j in pairs}
         precise_here = 0
@@ -563,7 +614,7 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
         scores.append(
             ImageScore(
                 image=image,
-                truth=len(recs) - len(lines),
+                truth=len(recs) - len(lines) - len(apart),
                 found=found_here,
                 point_in_box=inside_here,
                 predictions=len(preds),
@@ -580,7 +631,16 @@ def evaluate(truth: Iterable[TruthRecord], predictions: Iterable[Prediction], mi
         ignored_predictions=ignored,
         min_ratio=min_ratio,
         hits=tuple(hits),
+        not_text_matches=tuple(apart_matches),
+        not_text_missed=tuple(apart_missed),
     )
+
+
+def icons_count(rows: Iterable[dict]) -> bool:
+    """Whether truth elements with no visible text (:data:`ICON`) belong in the recall of these grounding labels:
+    False when any of them is an OCR annotator's (``annotator`` starting with ``ocr``), whose reach is visible text;
+    True otherwise (a VLM's or the DOM's labels, whose task includes icons)."""
+    return not any(str(r.get("annotator", "")).startswith("ocr") for r in rows)
 
 
 def predictions_from_labels(rows: Iterable[dict]) -> list[Prediction]:
@@ -646,17 +706,29 @@ def ambiguous_labels(rows: Iterable[dict]) -> list[Ambiguity]:
 
 
 DOM_TEXT_RECIPES = ("dom-text", "dom-field", "dom-name", "dom-role", "dom-position")
+#: DOM roles that show no text of their own: a check box / radio button / switch is named by its label (an element of
+#: its own, which keeps the visible text), an image by its alt text.
+NO_TEXT_ROLES = frozenset({"checkbox", "radio", "switch", "image", "img"})
 
 
 def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
     """Ground truth from the DOM labels (``annotator='dom'``) of a run: one record per labelled element.
 
     A DOM element has a row per referring expression; its truth text is the visible text (``dom-text``) where it has
-    one, else its field label / placeholder, else its accessible name. ``data_type`` is ``text`` for elements with
-    visible text, ``icon`` for the others (what OCR cannot read) and :data:`LINE` for the DOM's lines of painted text
-    that is no element (role ``line``: scored for precision only); ``element`` is the DOM role. Records are keyed
-    by the screenshot's content id (``image`` and ``sha256``), so the other annotators' labels of the same
-    screenshots meet them.
+    one, else its field label / placeholder, else its accessible name. ``element`` is the DOM role. ``data_type``
+    is :data:`LINE` for the DOM's lines of painted text that is no element (role ``line``: scored for precision only)
+    and :data:`ICON` for an element that shows no text of its own (what OCR cannot read), told from its recipes:
+
+    * an accessible name that differs from its visible text (``dom-name``: an image link, an icon button) and no
+      ``dom-text`` / ``dom-field`` label;
+    * a role whose text is another element's (:data:`NO_TEXT_ROLES`: a check box or radio button is named by its
+      label, which is an element of its own) or an image, with no ``dom-text`` label.
+
+    Every other element is ``text``, also one with only a role or positional instruction (its visible text repeats
+    on the screenshot, so ``dom-text`` went to none of them: a repeated heading, a table cell "Paid"). The labels do
+    not keep the visible text itself, so an icon whose name repeats (two "Up" arrows, which lose ``dom-name`` to the
+    repeat) counts as text. Records are keyed by the screenshot's content id (``image`` and ``sha256``), so the
+    other annotators' labels of the same screenshots meet them.
 
     Args:
         rows: ``grounding`` rows (other annotators' rows are skipped).
@@ -674,8 +746,10 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
     for (sid, x0, y0, x1, y1), by_recipe in elements.items():
         first = next(by_recipe[k] for k in DOM_TEXT_RECIPES if k in by_recipe)
         text = first.get("element_text") or first["instruction"]
-        kind = "text" if "dom-text" in by_recipe or "dom-field" in by_recipe else "icon"
-        if first.get("role") == LINE:
+        shows_text = "dom-text" in by_recipe or "dom-field" in by_recipe
+        role = first.get("role") or ""
+        kind = "text" if shows_text or ("dom-name" not in by_recipe and role not in NO_TEXT_ROLES) else ICON
+        if role == LINE:
             kind = LINE
         out.append(
             TruthRecord(sid, text, (x0, y0, x1, y1), element=first.get("role") or "", data_type=kind, sha256=sid)
@@ -723,12 +797,16 @@ def splits_from_manifest(manifest: str | os.PathLike, screenshots: Iterable[dict
 
 
 def evaluate_by_split(
-    truth: Iterable[TruthRecord], predictions: Iterable[Prediction], split_of: dict[str, str], min_ratio: float = 0.8
+    truth: Iterable[TruthRecord],
+    predictions: Iterable[Prediction],
+    split_of: dict[str, str],
+    min_ratio: float = 0.8,
+    icons: bool = True,
 ) -> dict[str, EvalReport]:
     """:func:`evaluate` on each split's screenshots alone (truth records and predictions keyed by screenshot id).
 
     Args:
-        truth / predictions / min_ratio: as for :func:`evaluate`.
+        truth / predictions / min_ratio / icons: as for :func:`evaluate`.
         split_of: image key → split (:func:`splits_from_manifest`); images in none are left out.
 
     Returns:
@@ -739,6 +817,9 @@ def evaluate_by_split(
     for split in sorted(set(split_of.values())):
         keep = {k for k, v in split_of.items() if v == split}
         out[split] = evaluate(
-            [t for t in truth if t.image in keep], [p for p in predictions if p.image in keep], min_ratio=min_ratio
+            [t for t in truth if t.image in keep],
+            [p for p in predictions if p.image in keep],
+            min_ratio=min_ratio,
+            icons=icons,
         )
     return out

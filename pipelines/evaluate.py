@@ -1,12 +1,20 @@
 """``screenmill eval``: score a run's grounding labels against ScreenSpot-style ground truth.
 
 Usage: ``screenmill eval --truth TRUTH.jsonl | --truth-from-dom OUT [--dt YYYY-MM-DD] [--run RUN_ID]
-[--annotator NAME] [--split-manifest PAGES.jsonl] [--min-recall R] [--min-point-accuracy A] [--max-ambiguous N]``.
+[--annotator NAME] [--split-manifest PAGES.jsonl] [--icons auto|count|apart] [--min-recall R] [--min-point-accuracy A]
+[--max-ambiguous N]``.
 
 ``--truth-from-dom`` takes the truth from the run's own DOM labels (rendered pages): the other annotators' labels of
 the same screenshots (OCR, VLM) are scored against them, with a table by role. ``--split-manifest`` (the
 ``pages.jsonl`` of ``infra/truthset/collect.py``) adds a summary and a table by role for each split (dev / test) of
 the rendered pages.
+
+Truth elements with no visible text (``data_type`` icon: image links, icon buttons, check boxes whose text is their
+label's) are out of OCR's reach. ``--icons auto`` (default) leaves them out of recall and point accuracy when any
+label scored is OCR's, so the headline is visible-text recall, and prints them apart ("not text (out of OCR's
+reach, not in recall): N elements, K named by a label; by role ..."); labels of other annotators (a VLM's, with
+``--annotator vllm``) are scored with them. ``--icons count`` / ``--icons apart`` force either. Precision is the same
+either way.
 
 Reads ``OUT/grounding`` shards, matches labels to truth records by image content (SHA-256), prints a per-image
 table with the count of ambiguous labels (an instruction naming disjoint boxes on one screenshot, among the labels
@@ -27,6 +35,7 @@ from annotators.evaluate import (
     ambiguous_labels,
     evaluate,
     evaluate_by_split,
+    icons_count,
     load_truth,
     predictions_from_labels,
     splits_from_manifest,
@@ -47,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--annotator", default=None, help="only labels of this annotator")
     p.add_argument("--min-ratio", type=float, default=0.8, help="text similarity that counts as a match")
     p.add_argument("--split-manifest", default=None, help="pages.jsonl (path, split): also score each split alone")
+    p.add_argument(
+        "--icons",
+        choices=("auto", "count", "apart"),
+        default="auto",
+        help="truth elements with no visible text: in recall (count), reported apart (apart), or apart when OCR"
+        " labels are scored (auto, default)",
+    )
     p.add_argument("--min-recall", type=float, default=None, help="exit 1 when recall is below this (0..1)")
     p.add_argument("--min-point-accuracy", type=float, default=None, help="exit 1 when point accuracy is below")
     p.add_argument("--max-ambiguous", type=int, default=None, help="exit 1 when more labels are ambiguous")
@@ -72,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     if not any(t.sha256 for t in truth):
         print("screenmill eval: no truth image was found next to the truth file, so no label can be matched")
         return 2
-    report = evaluate(truth, predictions_from_labels(rows), min_ratio=args.min_ratio)
+    icons = icons_count(rows) if args.icons == "auto" else args.icons == "count"
+    report = evaluate(truth, predictions_from_labels(rows), min_ratio=args.min_ratio, icons=icons)
     report = dataclasses.replace(report, ambiguous=tuple(ambiguous_labels(rows)))
     print(report.format_table())
     if args.truth_from_dom:
@@ -81,15 +98,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.split_manifest:
         shots = read_shards(args.output, "screenshots", args.dt).to_pylist()
         split_of = splits_from_manifest(args.split_manifest, shots)
-        splits = evaluate_by_split(truth, predictions_from_labels(rows), split_of, min_ratio=args.min_ratio)
+        splits = evaluate_by_split(
+            truth, predictions_from_labels(rows), split_of, min_ratio=args.min_ratio, icons=icons
+        )
         for name, rep in splits.items():
             n = len({k for k, v in split_of.items() if v == name})
             print(f"\nsplit {name}: {n} screenshots, {rep.summary()}")
             print(rep.format_unreadable())
+            if rep.format_not_text():
+                print(rep.format_not_text())
             print(rep.format_by_element())
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     path = report_path(args.output, "evaluate", f"eval-{args.run or 'all'}-{stamp}.json")
     body = {"truth": args.truth or "dom", "labels": len(rows), "run": args.run, "annotator": args.annotator}
+    body["icons"] = "count" if icons else "apart"
     body.update(report.to_dict(details=True))
     body["splits"] = {name: rep.to_dict() for name, rep in splits.items()}
     with FileSystems.create(path) as f:

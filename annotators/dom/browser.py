@@ -218,10 +218,41 @@ class RenderedPage:
     dom_nodes: int
 
 
+# The characters a root and the rest of a file:// URL under it may have for the driver to let it through unasked
+# (:meth:`_Fence.fast_pattern`): the URL spells them as the path does (no escapes), and none is special to realpath
+# but the dot, which may not start a segment. A first character other than the dot (no hidden or dot segment first).
+_SAFE_PATH_CHARS = r"A-Za-z0-9_~/.\-"
+_SAFE_ROOT_RE = re.compile(r"^(/[A-Za-z0-9_~\-][A-Za-z0-9_~.\-]*)+$")
+_ROOT_WALK_LIMIT = 100_000  # entries: a bigger root is not walked, its file:// requests all go to the fence
+
+
+def _root_stays_inside(root: str) -> bool:
+    """Whether every path under ``root`` (a folder) resolves inside it: no symlink there points out of it (nor
+    dangles to a place outside). False too for a root that is not a folder or has more than
+    :data:`_ROOT_WALK_LIMIT` entries."""
+    real = os.path.realpath(root)
+    inside = real.rstrip("/") + "/"
+    if not os.path.isdir(real):
+        return False
+    seen = 0
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        seen += len(dirs) + len(files)
+        if seen > _ROOT_WALK_LIMIT:
+            return False
+        for name in (*dirs, *files):
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                target = os.path.realpath(path)
+                if target != real and not target.startswith(inside):
+                    return False
+    return True
+
+
 class _Fence:
     """The request policy of one page (see the module docstring); counts what it aborts."""
 
     def __init__(self, page_uri: str, root: str | None, allow_origins: tuple[str, ...]):
+        self.given_root = os.path.abspath(root) if root else None
         self.root = os.path.realpath(root) if root else None
         own = origin_of(page_uri)
         self.origins = {o.rstrip("/") for o in allow_origins} | ({own} if own else set())
@@ -242,6 +273,25 @@ class _Fence:
             self.reached.add(origin.replace("ws", "http", 1) if origin.startswith("ws") else origin)
             return True
         return False
+
+    def fast_pattern(self, root_stays: dict[str, bool]) -> re.Pattern | str:
+        """The URL pattern of the requests that need :meth:`route`'s decision: playwright's driver matches it, so a
+        request it does not match goes on without a round trip to Python. Every request matches (``**/*``) unless
+        the root's ``file://`` URLs can be told safe from the URL alone: a root spelled in :data:`_SAFE_PATH_CHARS`
+        holding no symlink that leaves it (:func:`_root_stays_inside`, asked once per root: ``root_stays`` caches
+        it); then ``file://`` URLs under it whose rest is of those characters with no segment starting with a dot
+        (no ``..``, no percent escape, query or fragment) and ``data:``/``blob:`` URLs are not matched, for
+        :meth:`allows` lets every one of them through."""
+        if self.given_root is None:
+            return "**/*"
+        given = self.given_root.rstrip("/")
+        if not _SAFE_ROOT_RE.match(given):
+            return "**/*"
+        if given not in root_stays:
+            root_stays[given] = _root_stays_inside(given)
+        if not root_stays[given]:
+            return "**/*"
+        return re.compile(rf"^(?!data:|blob:|file://{re.escape(given)}/(?!\.|.*/\.)[{_SAFE_PATH_CHARS}]*$)")
 
     async def route(self, route):
         url = route.request.url
@@ -277,6 +327,22 @@ class _Tab:
     cdp: Any
     fence: _Fence
     crashed: asyncio.Future
+    routed: Any = None  # the URL pattern the context's request handler is registered for (see _Fence.fast_pattern)
+    handler: Any = None  # that handler: asks the tab's fence (one callable, so it can be unrouted)
+
+    async def route(self, fence: _Fence, root_stays: dict[str, bool]) -> None:
+        """Hand the tab's requests to ``fence``: (re-)register the context's request handler when the fence's
+        :meth:`_Fence.fast_pattern` differs from the one registered (pages of one root keep theirs)."""
+        self.fence = fence
+        pattern = fence.fast_pattern(root_stays)
+        if pattern == self.routed:
+            return
+        if self.handler is None:
+            self.handler = lambda route: self.fence.route(route)
+        await self.ctx.route(pattern, self.handler)
+        if self.routed is not None:
+            await self.ctx.unroute(self.routed, self.handler)
+        self.routed = pattern
 
 
 class BrowserHost:
@@ -294,6 +360,7 @@ class BrowserHost:
         self._sessions: dict[Any, Any] = {}  # the page of every open tab -> its CDP session (direct screenshots)
         self.launches = 0
         self.contexts = 0  # fresh contexts opened (a tab kept for the next page opens none)
+        self._root_stays: dict[str, bool] = {}  # page root -> no symlink leaves it (checked once: _Fence.fast_pattern)
         self._lock = threading.Lock()
 
     def start(self) -> BrowserHost:
@@ -425,7 +492,7 @@ class BrowserHost:
         tab = self._tabs.pop((viewport, color_scheme), None) if reuse else None
         if tab is None:
             tab = await self._new_tab(viewport, color_scheme, fence)
-        tab.fence = fence
+        await tab.route(fence, self._root_stays)
         tab.crashed = asyncio.get_running_loop().create_future()
         keep = False
         try:
@@ -466,7 +533,7 @@ class BrowserHost:
         self.contexts += 1
         tab = _Tab(ctx, None, None, fence, asyncio.get_running_loop().create_future())
         try:
-            await ctx.route("**/*", lambda route: tab.fence.route(route))
+            await tab.route(fence, self._root_stays)
             await ctx.route_web_socket(re.compile(".*"), lambda ws: tab.fence.route_ws(ws))
             tab.page = page = await ctx.new_page()
             ctx.on("page", lambda p: asyncio.ensure_future(p.close()) if p is not page else None)

@@ -11,7 +11,9 @@ an earlier run on the screenshots both runs share (rendering is deterministic fo
 prints, for the split, the shared screenshots, recall / point accuracy / precision and the table by role; with
 ``--wrong-script`` the OCR labels the wrong-script rule drops (OCR recipe 5,
 :func:`annotators.scripts.is_wrong_script_reading`) are left out first. ``--show-none N`` lists N texts of labels
-whose point lies in no truth element (dev only: never look at test labels one by one).
+whose point lies in no truth element (dev only: never look at test labels one by one). Truth elements with no
+visible text are left out of recall (visible-text recall, as ``screenmill eval`` does for OCR labels) and reported
+apart; ``--icons count`` puts them back (the figures before 2026-11-27's visible-text recall).
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ from __future__ import annotations
 import argparse
 import random
 
-from annotators.evaluate import evaluate, point_in_box, predictions_from_labels, splits_from_manifest, truth_from_dom
+from annotators.evaluate import (
+    evaluate,
+    icons_count,
+    point_in_box,
+    predictions_from_labels,
+    splits_from_manifest,
+    truth_from_dom,
+)
 from annotators.scripts import is_wrong_script_reading
 from schemas.tables import read_shards
 
@@ -31,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("manifest", help="the pages.jsonl of infra/truthset/collect.py")
     p.add_argument("--split", default="dev", help="the split to report (default dev)")
     p.add_argument("--wrong-script", action="store_true", help="leave out the labels OCR recipe 5 drops")
+    p.add_argument("--icons", choices=("auto", "count", "apart"), default="auto", help="as `screenmill eval --icons`")
     p.add_argument("--show-none", type=int, default=0, help="list this many labels in no truth element (dev only)")
     args = p.parse_args(argv)
     if args.show_none and args.split != "dev":
@@ -43,10 +53,13 @@ def main(argv: list[str] | None = None) -> int:
     labels = [r for r in ocr if r["screenshot_id"] in shared]
     if args.wrong_script:
         labels = [r for r in labels if not is_wrong_script_reading(r.get("element_text") or "")]
-    rep = evaluate(truth, predictions_from_labels(labels))
+    icons = icons_count(labels) if args.icons == "auto" else args.icons == "count"
+    rep = evaluate(truth, predictions_from_labels(labels), icons=icons)
     n_split = sum(v == args.split for v in split_of.values())
     print(f"split {args.split}: {len(shared)} of {n_split} screenshots shared, {rep.summary()}")
     print(rep.format_unreadable())
+    if rep.format_not_text():
+        print(rep.format_not_text())
     print(rep.format_by_element())
     if args.show_none:
         by_shot: dict[str, list] = {}

@@ -275,3 +275,79 @@ def test_lines_of_painted_text_count_for_precision_only():
     assert rows["line"]["truth"] == 0 and (rows["line"]["predictions"], rows["line"]["precise"]) == (2, 1)
     without_lines = evaluate(truth[:1], preds)
     assert (without_lines.recall, without_lines.precise) == (report.recall, 1)  # recall unchanged by lines
+
+
+def test_elements_with_no_visible_text_leave_recall_when_icons_are_apart():
+    """Visible-text recall: an image link and a check box (whose text is its label's) are out of OCR's reach; with
+    ``icons=False`` they leave recall's truth and are reported apart, named or not, and precision does not move."""
+    from annotators.evaluate import ICON
+
+    truth = [
+        TruthRecord("a", "Save", (0, 0, 50, 20), element="button"),
+        TruthRecord("a", "W3C logo", (100, 0, 150, 40), element="link", data_type=ICON),
+        TruthRecord("a", "Remember me", (20, 50, 120, 70), element="text"),
+        TruthRecord("a", "Remember me", (0, 50, 15, 65), element="checkbox", data_type=ICON),
+        TruthRecord("a", "Help", (200, 0, 220, 20), element="link", data_type=ICON),
+    ]
+    preds = [
+        Prediction("a", "Save", (25, 10)),
+        Prediction("a", "Remember me", (70, 60)),  # the label's text: found there, not on the box
+        Prediction("a", "Q", (125, 20)),  # a glyph in the logo
+        Prediction("a", "Help", (210, 10)),  # an icon's name a label happens to read
+    ]
+    counted = evaluate(truth, preds)
+    apart = evaluate(truth, preds, icons=False)
+    assert (counted.truth, counted.found, counted.recall) == (5, 3, 0.6)
+    assert (apart.truth, apart.found, apart.recall, apart.point_accuracy) == (2, 2, 1.0, 1.0)
+    assert {t.text for t in apart.missed} == set() and apart.images[0].truth == 2
+    assert [m.truth.text for m in apart.not_text_matches] == ["Help"]
+    assert sorted(t.element for t in apart.not_text_missed) == ["checkbox", "link"]
+    assert (counted.precise, apart.precise, apart.predictions) == (3, 3, 4)
+    assert "checkbox" not in apart.by_element() and apart.by_element()["link"]["truth"] == 0
+    assert apart.format_not_text() == (
+        "not text (out of OCR's reach, not in recall): 3 elements, 1 named by a label; by role link 2, checkbox 1"
+    )
+    assert counted.format_not_text() == "" and apart.to_dict()["not_text"]["by_element"] == {"link": 2, "checkbox": 1}
+    assert "not text (out of OCR's reach" in apart.format_table()
+
+
+def test_icons_count_for_every_annotator_but_ocr():
+    from annotators.evaluate import icons_count
+
+    assert icons_count([{"annotator": "vllm"}, {"annotator": "dom"}]) is True
+    assert icons_count([{"annotator": "vllm"}, {"annotator": "ocr-rapidocr"}]) is False
+    assert icons_count([]) is True
+
+
+def test_truth_from_dom_tells_elements_that_show_no_text_from_their_recipes():
+    """An image link (a name that differs from its text, no ``dom-text``) and a check box (named by its label) show
+    no text; a heading or a cell whose text repeats (only a role / positional label) does."""
+    from annotators.evaluate import ICON, LINE, truth_from_dom
+    from tests.annotators.test_formats import label_row
+
+    sid = "a" * 64
+
+    def dom(n, box, recipe, role, text):
+        return label_row(sid, n, box=box, instruction=f"click {text}", element_text=text, annotator="dom",
+                         recipe=recipe, role=role)  # fmt: skip
+
+    rows = [
+        dom(1, (0, 0, 10, 10), "dom-text", "button", "Save"),
+        dom(2, (0, 0, 10, 10), "dom-role", "button", "Save"),
+        dom(3, (0, 20, 10, 30), "dom-name", "link", "W3C logo"),
+        dom(4, (0, 20, 10, 30), "dom-role", "link", "W3C logo"),
+        dom(5, (0, 40, 10, 50), "dom-role", "checkbox", "Remember me"),
+        dom(6, (0, 60, 10, 70), "dom-role", "heading", "Time"),
+        dom(7, (0, 80, 10, 90), "dom-position", "cell", "Paid"),
+        dom(8, (0, 100, 10, 110), "dom-text", "line", "a long paragraph's line"),
+        label_row(sid, 9, box=(0, 0, 10, 10), element_text="Save"),  # an OCR label: not truth
+    ]
+    kinds = {t.text: (t.data_type, t.element) for t in truth_from_dom(rows)}
+    assert kinds == {
+        "Save": ("text", "button"),
+        "W3C logo": (ICON, "link"),
+        "Remember me": (ICON, "checkbox"),
+        "Time": ("text", "heading"),
+        "Paid": ("text", "cell"),
+        "a long paragraph's line": (LINE, "line"),
+    }

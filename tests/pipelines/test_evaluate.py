@@ -138,3 +138,41 @@ def test_eval_scores_each_split_of_a_page_manifest(tmp_path, capsys):
     report = json.loads(path.read_text())
     assert report["splits"]["dev"]["by_element"]["(none)"]["predictions"] == 1
     assert report["precision"] == pytest.approx(2 / 3)
+
+
+def test_eval_leaves_elements_with_no_visible_text_out_of_ocr_recall(tmp_path, capsys):
+    """`--icons auto`: an image link the DOM names but shows no text of is out of OCR recall (reported apart), in a
+    VLM's; `--icons count` puts it back for OCR."""
+    sid = "f" * 64
+
+    def dom(n, text, box, recipe):
+        return label_row(sid, n, box=box, instruction=f'click "{text}"', element_text=text if recipe == "dom-text"
+                         else None, annotator="dom", recipe=recipe, role="link")  # fmt: skip
+
+    def label(n, text, box, annotator):
+        return label_row(sid, 10 + n, box=box, instruction=f'click "{text}"', element_text=text, annotator=annotator)
+
+    def write(rows):
+        out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
+        folder = out / "grounding" / "dt=2026-11-27"
+        folder.mkdir(parents=True)
+        pq.write_table(
+            pa.Table.from_pylist(rows, schema=GroundingLabel.SCHEMA), folder / "part-00000-of-00001.parquet"
+        )
+        return str(out)
+
+    truth = [
+        dom(1, "Docs", (0.0, 0.0, 30.0, 10.0), "dom-text"),
+        dom(2, "W3C logo", (0.0, 20.0, 30.0, 40.0), "dom-name"),
+    ]
+    ocr = write([*truth, label(1, "Docs", (0.0, 0.0, 30.0, 10.0), "ocr-rapidocr")])
+    assert eval_main([ocr, "--truth-from-dom"]) == 0
+    printed = capsys.readouterr().out
+    assert "not text (out of OCR's reach, not in recall): 1 elements, 0 named by a label; by role link 1" in printed
+    assert eval_main([ocr, "--truth-from-dom", "--min-recall", "1.0"]) == 0
+    assert eval_main([ocr, "--truth-from-dom", "--icons", "count", "--min-recall", "1.0"]) == 1
+    capsys.readouterr()
+    vlm = write([*truth, label(1, "Docs", (0.0, 0.0, 30.0, 10.0), "vllm")])
+    assert eval_main([vlm, "--truth-from-dom", "--min-recall", "1.0"]) == 1
+    assert "not text" not in capsys.readouterr().out
+    assert eval_main([vlm, "--truth-from-dom", "--icons", "apart", "--min-recall", "1.0"]) == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import http.server
 import io
+import re
 import threading
 from pathlib import Path
 
@@ -58,6 +59,69 @@ def test_fence_blocks_outside_files_and_hosts_and_counts_them(host, tmp_path):
     assert any(u.endswith("/secret.png") for u in blocked)
     assert "https://example.invalid/a.png" in blocked and "http://example.invalid/x.json" in blocked
     assert [e["name"] for e in got.screens[0].elements if e["kind"] == "control"] == ["Go"]
+
+
+def test_fast_pattern_leaves_to_the_driver_only_safe_file_urls_under_a_root_without_escaping_symlinks(tmp_path):
+    from annotators.dom.browser import _Fence
+
+    root = tmp_path / "site"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "a.css").write_text("p{}", encoding="utf-8")
+    (root / "inner.css").symlink_to(root / "sub" / "a.css")  # a symlink that stays inside is fine
+    pattern = _Fence(f"file://{root}/p.html", str(root), ()).fast_pattern({})
+    asks = lambda url: bool(re.search(pattern, url))  # noqa: E731 - matched: the fence's callback decides
+    for url in (f"file://{root}/p.html", f"file://{root}/sub/a.css", f"file://{root}/inner.css", "data:,x"):
+        assert not asks(url), url
+    for url in (
+        f"file://{root}/../secret.png",
+        f"file://{root}/sub/../../secret.png",
+        f"file://{root}/%2e%2e/secret.png",
+        f"file://{root}/.hidden",
+        f"file://{root}/a.png?x=1",
+        f"file://{root}x/a.png",
+        f"file://{tmp_path}/secret.png",
+        "http://example.invalid/a.png",
+        "ws://example.invalid/",
+    ):
+        assert asks(url), url
+    (root / "out.png").symlink_to(tmp_path / "secret.png")  # a symlink that leaves the root: every request is asked
+    assert _Fence(f"file://{root}/p.html", str(root), ()).fast_pattern({}) == "**/*"
+    assert _Fence("https://example.com/", None, ()).fast_pattern({}) == "**/*"
+
+
+def test_a_kept_tab_fences_each_root_it_goes_to(tmp_path):
+    """Pages of two roots in one tab: under a root without escaping symlinks its files load without the fence being
+    asked, a file outside is still blocked; under a root with a symlink leaving it, that symlink is blocked and
+    counted (and one that stays inside loads), then the first root again."""
+    from annotators.dom.browser import BrowserHost
+    from tests.annotators.dom.conftest import browser_missing
+
+    if browser_missing():
+        pytest.skip(browser_missing())
+    Image.new("RGB", (8, 8), "red").save(tmp_path / "secret.png")
+    plain, linked = tmp_path / "plain", tmp_path / "linked"
+    for root in (plain, linked):
+        root.mkdir()
+        Image.new("RGB", (8, 8), "blue").save(root / "pic.png")
+    (linked / "out.png").symlink_to(tmp_path / "secret.png")
+    (linked / "in.png").symlink_to(linked / "pic.png")
+    shows = "<p id=o>none</p><script>const seen = []; function ok(n) { seen.push(n);"
+    shows += " document.getElementById('o').textContent = 'loaded ' + seen.sort().join(' '); }</script>"
+    first = page(plain, "p.html", shows + "<img src=pic.png onload=ok('pic')><img src=../secret.png onload=ok('s')>")
+    second = page(linked, "p.html", shows + "<img src=in.png onload=ok('in')><img src=out.png onload=ok('out')>")
+    host = BrowserHost(BrowserConfig(timeout_s=5, recycle_every=100)).start()
+    try:
+        for uri, root, loaded, blocked in (
+            (first, plain, "loaded pic", ["secret.png"]),
+            (second, linked, "loaded in", ["out.png"]),
+            (first, plain, "loaded pic", ["secret.png"]),
+        ):
+            got = host.render(uri, str(root), Viewport(400, 300), "light", 1)
+            assert [e["text"] for e in got.screens[0].elements if e.get("text", "").startswith("loaded")] == [loaded]
+            assert [u.rsplit("/", 1)[1] for u in got.blocked] == blocked
+        assert host.contexts == 1  # one tab, its request handler moved from root to root
+    finally:
+        host.close()
 
 
 def test_allowed_origin_on_loopback_is_reached(tmp_path):
