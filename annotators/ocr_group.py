@@ -12,9 +12,10 @@ row only when all of:
    starts at most :data:`MAX_PIECE_GAP` line heights after A ends (a slight overlap of two detections included).
 2. **Same style.** Glyph colours within :data:`MAX_COLOUR_DISTANCE` (an inline link split from the prose around it by
    colour stays split).
-3. **The text continues** (:func:`continues_on_row`): B starts with a lower-case letter, A ends with a hyphen, a comma
-   or a function word (as for wrapped lines), A is a month name and B starts with a digit ("Feb" | "15,"), or A is a
-   section number and B starts with a letter ("5.9." | "Implementation").
+3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
+   letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), or A is a section
+   number and B starts with a letter ("5.9." | "Implementation"). Unlike a wrapped line, a function word ending A
+   does not count: on a row it ends many a nav item ("Log in" | "Newsletters").
 
 The joined piece's text is the pieces' texts joined by a space, its box their union, its click point the box centre.
 
@@ -100,7 +101,9 @@ def continues_on_row(first: str, second: str) -> bool:
         return True
     if _SECTION.match(first) and second[:1].isalpha():
         return True
-    return first.endswith(",") or continues(first, second)
+    if first.endswith((",", "-")):
+        return True
+    return not _LIST_MARKER.match(second) and second.lstrip(_OPENING)[:1].islower()
 
 
 def join_pieces(
