@@ -22,8 +22,9 @@ Each piece of a split line is recognised again on its own crop (exact text and c
 guessed from CTC columns; RapidOCR's ``return_word_box`` gives only approximate per-character boxes). A piece's box
 is tight to its ink horizontally and spans the detected line vertically; its click point is the box centre.
 
-Then the lines of one wrapped link, button or heading are joined into one element (:mod:`annotators.ocr_group`):
-its box spans the lines, its click point is the first line's centre.
+Then the pieces of one element's line that the text says belong together ("Feb" | "15, 2025") and the lines of one
+wrapped link, button or heading are joined into one element (:mod:`annotators.ocr_group`): its box spans them, its
+click point is the first line's centre.
 
 Large images: an image wider than ``max_side`` is scaled down to that width; one still taller than ``max_side`` is
 processed in horizontal strips of ``max_side`` pixels that overlap by ``strip_overlap`` pixels (a line belongs to
@@ -42,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from annotators.ocr_group import group_lines
+from annotators.ocr_group import group_lines, join_pieces
 
 _SEPARATOR_CHARS = "/|·•>»›–—"
 # Check boxes, radio buttons and square icons that the (Chinese + English) recogniser reads as a character.
@@ -65,8 +66,8 @@ class OcrConfig:
             width; taller ones are processed in horizontal strips of this height (see the module docstring).
         strip_overlap: overlap of consecutive strips, in (scaled) pixels; must exceed the tallest text line.
         split_elements: split detected text lines into element-level pieces (gap, colour and separator splits).
-        group_lines: join the wrapped lines of one link, button or heading into one element
-            (:mod:`annotators.ocr_group`).
+        group_lines: join the pieces of one element's line and the wrapped lines of one link, button or heading
+            into one element (:mod:`annotators.ocr_group`).
         split_gap_advances: a gap splits a line when it is at least this many average glyph advances wide ...
         split_gap_height: ... and at least this fraction of the line height.
         relative_gap: a gap also splits when it is this many times the median word space of its own line ...
@@ -192,7 +193,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-group1"
+    VERSION = "2025.1-group2"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -297,7 +298,8 @@ class OcrAnnotator:
                 elements.append(TextElement(text=text, box=bx, point=point, confidence=float(conf)))
         elements = _drop_contained(elements)
         if cfg.group_lines:
-            elements = group_lines(elements, lambda box: _glyph_color(_crop(image, box)), TextElement)
+            colour_of = lambda box: _glyph_color(_crop(image, box))  # noqa: E731
+            elements = group_lines(join_pieces(elements, colour_of, TextElement), colour_of, TextElement)
         elements.sort(key=lambda e: (round(e.point[1] / 8), e.point[0]))
         return OcrResult(elements, sorted(unread, key=lambda b: (b[1], b[0])))
 

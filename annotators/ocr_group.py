@@ -1,4 +1,23 @@
-"""Element-level grouping of OCR text: the lines of one wrapped link, button or heading become one element.
+"""Element-level grouping of OCR text: the pieces of one line and the lines of one wrapped link, button or heading
+become one element.
+
+**Pieces of one line** (:func:`join_pieces`). The detector (or the annotator's own gap split) sometimes cuts one
+element's line into pieces at a word space: a date in a table cell ("Feb" | "15," | "2025"), a heading ("The" |
+"libxml" | "nodes"), a section link ("5.9." | "Implementation Details"). Neighbouring elements on a row (cells, a
+link list, a menu) stand as close as the words of one element, so geometry alone cannot tell (on the truth set's dev
+split a purely geometric join loses more than it wins). A piece A is joined with the piece B right after it on its
+row only when all of:
+
+1. **Geometry.** Same font size (heights within 25 %), vertical centres within :data:`ROW_CENTRE` line heights, and B
+   starts at most :data:`MAX_PIECE_GAP` line heights after A ends (a slight overlap of two detections included).
+2. **Same style.** Glyph colours within :data:`MAX_COLOUR_DISTANCE` (an inline link split from the prose around it by
+   colour stays split).
+3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
+   letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), or A is a section
+   number and B starts with a letter ("5.9." | "Implementation"). Unlike a wrapped line, a function word ending A
+   does not count: on a row it ends many a nav item ("Log in" | "Newsletters").
+
+The joined piece's text is the pieces' texts joined by a space, its box their union, its click point the box centre.
 
 PP-OCR's detector finds text *lines*; a link, button or heading that wraps onto two lines ("Main call" | "to
 action", "Add to" | "cart") comes out as fragments, and no fragment names the element. :func:`group_lines` joins a
@@ -52,6 +71,13 @@ FIT_TOLERANCE = 0.3
 COLUMN_REACH = 6.0
 #: Words a line does not end on unless the sentence goes on (lower-case, as compared).
 FUNCTION_WORDS = frozenset("a an the of to and or for with in on at by from as into your our its is are be &".split())
+#: Largest gap between two pieces of one line, in line heights (B may also overlap A by up to MIN_PIECE_GAP).
+MAX_PIECE_GAP = 1.0
+MIN_PIECE_GAP = -0.35
+#: Largest distance between the vertical centres of two pieces of one line, in line heights.
+ROW_CENTRE = 0.3
+_MONTH = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$", re.IGNORECASE)
+_SECTION = re.compile(r"^\d+(\.\d+)*\.$|^\d+(\.\d+)+$")
 _LIST_MARKER = re.compile(r"^(\d+(\.\d+)*\.?|[•·▪◦*]|\(?[a-zA-Z0-9]\))\s*\S")
 _OPENING = "\"'“‘«("
 
@@ -66,6 +92,77 @@ def continues(first: str, second: str) -> bool:
         or first.endswith("-")
         or bool(words and words[-1].casefold() in FUNCTION_WORDS)
     )
+
+
+def continues_on_row(first: str, second: str) -> bool:
+    """True when the piece ``second`` reads as the continuation of the piece ``first`` on one line (rule 3 of
+    :func:`join_pieces`)."""
+    if _MONTH.match(first) and second[:1].isdigit():
+        return True
+    if _SECTION.match(first) and second[:1].isalpha():
+        return True
+    if first.endswith((",", "-")):
+        return True
+    return not _LIST_MARKER.match(second) and second.lstrip(_OPENING)[:1].islower()
+
+
+def join_pieces(
+    elements: Sequence,
+    colour_of: Callable[[tuple[float, float, float, float]], np.ndarray | None],
+    make: Callable[..., object],
+) -> list:
+    """Join the pieces of one element's line (see "Pieces of one line" in the module docstring).
+
+    Args:
+        elements / colour_of / make: as for :func:`group_lines`.
+
+    Returns:
+        The elements, each run of joined pieces replaced by one element at the place of its first piece.
+    """
+    n = len(elements)
+    if n < 2:
+        return list(elements)
+    boxes = [tuple(float(v) for v in e.box) for e in elements]
+    heights = [max(b[3] - b[1], 1e-6) for b in boxes]
+    colours: dict[int, np.ndarray | None] = {}
+
+    def colour(i: int) -> np.ndarray | None:
+        if i not in colours:
+            colours[i] = colour_of(boxes[i])
+        return colours[i]
+
+    following: dict[int, int] = {}
+    preceding: dict[int, int] = {}
+    for i in range(n):
+        j = _piece_after(i, boxes, heights)
+        if j is None or j in preceding or not continues_on_row(elements[i].text, elements[j].text):
+            continue
+        ca, cb = colour(i), colour(j)
+        if ca is None or cb is None:
+            continue
+        if float(np.abs(ca.astype(np.float64) - cb.astype(np.float64)).sum()) > MAX_COLOUR_DISTANCE:
+            continue
+        following[i], preceding[j] = j, i
+    return _merge(elements, boxes, following, make, " ".join, centre=True)
+
+
+def _piece_after(i: int, boxes, heights) -> int | None:
+    """The nearest piece starting right after piece ``i`` on its row (rule 1 of :func:`join_pieces`)."""
+    a = boxes[i]
+    best = None
+    for j, b in enumerate(boxes):
+        if j == i or b[0] < (a[0] + a[2]) / 2:
+            continue
+        h = (heights[i] + heights[j]) / 2
+        if min(heights[i], heights[j]) / max(heights[i], heights[j]) < MIN_HEIGHT_RATIO:
+            continue
+        if abs((a[1] + a[3]) - (b[1] + b[3])) / 2 > ROW_CENTRE * h:
+            continue
+        if not MIN_PIECE_GAP * h <= b[0] - a[2] <= MAX_PIECE_GAP * h:
+            continue
+        if best is None or b[0] < boxes[best][0]:
+            best = j
+    return best
 
 
 def _join(texts: Sequence[str]) -> str:
@@ -123,9 +220,17 @@ def group_lines(
         if clearance(i, +1) < ROW_CLEARANCE or clearance(j, -1) < ROW_CLEARANCE:
             continue
         following[i], preceding[j] = j, i
+    return _merge(elements, boxes, following, make, _join, centre=False)
+
+
+def _merge(elements, boxes, following: dict[int, int], make, join: Callable, centre: bool) -> list:
+    """The elements with each chain ``i → following[i] → …`` replaced by one element made at its first one's place:
+    text ``join`` of the texts, box the union, click point the box centre (``centre``) or the first one's, confidence
+    the lowest."""
+    after = set(following.values())
     out = []
-    for i in range(n):
-        if i in preceding:
+    for i in range(len(elements)):
+        if i in after:
             continue
         chain = [i]
         while chain[-1] in following:
@@ -136,9 +241,9 @@ def group_lines(
         box = tuple(f(boxes[k][c] for k in chain) for c, f in enumerate((min, min, max, max)))
         out.append(
             make(
-                text=_join([elements[k].text for k in chain]),
+                text=join([elements[k].text for k in chain]),
                 box=box,
-                point=elements[i].point,
+                point=((box[0] + box[2]) / 2, (box[1] + box[3]) / 2) if centre else elements[i].point,
                 confidence=min(elements[k].confidence for k in chain),
             )
         )

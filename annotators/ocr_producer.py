@@ -36,8 +36,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: The OCR recipe's version: 2 = repeated text is named by position (1 named every repeat bare, ambiguously);
 #: 3 = glyph icons read as text give no label (:func:`is_glyph_noise`); 4 = a text longer than
 #: :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` (a paragraph's joined lines) gives no label; 5 = a
-#: wrong-script reading gives no label (:func:`annotators.scripts.is_wrong_script_reading`).
-RECIPE_VERSION = "5"
+#: wrong-script reading gives no label (:func:`annotators.scripts.is_wrong_script_reading`); 6 = the annotator joins
+#: the pieces of one element's line ("Feb" | "15, 2025", :func:`annotators.ocr_group.join_pieces`, annotator
+#: ``2025.1-group2``), so the elements named differ.
+RECIPE_VERSION = "6"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

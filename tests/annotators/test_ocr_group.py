@@ -138,3 +138,41 @@ def test_drawn_wrapped_link_and_list_end_to_end(annotator):
     texts = {e.text.replace(" ", "") for e in annotator.annotate(np.asarray(im))}  # the drawn font's spaces are narrow
     assert "Reportingbugsandgettinghelp" in texts
     assert {"Downloads", "Mailinglists", "Contributions"} <= texts
+
+
+# ---------------------------------------------------------------------- pieces of one line (join_pieces)
+def _join_pieces(els, im):
+    from annotators.ocr_group import join_pieces
+
+    return join_pieces(els, lambda box: _glyph_color(_crop(im, box)), TextElement)
+
+
+def test_a_date_cut_at_its_spaces_becomes_one_element_clicked_at_its_centre():
+    # "Feb" | "15," | "2025": the detector cut a table cell's date; the second piece slightly overlaps the first
+    els, im = _page([("Feb", 100, 40, GREY), ("15,", 128, 40, GREY), ("2025", 165, 40, GREY)])
+    (joined,) = _join_pieces(els, im)
+    assert joined.text == "Feb 15, 2025"
+    assert joined.box == (100, 40, 165 + ADV * 4, 60)
+    assert joined.point == ((100 + 205) / 2, 50)
+
+
+def test_pieces_whose_text_continues_join_and_a_row_of_links_stays_apart():
+    links = [("Log in", 40, 100, BLUE), ("Camping", 110, 100, BLUE), ("Climbing", 190, 100, BLUE)]  # "in" ends it
+    section = [("5.9.", 40, 160, BLUE), ("Implementation Details", 85, 160, BLUE)]
+    els, im = _page([("The", 40, 40, GREY), ("libxml", 80, 40, GREY), ("nodes", 150, 40, GREY), *links, *section])
+    assert _texts(_join_pieces(els, im)) == ["The libxml nodes", "Log in", "Camping", "Climbing",
+                                             "5.9. Implementation Details"]  # fmt: skip
+
+
+def test_pieces_stay_apart_in_another_colour_size_row_or_beyond_the_gap():
+    # an inline link the colour split cut from its prose; a small "/ month" after a big price; a far piece
+    els, im = _page([("Read about the", 40, 40, GREY), ("accessibility", 190, 40, BLUE)])
+    assert _texts(_join_pieces(els, im)) == ["Read about the", "accessibility"]
+    els, im = _page([("Feb", 40, 100, GREY), ("15, 2025", 40 + 30 + 2 * H, 100, GREY)])  # 2 line heights apart
+    assert _texts(_join_pieces(els, im)) == ["Feb", "15, 2025"]
+    els, im = _page([("Feb", 40, 160, GREY), ("15, 2025", 75, 175, GREY)])  # the next row down
+    assert _texts(_join_pieces(els, im)) == ["Feb", "15, 2025"]
+    els, im = _page([("$0", 40, 220, GREY)])
+    small = TextElement("per month", (65, 228, 155, 240), (110, 234), 0.95)
+    im[230:238, 65:155:2] = GREY
+    assert _texts(_join_pieces([*els, small], im)) == ["$0", "per month"]  # 12 px vs 20 px high: another size
