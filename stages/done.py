@@ -146,5 +146,6 @@ def is_new(shot: Screenshot, known: dict[str, bool], held: dict[str, bool]) -> b
 
 
 def not_held(record, held: dict[str, bool]) -> bool:
-    """Whether a label / action row may be committed (its screenshot's label stage did not fail retryably)."""
-    return record.screenshot_id not in held
+    """Whether a label / action row may be committed (its screenshot's label stage did not fail retryably); a
+    tuple of labels (one screenshot's: :func:`stages.render.labels_of_kept`) by its first."""
+    return (record[0] if isinstance(record, tuple) else record).screenshot_id not in held

@@ -9,8 +9,8 @@ down the page, in one headless Chromium per worker process (:class:`annotators.d
 Each screenshot is written once, content-addressed, under ``OUT/images/`` (temp name → rename), checked like any input
 (:func:`schemas.images.inspect_image`) and goes on as a :class:`Screenshot` (``page_uri``, ``page_sha256``,
 ``render``) through the ordinary spine (ingest's de-duplication, tiling, any annotator, the tables); its DOM labels
-(:func:`annotators.dom.labels.dom_labels`) go on the ``labels`` output as ``(origin, label)`` pairs, to be kept for
-the screenshots ingest keeps (:func:`labels_of_kept`).
+(:func:`annotators.dom.labels.dom_labels`) go on the ``labels`` output as ``(origin, labels)`` pairs, one a screenshot
+(none for a screenshot without labels), to be kept for the screenshots ingest keeps (:func:`labels_of_kept`).
 
 Incremental: a page's key is its URI, the sha256 of its document and the setting; under the run's ``config_hash``
 (which sees the settings and the DOM recipe versions) a page whose key is done is not rendered again, and a screen
@@ -427,29 +427,33 @@ class _Render(StageDoFn):
             recorded_action=recorded,
         )
         yield shot
-        origin = render_origin(shot)
-        for label in dom_labels(
-            shot, screen.elements, (v.width, v.height), v.scale, cfg.config_hash or "", self.run_id
-        ):
-            yield beam.pvalue.TaggedOutput(LABELS, (origin, label))
+        labels = dom_labels(shot, screen.elements, (v.width, v.height), v.scale, cfg.config_hash or "", self.run_id)
+        if labels:  # one element per screenshot, not per label: Beam's cost is per element until the join
+            yield beam.pvalue.TaggedOutput(LABELS, (render_origin(shot), tuple(labels)))
 
 
 def _keep_labels(item):
     _, groups = item
-    kept, seen = set(groups["kept"]), set()
-    for origin, label in groups["labels"]:
-        if origin in kept and label.label_id not in seen:  # one set: the same render may have run twice
-            seen.add(label.label_id)
-            yield label
+    kept, seen, out = set(groups["kept"]), set(), []
+    for origin, labels in groups["labels"]:
+        if origin not in kept:
+            continue
+        for label in labels:
+            if label.label_id not in seen:  # one set: the same render may have run twice
+                seen.add(label.label_id)
+                out.append(label)
+    return [tuple(out)] if out else []
 
 
 def labels_of_kept(kept: beam.PCollection, labels: beam.PCollection, label: str = "DomLabels") -> beam.PCollection:
     """The DOM labels (``RenderPages``' ``labels`` output) of the rendered screenshots in ``kept`` (ingest's good
-    output): a screenshot rendered twice with the same bytes keeps the labels of the render ingest kept."""
+    output), a tuple of :class:`GroundingLabel` s a screenshot (:class:`stages.write.WriteShards` writes each; a
+    batch, for Beam's cost is per element): a screenshot rendered twice with the same bytes keeps the labels of the
+    render ingest kept."""
     rendered = kept | f"{label}Kept" >> beam.FlatMap(
         lambda s: [(s.screenshot_id, render_origin(s))] if s.page_uri else []
     )
-    by_shot = labels | f"{label}ByShot" >> beam.Map(lambda ol: (ol[1].screenshot_id, ol))
+    by_shot = labels | f"{label}ByShot" >> beam.Map(lambda ol: (ol[1][0].screenshot_id, ol))
     return (
         {"kept": rendered, "labels": by_shot}
         | f"{label}Join" >> beam.CoGroupByKey()
@@ -468,9 +472,9 @@ class RenderPages(Stage):
     """Render pages (see the module docstring).
 
     Output: :class:`stages.base.StageOutputs` with ``good`` (:class:`Screenshot` records), ``dead_letter``,
-    ``labels`` (``(origin, GroundingLabel)`` pairs), ``pages`` (:class:`RenderedJob`, page settings and episodes),
-    ``done`` (``_done`` rows of pages rejected for good) and ``actions`` (:class:`ActionStep` records of explored
-    episodes).
+    ``labels`` (``(origin, labels)`` pairs: a screenshot's tuple of GroundingLabels), ``pages``
+    (:class:`RenderedJob`, page settings and episodes), ``done`` (``_done`` rows of pages rejected for good) and
+    ``actions`` (:class:`ActionStep` records of explored episodes).
 
     Args:
         config: what to render and how.

@@ -202,8 +202,33 @@ def written_tables(result, dt: str) -> dict[str, dict[str, int]]:
     return {name: dict(found[name]) for name in sorted(found)}
 
 
+def rows_of(element) -> list[dict[str, Any]]:
+    """The rows of one element :class:`WriteShards` is given: a record (anything with ``to_row()``) or a dict is one
+    row; a tuple or list of them (a batch: many rows for one element's Beam overhead, e.g. a screenshot's labels)
+    is one row each."""
+    batch = element if isinstance(element, tuple | list) else (element,)
+    return [r if isinstance(r, dict) else r.to_row() for r in batch]
+
+
+class _CountRows(beam.CombineFn):
+    """The rows of :func:`rows_of` lists (one combine, no extra step for the lengths)."""
+
+    def create_accumulator(self) -> int:
+        return 0
+
+    def add_input(self, count: int, rows: list) -> int:
+        return count + len(rows)
+
+    def merge_accumulators(self, counts) -> int:
+        return sum(counts)
+
+    def extract_output(self, count: int) -> int:
+        return count
+
+
 class WriteShards(beam.PTransform):
-    """Write records (anything with ``to_row()``, or dicts) as one Parquet table partition.
+    """Write records (anything with ``to_row()``, or dicts, or tuples / lists of them: :func:`rows_of`) as one
+    Parquet table partition.
 
     Output: a PCollection with one dict ``{"table", "dt", "rows", "shards"}`` once the partition is committed.
     Write failures are not dead-lettered: they fail the run, because a row that does not fit the schema is a bug.
@@ -215,12 +240,15 @@ class WriteShards(beam.PTransform):
 
     def expand(self, records):
         config = self._config
-        rows = records | "ToRows" >> beam.Map(lambda r: r if isinstance(r, dict) else r.to_row())
-        count = beam.pvalue.AsSingleton(rows | "Count" >> beam.combiners.Count.Globally())
+        rows = records | "ToRows" >> beam.Map(rows_of)  # a list of rows an element, up to the shuffle
+        count = beam.pvalue.AsSingleton(rows | "Count" >> beam.CombineGlobally(_CountRows()))
         written = (
             rows
             | "AssignShard"
-            >> beam.Map(lambda r, n: (_shard_of(r, config.key_columns, shard_count(config, n)), r), n=count)
+            >> beam.FlatMap(
+                lambda batch, n: [(_shard_of(r, config.key_columns, shard_count(config, n)), r) for r in batch],
+                n=count,
+            )
             | "GroupShard" >> beam.GroupByKey()
             | "WriteShard" >> beam.ParDo(_WriteShard(config), count=count)
         )

@@ -19,7 +19,9 @@ before its first paint (no restyle after load).
 
 The fence (every page, every frame):
 * requests: ``file://`` only under the page's root folder, ``http(s)``/``ws(s)`` only to the page's own origin and
-  ``allow_origins``; everything else is aborted and counted (:attr:`RenderedPage.blocked`);
+  ``allow_origins``; everything else is aborted and counted (:attr:`RenderedPage.blocked`). Only requests that need
+  a decision reach Python: the context's handler is registered for :meth:`_Fence.fast_pattern`, which playwright's
+  driver matches (a ``file://`` URL it can tell is under a root without escaping symlinks goes on by itself);
 * service workers blocked, downloads refused, dialogs dismissed, popups closed;
 * ``max_dom_nodes``: a page with more elements is ``page_too_large``.
 

@@ -77,7 +77,7 @@ def _q(text: str) -> str:
 
 
 def _usable(text: str | None) -> bool:
-    return bool(text) and len(text) <= MAX_INSTRUCTION_NAME and any(c.isalnum() for c in text)
+    return bool(text) and len(text) <= MAX_INSTRUCTION_NAME and any(map(str.isalnum, text))
 
 
 def _candidates(i: int, el: dict) -> Iterable[_Candidate]:
@@ -182,9 +182,16 @@ def dom_labels(
     w, h = shot.width, shot.height
 
     def shown(box: list[float]) -> tuple[float, float, float, float]:
-        return tuple(min(max(v * scale, 0.0), lim) for v, lim in zip(box, (w, h, w, h), strict=True))
+        x0, y0, x1, y1 = box
+        return (
+            min(max(x0 * scale, 0.0), w),
+            min(max(y0 * scale, 0.0), h),
+            min(max(x1 * scale, 0.0), w),
+            min(max(y1 * scale, 0.0), h),
+        )
 
-    elements = [e for e in elements if (b := shown(e["box"]))[2] - b[0] >= scale and b[3] - b[1] >= scale]
+    kept = [(e, b) for e in elements if (b := shown(e["box"]))[2] - b[0] >= scale and b[3] - b[1] >= scale]
+    elements, boxes = [e for e, _ in kept], [b for _, b in kept]
     builders = {
         r: LabelBuilder(
             shot,
@@ -197,7 +204,7 @@ def dom_labels(
     labels = []
     for c in choose_instructions(elements):
         el = elements[c.element]
-        x0, y0, x1, y1 = shown(el["box"])
+        x0, y0, x1, y1 = boxes[c.element]
         px = min(max(el["point"][0] * scale, x0), x1, w - 0.5)  # a pixel of the image, never its far edge
         py = min(max(el["point"][1] * scale, y0), y1, h - 0.5)
         labels.append(

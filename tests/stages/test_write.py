@@ -54,6 +54,20 @@ def test_shard_count_follows_row_count(tmp_path):
     assert read_shards(str(tmp_path), "_dead_letter/ingest").num_rows == 1000
 
 
+def test_batches_are_written_row_by_row_like_single_records(tmp_path):
+    """A tuple or list of records (one element for many rows) writes the same files as the records one by one; the
+    row count the shards follow is of rows, not elements."""
+    records = [_dead(i) for i in range(700)]
+    batched = [tuple(records[:300]), records[300], records[301:650], *records[650:]]
+    _write(records, _config(tmp_path / "a", rows_per_shard=300))
+    _write(batched, _config(tmp_path / "b", rows_per_shard=300))
+    part = "_dead_letter/ingest/dt=2026-11-23"
+    files = sorted((tmp_path / "a" / part).glob("part-*"))
+    assert len(files) == 3  # 700 rows at 300 a shard (4 elements would be 1)
+    for f in files:
+        assert pq.read_table(f).equals(pq.read_table(tmp_path / "b" / part / f.name))
+
+
 def test_empty_input_still_writes_one_shard_with_the_schema(tmp_path):
     _write([], _config(tmp_path))
     files = list((tmp_path / "_dead_letter" / "ingest" / "dt=2026-11-23").glob("part-*"))
