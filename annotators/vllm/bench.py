@@ -402,7 +402,7 @@ def machine_profile(size: int = 512, seconds: float = 0.5) -> dict:
     products made in about ``seconds`` per dtype, so a loaded machine reads closer to what its CPU can).
 
     Seconds of an engine on one CPU say little on another: on a CPU without native bf16, a bf16 product costs
-    10-15× an fp32 one (measured on an AVX2 EPYC), so FLOP-heavy parts (a vision encoder) slow down far more than
+    8-9× an fp32 one (measured alone on an AVX2 EPYC), so FLOP-heavy parts (a vision encoder) slow down far more than
     the small, overhead-bound steps of a tiny LM. The bench prints this so that runs on different machines can be
     told apart; compare ratios within one run.
 
