@@ -122,8 +122,7 @@ def join_pieces(
     n = len(elements)
     if n < 2:
         return list(elements)
-    boxes = [tuple(float(v) for v in e.box) for e in elements]
-    heights = [max(b[3] - b[1], 1e-6) for b in boxes]
+    boxes, heights = _boxes_and_heights(elements)
     colours: dict[int, np.ndarray | None] = {}
 
     def colour(i: int) -> np.ndarray | None:
@@ -137,13 +136,28 @@ def join_pieces(
         j = _piece_after(i, boxes, heights)
         if j is None or j in preceding or not continues_on_row(elements[i].text, elements[j].text):
             continue
-        ca, cb = colour(i), colour(j)
-        if ca is None or cb is None:
-            continue
-        if float(np.abs(ca.astype(np.float64) - cb.astype(np.float64)).sum()) > MAX_COLOUR_DISTANCE:
+        if not _same_colour(colour(i), colour(j)):
             continue
         following[i], preceding[j] = j, i
     return _merge(elements, boxes, following, make, " ".join, centre=True)
+
+
+def _boxes_and_heights(elements: Sequence) -> tuple[list[tuple[float, ...]], list[float]]:
+    """The elements' boxes as float tuples and their heights (never 0: they divide)."""
+    boxes = [tuple(float(v) for v in e.box) for e in elements]
+    return boxes, [max(b[3] - b[1], 1e-6) for b in boxes]
+
+
+def _similar_heights(a: float, b: float) -> bool:
+    """Same font size: the smaller height at least :data:`MIN_HEIGHT_RATIO` of the larger."""
+    return min(a, b) / max(a, b) >= MIN_HEIGHT_RATIO
+
+
+def _same_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Same style: both glyph colours known and within :data:`MAX_COLOUR_DISTANCE` (summed RGB)."""
+    if a is None or b is None:
+        return False
+    return float(np.abs(a.astype(np.float64) - b.astype(np.float64)).sum()) <= MAX_COLOUR_DISTANCE
 
 
 def _piece_after(i: int, boxes, heights) -> int | None:
@@ -154,7 +168,7 @@ def _piece_after(i: int, boxes, heights) -> int | None:
         if j == i or b[0] < (a[0] + a[2]) / 2:
             continue
         h = (heights[i] + heights[j]) / 2
-        if min(heights[i], heights[j]) / max(heights[i], heights[j]) < MIN_HEIGHT_RATIO:
+        if not _similar_heights(heights[i], heights[j]):
             continue
         if abs((a[1] + a[3]) - (b[1] + b[3])) / 2 > ROW_CENTRE * h:
             continue
@@ -193,8 +207,7 @@ def group_lines(
     n = len(elements)
     if n < 2:
         return list(elements)
-    boxes = [tuple(float(v) for v in e.box) for e in elements]
-    heights = [max(b[3] - b[1], 1e-6) for b in boxes]
+    boxes, heights = _boxes_and_heights(elements)
     centres = [(b[1] + b[3]) / 2 for b in boxes]
     colours = [colour_of(b) for b in boxes]
 
@@ -271,11 +284,7 @@ def _wraps(i: int, j: int, elements, boxes, heights, colours) -> bool:
     """Rules 1, 2, 4 and 5 of the module docstring for line ``i`` above line ``j``."""
     a, b = boxes[i], boxes[j]
     h = (heights[i] + heights[j]) / 2
-    if min(heights[i], heights[j]) / max(heights[i], heights[j]) < MIN_HEIGHT_RATIO:
-        return False
-    if colours[i] is None or colours[j] is None:
-        return False
-    if float(np.abs(colours[i].astype(np.float64) - colours[j].astype(np.float64)).sum()) > MAX_COLOUR_DISTANCE:
+    if not _similar_heights(heights[i], heights[j]) or not _same_colour(colours[i], colours[j]):
         return False
     left, centre = (b[0] - a[0]) / h, ((b[0] + b[2]) - (a[0] + a[2])) / 2 / h
     if not (abs(left) <= 0.5 or abs(centre) <= 0.5 or left < 0):
@@ -292,7 +301,7 @@ def _wraps(i: int, j: int, elements, boxes, heights, colours) -> bool:
         for k in range(len(boxes))
         if lo <= boxes[k][0] <= hi
         and a[1] - COLUMN_REACH * h <= boxes[k][1] <= b[3] + COLUMN_REACH * h
-        and min(heights[k], h) / max(heights[k], h) >= MIN_HEIGHT_RATIO
+        and _similar_heights(heights[k], h)
     ]
     right_edge = max([*column, a[2], b[2]])
     if a[2] + advance + first_word - right_edge < -FIT_TOLERANCE * h:  # it had room in the column
