@@ -251,6 +251,11 @@ class EvalReport(_Rates):
             f" {len(self.not_text_matches)} named by a label; by role {body}"
         )
 
+    def format_split_details(self) -> str:
+        """The lines printed under a split's (or a part's) :meth:`summary`: the truth in scripts OCR cannot read,
+        the elements with no visible text left out of recall (when there are), the table by role."""
+        return "\n".join(x for x in (self.format_unreadable(), self.format_not_text(), self.format_by_element()) if x)
+
     def not_text_by_element(self) -> dict[str, int]:
         """Per role, the truth elements with no visible text left out of recall, most first."""
         roles = Counter(t.element or "-" for t in (*(m.truth for m in self.not_text_matches), *self.not_text_missed))
@@ -396,8 +401,8 @@ class EvalReport(_Rates):
             " naming disjoint boxes"
         )
         lines.append(self.format_unreadable())
-        if self.format_not_text():
-            lines.append(self.format_not_text())
+        if not_text := self.format_not_text():
+            lines.append(not_text)
         if self.ignored_predictions:
             lines.append(f"({self.ignored_predictions} predictions on images not in the truth set were ignored)")
         return "\n".join(lines)
@@ -636,10 +641,17 @@ def evaluate(
     )
 
 
-def icons_count(rows: Iterable[dict]) -> bool:
-    """Whether truth elements with no visible text (:data:`ICON`) belong in the recall of these grounding labels:
-    False when any of them is an OCR annotator's (``annotator`` starting with ``ocr``), whose reach is visible text;
-    True otherwise (a VLM's or the DOM's labels, whose task includes icons)."""
+def icons_count(rows: Iterable[dict], choice: str = "auto") -> bool:
+    """Whether truth elements with no visible text (:data:`ICON`) belong in the recall of these grounding labels.
+
+    Args:
+        rows: the grounding rows scored.
+        choice: one of :data:`ICONS_CHOICES` (``--icons``): ``count`` → True, ``apart`` → False, ``auto`` → False
+            when any row is an OCR annotator's (``annotator`` starting with ``ocr``), whose reach is visible text,
+            True otherwise (a VLM's or the DOM's labels, whose task includes icons).
+    """
+    if choice != "auto":
+        return choice == "count"
     return not any(str(r.get("annotator", "")).startswith("ocr") for r in rows)
 
 
@@ -705,6 +717,8 @@ def ambiguous_labels(rows: Iterable[dict]) -> list[Ambiguity]:
     return out
 
 
+#: The choices of ``--icons`` (:func:`icons_count`).
+ICONS_CHOICES = ("auto", "count", "apart")
 DOM_TEXT_RECIPES = ("dom-text", "dom-field", "dom-name", "dom-role", "dom-position")
 #: DOM roles that show no text of their own: a check box / radio button / switch is named by its label (an element of
 #: its own, which keeps the visible text), an image by its alt text.

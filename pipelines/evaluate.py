@@ -32,6 +32,7 @@ import json
 from apache_beam.io.filesystems import FileSystems
 
 from annotators.evaluate import (
+    ICONS_CHOICES,
     ambiguous_labels,
     evaluate,
     evaluate_by_split,
@@ -58,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split-manifest", default=None, help="pages.jsonl (path, split): also score each split alone")
     p.add_argument(
         "--icons",
-        choices=("auto", "count", "apart"),
+        choices=ICONS_CHOICES,
         default="auto",
         help="truth elements with no visible text: in recall (count), reported apart (apart), or apart when OCR"
         " labels are scored (auto, default)",
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     if not any(t.sha256 for t in truth):
         print("screenmill eval: no truth image was found next to the truth file, so no label can be matched")
         return 2
-    icons = icons_count(rows) if args.icons == "auto" else args.icons == "count"
+    icons = icons_count(rows, args.icons)
     report = evaluate(truth, predictions_from_labels(rows), min_ratio=args.min_ratio, icons=icons)
     report = dataclasses.replace(report, ambiguous=tuple(ambiguous_labels(rows)))
     print(report.format_table())
@@ -104,10 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, rep in splits.items():
             n = len({k for k, v in split_of.items() if v == name})
             print(f"\nsplit {name}: {n} screenshots, {rep.summary()}")
-            print(rep.format_unreadable())
-            if rep.format_not_text():
-                print(rep.format_not_text())
-            print(rep.format_by_element())
+            print(rep.format_split_details())
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     path = report_path(args.output, "evaluate", f"eval-{args.run or 'all'}-{stamp}.json")
     body = {"truth": args.truth or "dom", "labels": len(rows), "run": args.run, "annotator": args.annotator}

@@ -22,6 +22,7 @@ import argparse
 import random
 
 from annotators.evaluate import (
+    ICONS_CHOICES,
     evaluate,
     icons_count,
     point_in_box,
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("manifest", help="the pages.jsonl of infra/truthset/collect.py")
     p.add_argument("--split", default="dev", help="the split to report (default dev)")
     p.add_argument("--wrong-script", action="store_true", help="leave out the labels OCR recipe 5 drops")
-    p.add_argument("--icons", choices=("auto", "count", "apart"), default="auto", help="as `screenmill eval --icons`")
+    p.add_argument("--icons", choices=ICONS_CHOICES, default="auto", help="as `screenmill eval --icons`")
     p.add_argument("--show-none", type=int, default=0, help="list this many labels in no truth element (dev only)")
     args = p.parse_args(argv)
     if args.show_none and args.split != "dev":
@@ -53,14 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     labels = [r for r in ocr if r["screenshot_id"] in shared]
     if args.wrong_script:
         labels = [r for r in labels if not is_wrong_script_reading(r.get("element_text") or "")]
-    icons = icons_count(labels) if args.icons == "auto" else args.icons == "count"
+    icons = icons_count(labels, args.icons)
     rep = evaluate(truth, predictions_from_labels(labels), icons=icons)
     n_split = sum(v == args.split for v in split_of.values())
     print(f"split {args.split}: {len(shared)} of {n_split} screenshots shared, {rep.summary()}")
-    print(rep.format_unreadable())
-    if rep.format_not_text():
-        print(rep.format_not_text())
-    print(rep.format_by_element())
+    print(rep.format_split_details())
     if args.show_none:
         by_shot: dict[str, list] = {}
         for t in truth:

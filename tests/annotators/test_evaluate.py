@@ -309,6 +309,10 @@ def test_elements_with_no_visible_text_leave_recall_when_icons_are_apart():
     )
     assert counted.format_not_text() == "" and apart.to_dict()["not_text"]["by_element"] == {"link": 2, "checkbox": 1}
     assert "not text (out of OCR's reach" in apart.format_table()
+    details = apart.format_split_details().splitlines()  # what `eval` prints under each split's summary
+    assert details[0] == apart.format_unreadable() and details[1] == apart.format_not_text()
+    assert "\n".join(details[2:]) == apart.format_by_element()
+    assert counted.format_split_details() == f"{counted.format_unreadable()}\n{counted.format_by_element()}"
 
 
 def test_icons_count_for_every_annotator_but_ocr():
@@ -317,6 +321,8 @@ def test_icons_count_for_every_annotator_but_ocr():
     assert icons_count([{"annotator": "vllm"}, {"annotator": "dom"}]) is True
     assert icons_count([{"annotator": "vllm"}, {"annotator": "ocr-rapidocr"}]) is False
     assert icons_count([]) is True
+    ocr = [{"annotator": "ocr-rapidocr"}]
+    assert (icons_count(ocr, "count"), icons_count(ocr, "apart"), icons_count([], "apart")) == (True, False, False)
 
 
 def test_truth_from_dom_tells_elements_that_show_no_text_from_their_recipes():
