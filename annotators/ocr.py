@@ -193,7 +193,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-group2"
+    VERSION = "2025.1-group3"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):

@@ -14,8 +14,15 @@ row only when all of:
    colour stays split).
 3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
    letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), or A is a section
-   number and B starts with a letter ("5.9." | "Implementation"). Unlike a wrapped line, a function word ending A
-   does not count: on a row it ends many a nav item ("Log in" | "Newsletters").
+   number, alone or with the start of its title, and B starts with a letter ("5.9." | "Implementation", "1.2.4
+   Command" | "Info"). Unlike a wrapped line, a function word ending A does not count: on a row it ends many a nav
+   item ("Log in" | "Newsletters"). Pieces set in display type (:data:`DISPLAY_RATIO` times the screenshot's median
+   line height: a page title, whose wide word spaces the detector cuts at) join with no text cue when at most
+   :data:`DISPLAY_PIECE_GAP` line heights apart.
+
+Two pieces join whatever their colour, and B may be set down to :data:`MIN_SHORTCUT_HEIGHT` of A's height: a menu
+item and its keyboard shortcut ("Cut" | "Ctrl+X", up to :data:`MAX_SHORTCUT_GAP` line heights to the right: the DOM's
+menu item holds both, and its row is what is clicked), and an amount and its unit ("$0" | "/ month").
 
 The joined piece's text is the pieces' texts joined by a space, its box their union, its click point the box centre.
 
@@ -34,9 +41,12 @@ line A to the line B just below it when the layout says B continues A, and only 
 4. **It had to wrap.** B's first word would not have fitted after A: neither before B's own right edge nor before the
    right edge of the column A and B sit in (the widest line in a few line heights above and below that starts where
    they start, less a :data:`FIT_TOLERANCE`). A list of short links has room to spare after each item.
-5. **The text continues.** B starts with a lower-case letter, or A ends with a hyphen or a function word ("for",
-   "the", "and"…), and B does not start like a list item ("2.3.", "•", "a)"). This is what tells a wrapped link from a
-   tight list of links whose geometry is the same (a table of contents in a narrow side bar).
+5. **The text continues.** B starts with a lower-case letter (unless A and B are single words: a list of names,
+   "Contributions" | "libexslt", a file tree's ".github" | "docs"), or A ends with a hyphen or a function word ("for",
+   "the", "and"…), or A starts with a section number ("3.5.1. Interpreter" | "Name": the next item would start with
+   its own), or both are set in display type (a title's words); and B does not start like a list item ("2.3.", "•",
+   "a)"). This is what tells a wrapped link from a tight list of links whose geometry is the same (a table of
+   contents in a narrow side bar).
 
 The joined element's text is the lines' texts joined by a space (none after a hyphen that ends a word: the web wraps a
 compound at its hyphen, "Byte-" | "Compilation"), its box the union of the lines, its click point the first line's
@@ -76,22 +86,42 @@ MAX_PIECE_GAP = 1.0
 MIN_PIECE_GAP = -0.35
 #: Largest distance between the vertical centres of two pieces of one line, in line heights.
 ROW_CENTRE = 0.3
+#: Display type (a page title, a hero heading): this many times the screenshot's median line height or more.
+DISPLAY_RATIO = 1.75
+#: Largest gap between two pieces of display type read as words of one heading, in line heights.
+DISPLAY_PIECE_GAP = 0.6
+#: Largest gap between a menu item and its keyboard shortcut, in line heights.
+MAX_SHORTCUT_GAP = 20.0
+#: A shortcut is often set smaller and paler than its item: its height may be down to this share of the item's.
+MIN_SHORTCUT_HEIGHT = 0.5
 _MONTH = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$", re.IGNORECASE)
 _SECTION = re.compile(r"^\d+(\.\d+)*\.$|^\d+(\.\d+)+$")
+#: A numbered item's start: a dotted section number then a word ("3.5.1. Interpreter", "1.2.4 Command", "2. Setup").
+_NUMBERED = re.compile(r"^(\d+\.(\d+\.)*\d*|\d+(\.\d+)+)\s+\S")
+#: A keyboard shortcut as a menu shows it beside its item: modifiers then a key ("Ctrl+X", "Ctrl+Shift+V", "⌘C").
+_SHORTCUT = re.compile(
+    r"^((ctrl|control|shift|alt|option|opt|cmd|command|meta|super|win|fn)\s*[+-]\s*|[⌘⌥⇧⌃]\s*)+"
+    r"([a-z0-9]|f\d{1,2}|del|delete|enter|return|tab|esc|space|backspace|home|end|pgup|pgdn|ins|insert|up|down|left"
+    r"|right|[\[\]\\/;',.=`+-])$",
+    re.IGNORECASE,
+)
+#: A currency amount ("$24", "€ 9.99") and the unit after it ("/ month").
+_AMOUNT = re.compile(r"^[$€£¥₹]\s?\d[\d.,]*$")
 _LIST_MARKER = re.compile(r"^(\d+(\.\d+)*\.?|[•·▪◦*]|\(?[a-zA-Z0-9]\))\s*\S")
 _OPENING = "\"'“‘«("
 
 
-def continues(first: str, second: str) -> bool:
-    """True when the text ``second`` reads as the continuation of ``first`` (rule 5 of the module docstring)."""
+def continues(first: str, second: str, display: bool = False) -> bool:
+    """True when the text ``second`` reads as the continuation of ``first`` (rule 5 of the module docstring);
+    ``display``: both lines are set in display type (a heading's title-case words continue it)."""
     if _LIST_MARKER.match(second):
         return False
     words = first.split()
-    return (
-        second.lstrip(_OPENING)[:1].islower()
-        or first.endswith("-")
-        or bool(words and words[-1].casefold() in FUNCTION_WORDS)
-    )
+    if display or _NUMBERED.match(first) or first.endswith("-") or (words and words[-1].casefold() in FUNCTION_WORDS):
+        return True
+    # A lower-case start alone does not join two single words: in a list of names ("Contributions" | "libexslt", a
+    # file tree's ".github" | "docs", an API's "assert.fail()" | "assert.ok()") each is an item of its own.
+    return second.lstrip(_OPENING)[:1].islower() and not (len(words) == 1 and len(second.split()) == 1)
 
 
 def continues_on_row(first: str, second: str) -> bool:
@@ -99,11 +129,19 @@ def continues_on_row(first: str, second: str) -> bool:
     :func:`join_pieces`)."""
     if _MONTH.match(first) and second[:1].isdigit():
         return True
-    if _SECTION.match(first) and second[:1].isalpha():
+    if (_SECTION.match(first) or _NUMBERED.match(first)) and second[:1].isalpha():
         return True
     if first.endswith((",", "-")):
         return True
     return not _LIST_MARKER.match(second) and second.lstrip(_OPENING)[:1].islower()
+
+
+def _display_sized(heights: Sequence[float]) -> set[int]:
+    """The elements set in display type: at least :data:`DISPLAY_RATIO` times the screenshot's median line height."""
+    if len(heights) < 3:
+        return set()
+    median = float(np.median(heights))
+    return {i for i, h in enumerate(heights) if h >= DISPLAY_RATIO * median}
 
 
 def join_pieces(
@@ -130,16 +168,55 @@ def join_pieces(
             colours[i] = colour_of(boxes[i])
         return colours[i]
 
+    display = _display_sized(heights)
     following: dict[int, int] = {}
     preceding: dict[int, int] = {}
     for i in range(n):
         j = _piece_after(i, boxes, heights)
-        if j is None or j in preceding or not continues_on_row(elements[i].text, elements[j].text):
+        if j is None or j in preceding:
+            continue
+        gap = (boxes[j][0] - boxes[i][2]) / ((heights[i] + heights[j]) / 2)
+        if not (
+            continues_on_row(elements[i].text, elements[j].text)
+            or (i in display and j in display and gap <= DISPLAY_PIECE_GAP)
+        ):
             continue
         if not _same_colour(colour(i), colour(j)):
             continue
         following[i], preceding[j] = j, i
+    for j in range(n):  # a menu item's shortcut or a price's unit, set smaller, paler, a shortcut far to the right
+        text = elements[j].text.strip()
+        shortcut = bool(_SHORTCUT.match(text))
+        if j in preceding or not (shortcut or text.startswith("/")):
+            continue
+        i = _piece_before(j, boxes, heights, MAX_SHORTCUT_GAP if shortcut else MAX_PIECE_GAP)
+        if i is None or i in following:
+            continue
+        before = elements[i].text.strip()
+        if (shortcut and not _SHORTCUT.match(before)) or (not shortcut and _AMOUNT.match(before)):
+            following[i], preceding[j] = j, i
     return _merge(elements, boxes, following, make, " ".join, centre=True)
+
+
+def _piece_before(j: int, boxes, heights, max_gap: float) -> int | None:
+    """The nearest piece ending before piece ``j`` starts on its row (``j`` set no smaller than
+    :data:`MIN_SHORTCUT_HEIGHT` of it and no larger, centres within :data:`ROW_CENTRE` line heights), at most
+    ``max_gap`` line heights away."""
+    b = boxes[j]
+    best = None
+    for i, a in enumerate(boxes):
+        if i == j or a[2] > (b[0] + b[2]) / 2:
+            continue
+        if not MIN_SHORTCUT_HEIGHT * heights[i] <= heights[j] <= heights[i] / MIN_HEIGHT_RATIO:
+            continue
+        h = heights[i]
+        if abs((a[1] + a[3]) - (b[1] + b[3])) / 2 > ROW_CENTRE * h:
+            continue
+        if not MIN_PIECE_GAP * h <= b[0] - a[2] <= max_gap * h:
+            continue
+        if best is None or a[2] > boxes[best][2]:
+            best = i
+    return best
 
 
 def _boxes_and_heights(elements: Sequence) -> tuple[list[tuple[float, ...]], list[float]]:
@@ -210,6 +287,7 @@ def group_lines(
     boxes, heights = _boxes_and_heights(elements)
     centres = [(b[1] + b[3]) / 2 for b in boxes]
     colours = [colour_of(b) for b in boxes]
+    display = _display_sized(heights)
 
     def same_row(i: int, k: int) -> bool:
         return abs(centres[i] - centres[k]) < 0.5 * heights[i]
@@ -228,7 +306,7 @@ def group_lines(
     preceding: dict[int, int] = {}
     for i in range(n):
         j = _line_below(i, boxes, heights, centres)
-        if j is None or j in preceding or not _wraps(i, j, elements, boxes, heights, colours):
+        if j is None or j in preceding or not _wraps(i, j, elements, boxes, heights, colours, display):
             continue
         if clearance(i, +1) < ROW_CLEARANCE or clearance(j, -1) < ROW_CLEARANCE:
             continue
@@ -280,7 +358,7 @@ def _line_below(i: int, boxes, heights, centres) -> int | None:
     return best
 
 
-def _wraps(i: int, j: int, elements, boxes, heights, colours) -> bool:
+def _wraps(i: int, j: int, elements, boxes, heights, colours, display: set[int]) -> bool:
     """Rules 1, 2, 4 and 5 of the module docstring for line ``i`` above line ``j``."""
     a, b = boxes[i], boxes[j]
     h = (heights[i] + heights[j]) / 2
@@ -306,4 +384,4 @@ def _wraps(i: int, j: int, elements, boxes, heights, colours) -> bool:
     right_edge = max([*column, a[2], b[2]])
     if a[2] + advance + first_word - right_edge < -FIT_TOLERANCE * h:  # it had room in the column
         return False
-    return continues(elements[i].text, text)
+    return continues(elements[i].text, text, display=i in display and j in display)

@@ -38,8 +38,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` (a paragraph's joined lines) gives no label; 5 = a
 #: wrong-script reading gives no label (:func:`annotators.scripts.is_wrong_script_reading`); 6 = the annotator joins
 #: the pieces of one element's line ("Feb" | "15, 2025", :func:`annotators.ocr_group.join_pieces`, annotator
-#: ``2025.1-group2``), so the elements named differ.
-RECIPE_VERSION = "6"
+#: ``2025.1-group2``), so the elements named differ; 7 = it also joins a menu item and its shortcut, an amount and its
+#: unit, a numbered title's pieces and lines and a display heading's words, and no longer two single words by a
+#: lower-case start (annotator ``2025.1-group3``).
+RECIPE_VERSION = "7"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

@@ -15,14 +15,16 @@ H = 20  # line height of the synthetic lines, px
 ADV = 10  # glyph advance, px
 
 
-def _page(lines: list[tuple[str, float, float, tuple[int, int, int]]], size=(900, 400)):
-    """Lines as ink blocks: (text, x0, y0, colour) → elements (box from the text length) and the image."""
+def _page(lines: list[tuple], size=(900, 400)):
+    """Lines as ink blocks: (text, x0, y0, colour[, height]) → elements (box from the text length, glyph advance
+    half the height) and the image."""
     im = np.full((size[1], size[0], 3), 250, dtype=np.uint8)
     els = []
-    for text, x0, y0, colour in lines:
-        box = (x0, y0, x0 + ADV * len(text), y0 + H)
+    for text, x0, y0, colour, *height in lines:
+        h = height[0] if height else H
+        box = (x0, y0, x0 + ADV * h / H * len(text), y0 + h)
         x, y, x1, y1 = (int(v) for v in box)
-        im[y + 8 : y1 - 8, x:x1:2] = colour  # glyph strokes: a minority of the box's pixels, as in real text
+        im[y + 2 * h // 5 : y1 - 2 * h // 5, x:x1:2] = colour  # glyph strokes: a minority of the box's pixels
         els.append(TextElement(text, box, ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), 0.95))
     return els, im
 
@@ -110,6 +112,10 @@ def test_a_compound_wrapped_at_its_hyphen_joins_without_a_space_and_chains_run_o
         ("Home", "Introduction", False),
         ("Notes for", "2. Installing", False),
         ("Read", "• bullets", False),
+        ("Contributions", "libexslt", False),  # two single words: items of a list of names
+        ("Getting started", "guide", True),
+        ("3.5.1. Interpreter", "Name", True),  # a numbered item wraps its title under its number
+        ("3.5.1. Interpreter", "3.5.2. Location", False),
     ],
 )
 def test_continues(first, second, expected):
@@ -176,3 +182,49 @@ def test_pieces_stay_apart_in_another_colour_size_row_or_beyond_the_gap():
     small = TextElement("per month", (65, 228, 155, 240), (110, 234), 0.95)
     im[230:238, 65:155:2] = GREY
     assert _texts(_join_pieces([*els, small], im)) == ["$0", "per month"]  # 12 px vs 20 px high: another size
+
+
+def test_a_menu_items_keyboard_shortcut_joins_it_however_far_right_small_or_pale():
+    pale = (150, 150, 150)
+    els, im = _page([("Cut", 40, 40, GREY), ("Paste without formatting", 40, 70, GREY), ("Ctrl+C", 320, 100, GREY)])
+    cut_key = TextElement("Ctrl+X", (330, 44, 372, 58), (351, 51), 0.9)  # 14 px high: set smaller
+    paste_key = TextElement("Ctrl+Shift+V", (330, 74, 414, 88), (372, 81), 0.9)
+    for e in (cut_key, paste_key):
+        x0, y0, x1, y1 = (int(v) for v in e.box)
+        im[y0 + 5 : y1 - 5, x0:x1:2] = pale
+    joined = _join_pieces([els[0], cut_key, els[1], paste_key, els[2]], im)
+    assert _texts(joined) == ["Cut Ctrl+X", "Paste without formatting Ctrl+Shift+V", "Ctrl+C"]  # nothing before it
+    assert joined[0].box == (40, 40, 372, 60) and joined[0].point == (206, 50)  # the menu item's row, clicked mid-row
+    els, im = _page([("Ctrl+C", 40, 40, GREY), ("Ctrl+V", 120, 40, GREY)])  # two shortcuts are not an item
+    assert _texts(_join_pieces(els, im)) == ["Ctrl+C", "Ctrl+V"]
+
+
+def test_a_price_and_its_unit_join_and_a_numbered_title_goes_on_along_its_row():
+    els, im = _page([("$24", 40, 40, GREY), ("/ user / month", 80, 40, GREY), ("1.2.4 Command", 40, 100, BLUE),
+                     ("Info", 185, 100, BLUE), ("Home", 40, 160, BLUE), ("Info", 95, 160, BLUE)])  # fmt: skip
+    assert _texts(_join_pieces(els, im)) == ["$24 / user / month", "1.2.4 Command Info", "Home", "Info"]
+    els, im = _page([("$0", 40, 220, GREY, 30), ("Home", 40, 300, BLUE)])  # a big price, its unit small and pale
+    unit = TextElement("/ month", (75, 228, 131, 248), (103, 238), 0.95)
+    im[236:240, 75:131:2] = (140, 140, 150)
+    assert _texts(_join_pieces([els[0], unit, els[1]], im)) == ["$0 / month", "Home"]
+    assert _texts(_join_pieces([TextElement("Docs", (40, 228, 80, 248), (60, 238), 0.9), unit], im)) == [
+        "Docs",
+        "/ month",
+    ]  # a unit follows an amount, not a word
+
+
+def test_a_numbered_item_wrapped_under_its_number_joins_and_the_next_number_starts_anew():
+    toc = ["3.5.1. Interpreter", "Name", "3.5.2. Interpreter", "Location", "3.6. Module Path"]
+    els, im = _page([(t, 40, 40 + i * 21, BLUE) for i, t in enumerate(toc)])
+    assert _texts(_group(els, im)) == ["3.5.1. Interpreter Name", "3.5.2. Interpreter Location", "3.6. Module Path"]
+
+
+def test_words_of_a_display_heading_join_along_the_row_and_down_its_lines():
+    # a page title at three times the body's size: title-case words the detector cut at their wide spaces
+    body = [(t, 40, 300 + i * 21, GREY) for i, t in enumerate(["Home", "Introduction", "Downloads", "News"])]
+    title = [("Measuring", 40, 40, GREY, 60), ("Program", 340, 40, GREY, 60), ("Resource Use", 110, 105, GREY, 60)]
+    els, im = _page([*title, *body], size=(900, 420))
+    assert _texts(_group(_join_pieces(els, im), im)) == ["Measuring Program Resource Use", *(b[0] for b in body)]
+    # the same words at the body's size stay apart: a row and a list of links
+    els, im = _page([("Measuring", 40, 40, GREY), ("Program", 140, 40, GREY), ("Resource Use", 40, 61, GREY)])
+    assert _texts(_group(_join_pieces(els, im), im)) == ["Measuring", "Program", "Resource Use"]
