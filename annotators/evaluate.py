@@ -719,7 +719,9 @@ def ambiguous_labels(rows: Iterable[dict]) -> list[Ambiguity]:
 
 #: The choices of ``--icons`` (:func:`icons_count`).
 ICONS_CHOICES = ("auto", "count", "apart")
-DOM_TEXT_RECIPES = ("dom-text", "dom-field", "dom-name", "dom-role", "dom-position")
+DOM_TEXT_RECIPES = ("dom-text", "dom-field", "dom-name", "dom-role", "dom-position", "dom-name-position")
+#: The DOM recipes that name an element by an accessible name it does not show.
+DOM_NAME_RECIPES = frozenset({"dom-name", "dom-name-position"})
 #: DOM roles that show no text of their own: a check box / radio button / switch is named by its label (an element of
 #: its own, which keeps the visible text), an image by its alt text.
 NO_TEXT_ROLES = frozenset({"checkbox", "radio", "switch", "image", "img"})
@@ -733,16 +735,16 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
     is :data:`LINE` for the DOM's lines of painted text that is no element (role ``line``: scored for precision only)
     and :data:`ICON` for an element that shows no text of its own (what OCR cannot read), told from its recipes:
 
-    * an accessible name that differs from its visible text (``dom-name``: an image link, an icon button) and no
-      ``dom-text`` / ``dom-field`` label;
+    * an accessible name that differs from its visible text (``dom-name``: an image link, an icon button; or
+      ``dom-name-position``: such a name repeats, two "Up" arrows) and no ``dom-text`` / ``dom-field`` label;
     * a role whose text is another element's (:data:`NO_TEXT_ROLES`: a check box or radio button is named by its
       label, which is an element of its own) or an image, with no ``dom-text`` label.
 
     Every other element is ``text``, also one with only a role or positional instruction (its visible text repeats
-    on the screenshot, so ``dom-text`` went to none of them: a repeated heading, a table cell "Paid"). The labels do
-    not keep the visible text itself, so an icon whose name repeats (two "Up" arrows, which lose ``dom-name`` to the
-    repeat) counts as text. Records are keyed by the screenshot's content id (``image`` and ``sha256``), so the
-    other annotators' labels of the same screenshots meet them.
+    on the screenshot, so ``dom-text`` went to none of them: a repeated heading, a table cell "Paid"). DOM labels
+    before recipe version 4 named a repeated icon's position ``dom-position`` too, so there it counts as text.
+    Records are keyed by the screenshot's content id (``image`` and ``sha256``), so the other annotators' labels of
+    the same screenshots meet them.
 
     Args:
         rows: ``grounding`` rows (other annotators' rows are skipped).
@@ -762,7 +764,8 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
         text = first.get("element_text") or first["instruction"]
         shows_text = "dom-text" in by_recipe or "dom-field" in by_recipe
         role = first.get("role") or ""
-        kind = "text" if shows_text or ("dom-name" not in by_recipe and role not in NO_TEXT_ROLES) else ICON
+        named = not DOM_NAME_RECIPES.isdisjoint(by_recipe)
+        kind = "text" if shows_text or (not named and role not in NO_TEXT_ROLES) else ICON
         if role == LINE:
             kind = LINE
         out.append(

@@ -9,7 +9,10 @@ Recipes (each a row with its recipe name; an element gets every one that applies
 * ``dom-field``: form fields by label or placeholder, ``click the "Email" field``,
   ``click the field with placeholder "you@example.com"``;
 * ``dom-position``: where a role + name repeats on the screenshot, its place in reading order (top to bottom, then
-  left to right), ``click the second "Edit" button``.
+  left to right), ``click the second "Edit" button``;
+* ``dom-name-position``: the same for an element that shows no text of its own, named by its accessible name only
+  (two "Up" arrow images in links: ``click the second "Up" link``), so a reader of the labels can tell it from
+  painted text (``annotators.evaluate.truth_from_dom`` leaves it out of OCR's recall).
 
 No ambiguous instruction: an instruction that would name two different elements of the screenshot is given to none
 of them (the positional one stands in where it applies), and an instruction is compared case-insensitively.
@@ -28,11 +31,12 @@ from schemas.records import GroundingLabel, Screenshot
 
 NAME = "dom"
 VERSION = "1"
-RECIPES = ("dom-text", "dom-name", "dom-role", "dom-field", "dom-position")
+RECIPES = ("dom-text", "dom-name", "dom-role", "dom-field", "dom-position", "dom-name-position")
 #: Each recipe's version: the recipe's own rules (2: visible text wins over a name nobody sees, positions for a
 #: repeated text without a role noun; 3: no label for an element the screenshot does not show, see
-#: :func:`dom_labels`) and the extraction rules it stands on.
-RECIPE_VERSIONS = {r: f"3+x{EXTRACT_VERSION}" for r in RECIPES}
+#: :func:`dom_labels`; 4: the position of an element that shows no text is ``dom-name-position``) and the
+#: extraction rules it stands on.
+RECIPE_VERSIONS = {r: f"4+x{EXTRACT_VERSION}" for r in RECIPES}
 
 ROLE_NOUNS = {
     "button": "button",
@@ -117,7 +121,8 @@ def _positional(elements: list[dict]) -> list[_Candidate]:
         members.sort(key=lambda i: _reading_key(elements[i]))
         for rank, i in enumerate(members):
             name = elements[i].get("name") or elements[i]["text"]
-            out.append(_Candidate("dom-position", f"click the {ORDINALS[rank]} {_q(name)} {noun}", name, i))
+            recipe = "dom-position" if _usable(elements[i].get("text")) else "dom-name-position"
+            out.append(_Candidate(recipe, f"click the {ORDINALS[rank]} {_q(name)} {noun}", name, i))
     shown: dict[str, list[int]] = defaultdict(list)
     for i, el in enumerate(elements):
         if _usable(el.get("text")):

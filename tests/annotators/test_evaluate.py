@@ -346,6 +346,8 @@ def test_truth_from_dom_tells_elements_that_show_no_text_from_their_recipes():
         dom(6, (0, 60, 10, 70), "dom-role", "heading", "Time"),
         dom(7, (0, 80, 10, 90), "dom-position", "cell", "Paid"),
         dom(8, (0, 100, 10, 110), "dom-text", "line", "a long paragraph's line"),
+        dom(10, (0, 120, 10, 130), "dom-name-position", "link", "Up"),  # the first of two "Up" arrow images
+        dom(11, (0, 140, 10, 150), "dom-position", "link", "Next"),  # a text link whose text repeats
         label_row(sid, 9, box=(0, 0, 10, 10), element_text="Save"),  # an OCR label: not truth
     ]
     kinds = {t.text: (t.data_type, t.element) for t in truth_from_dom(rows)}
@@ -356,4 +358,6 @@ def test_truth_from_dom_tells_elements_that_show_no_text_from_their_recipes():
         "Time": ("text", "heading"),
         "Paid": ("text", "cell"),
         "a long paragraph's line": (LINE, "line"),
+        "Up": (ICON, "link"),
+        "Next": ("text", "link"),
     }

@@ -44,6 +44,16 @@ def test_repeated_names_get_positions_in_reading_order_and_no_bare_instruction()
     assert (0, "dom-position", 'click the third "Edit" button') in got
 
 
+def test_a_repeated_name_an_element_does_not_show_gets_a_position_of_its_own_recipe():
+    # an "Up" text link between two "Up" arrow images in links: the text link keeps the bare text
+    rows = [el(name="Up", text=text, box=(100, y, 140, y + 20)) for y, text in ((100, ""), (200, "Up"), (300, None))]
+    got = instructions([{**r, "role": "link"} for r in rows])
+    assert (1, "dom-text", 'click "Up"') in got
+    assert (1, "dom-position", 'click the second "Up" link') in got
+    assert (0, "dom-name-position", 'click the first "Up" link') in got
+    assert (2, "dom-name-position", 'click the third "Up" link') in got
+
+
 def test_same_text_on_two_roles_keeps_only_the_role_expressions():
     got = instructions(
         [
