@@ -13,8 +13,9 @@ needs one element per clickable thing, so each detected line is split into eleme
    0.3-1.0 advances (up to 1.3 in monospace code), gaps between nav links, menu items, table cells and buttons
    1.7 and more.
 2. **Colour split.** Between two words (runs of ink separated by at least a word space) whose glyph colours differ
-   by more than ``color_split`` (RGB distance), e.g. grey body text followed by a blue link, or a bold price followed
-   by a struck-through grey one.
+   by more than ``color_split`` (RGB distance) or whose hues differ by more than ``chroma_split``, e.g. grey body
+   text followed by a blue link, or a bold price followed by a struck-through grey one. The punctuation at a word's
+   ends (the full stop after a link, the brackets around an e-mail address) does not decide its colour.
 3. **Separator split.** Pieces that are only separators (``/ | · • > »``) are dropped and a recognised
    ``" / "``, ``" | "``, ``" · "`` inside a piece splits it (breadcrumbs, footers).
 
@@ -73,6 +74,9 @@ class OcrConfig:
         relative_gap: a gap also splits when it is this many times the median word space of its own line ...
         relative_gap_advances: ... and at least this many glyph advances (tight rows of links or tabs).
         color_split: RGB distance between the glyph colours of two adjacent words that splits them; 0 disables.
+        chroma_split: distance between the two colours' hues (:func:`_chroma`; grey has none) that splits them too,
+            whatever their RGB distance: grey prose and a blue link whose thin glyphs are both anti-aliased towards
+            the page lie under ``color_split`` apart; 0 disables.
         ink_contrast: smallest per-column intensity range (0..255) that counts as a glyph stroke.
         line_min_confidence: detected lines recognised below this are dropped before splitting (a piece of a
             split line is recognised again and filtered by ``min_confidence``).
@@ -92,6 +96,7 @@ class OcrConfig:
     relative_gap: float = 1.8
     relative_gap_advances: float = 0.9
     color_split: float = 90.0
+    chroma_split: float = 60.0
     ink_contrast: int = 32
     line_min_confidence: float = 0.3
     det_box_thresh: float = 0.5
@@ -127,10 +132,9 @@ class OcrConfig:
         ):
             v = getattr(self, name)
             check(isinstance(v, int | float) and v > 0, f"{name} must be > 0, got {v!r}")
-        check(
-            isinstance(self.color_split, int | float) and self.color_split >= 0,
-            f"color_split must be >= 0, got {self.color_split!r}",
-        )
+        for name in ("color_split", "chroma_split"):
+            v = getattr(self, name)
+            check(isinstance(v, int | float) and v >= 0, f"{name} must be >= 0, got {v!r}")
         check(
             isinstance(self.ink_contrast, int) and 1 <= self.ink_contrast <= 255,
             f"ink_contrast must be an int in [1, 255], got {self.ink_contrast!r}",
@@ -193,7 +197,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-group3"
+    VERSION = "2025.1-group3-colour2"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -417,24 +421,55 @@ class OcrAnnotator:
                 words.append((wstart, end))
                 wstart = runs[i + 1][0]
             if i in splits:
-                pieces.extend(self._color_split(crop, words, start, end))
+                pieces.extend(self._color_split(crop, words, start, end, runs))
                 start = runs[i + 1][0]
                 words = []
         words.append((wstart, runs[-1][1]))
-        pieces.extend(self._color_split(crop, words, start, runs[-1][1]))
+        pieces.extend(self._color_split(crop, words, start, runs[-1][1], runs))
         # slivers at a line's ends are fragments of neighbouring glyphs the detector box cut through
         return [p for p in pieces if p.x1 - p.x0 >= max(2.0, 0.15 * h)] or None
 
-    def _color_split(self, crop: np.ndarray, words: list[tuple[int, int]], start: int, end: int) -> list[_Piece]:
-        """Split a piece between adjacent words whose glyph colours differ by more than ``color_split``."""
-        if self.config.color_split <= 0 or len(words) < 2:
+    def _color_split(
+        self, crop: np.ndarray, words: list[tuple[int, int]], start: int, end: int, runs: list[tuple[int, int]]
+    ) -> list[_Piece]:
+        """Split a piece between adjacent words whose glyph colours differ by more than ``color_split`` (RGB) or
+        their hues by more than ``chroma_split``.
+
+        A word's colour is that of its ink without the narrow runs at its ends (``runs``: the line's [start, end)
+        ink runs; :data:`PUNCTUATION_WIDTH`): a glyph colour is that of the most contrasting pixels, which would
+        otherwise be punctuation of another colour stuck to the word (the black full stop after a red link, the
+        brackets around a blue e-mail address). Where that punctuation after a word is of another colour than the
+        word, the word ends its piece: the plain comma between two links of one colour ("Tutorial, Tutorial2")."""
+        cfg = self.config
+        if (cfg.color_split <= 0 and cfg.chroma_split <= 0) or len(words) < 2:
             return [_Piece(start, end)]
-        colors = [_glyph_color(crop[:, s:e]) for s, e in words]
+
+        def differ(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+            if a is None or b is None:
+                return False
+            return (0 < cfg.color_split < float(np.linalg.norm(a - b))) or (
+                0 < cfg.chroma_split < float(np.linalg.norm(_chroma(a) - _chroma(b)))
+            )
+
+        h = crop.shape[0]
+        colors, ends = [], []
+        for s, e in words:
+            inside = [(r0, r1) for r0, r1 in runs if s <= r0 and r1 <= e]
+            whole = len(inside)
+            for end_at in (-1, 0):  # a full stop, a comma or a closing bracket; an opening bracket or quote
+                while (
+                    len(inside) > 1
+                    and inside[end_at][1] - inside[end_at][0] <= PUNCTUATION_WIDTH * h
+                    and (inside[-2][1] - inside[0][0] if end_at == -1 else inside[-1][1] - inside[1][0]) >= h
+                ):
+                    inside.pop(end_at)
+            colors.append(_glyph_color(crop[:, inside[0][0] : inside[-1][1]] if inside else crop[:, s:e]))
+            # punctuation of another colour after the word: the plain comma between two links ("Tutorial, Tutorial2")
+            ends.append(len(inside) < whole and inside[-1][1] < e and differ(_glyph_color(crop[:, s:e]), colors[-1]))
         pieces: list[_Piece] = []
         s0 = start
         for i in range(len(words) - 1):
-            ca, cb = colors[i], colors[i + 1]
-            if ca is not None and cb is not None and float(np.linalg.norm(ca - cb)) > self.config.color_split:
+            if ends[i] or differ(colors[i], colors[i + 1]):
                 pieces.append(_Piece(s0, words[i][1]))
                 s0 = words[i + 1][0]
         pieces.append(_Piece(s0, end))
@@ -531,6 +566,17 @@ def _glyph_color(crop: np.ndarray) -> np.ndarray | None:
     if d.max() < 40 or far.sum() < 3:
         return None
     return np.median(px[far], axis=0)
+
+
+#: An ink run at most this many line heights wide at either end of a word is punctuation (".", ",", "<", ")"): it
+#: does not decide the word's colour, if at least a line height of the word's ink is left without it.
+PUNCTUATION_WIDTH = 0.4
+
+
+def _chroma(rgb: np.ndarray) -> np.ndarray:
+    """The two opponent-colour axes of an RGB colour, red-green and yellow-blue (0, 0 for any grey)."""
+    r, g, b = (float(v) for v in rgb)
+    return np.array([r - g, (r + g) / 2 - b])
 
 
 def _is_axis_aligned(q: np.ndarray) -> bool:

@@ -40,8 +40,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: the pieces of one element's line ("Feb" | "15, 2025", :func:`annotators.ocr_group.join_pieces`, annotator
 #: ``2025.1-group2``), so the elements named differ; 7 = it also joins a menu item and its shortcut, an amount and its
 #: unit, a numbered title's pieces and lines and a display heading's words, and no longer two single words by a
-#: lower-case start (annotator ``2025.1-group3``).
-RECIPE_VERSION = "7"
+#: lower-case start (annotator ``2025.1-group3``); 8 = the annotator's colour split leaves the punctuation at a word's
+#: ends out of its colour and also compares hues, so inline links come apart from their prose (annotator
+#: ``2025.1-group3-colour2``).
+RECIPE_VERSION = "8"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

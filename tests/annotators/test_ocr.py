@@ -82,6 +82,7 @@ def _find(elements: list[TextElement], text: str) -> TextElement:
         {"max_side": 1000, "strip_overlap": 600},
         {"split_gap_advances": 0},
         {"color_split": -1},
+        {"chroma_split": -1},
         {"ink_contrast": 0},
         {"intra_op_threads": -1},
         {"split_elements": "yes"},
@@ -150,6 +151,42 @@ def test_splits_a_drawn_ui_into_elements(annotator):
         assert e.box[0] <= e.point[0] <= e.box[2] and e.box[1] <= e.point[1] <= e.box[3]
         assert 0.5 <= e.confidence <= 1.0
     assert all(isinstance(v, float) for e in elements for v in (*e.box, *e.point, e.confidence))
+
+
+def _draw_runs(d: ImageDraw.ImageDraw, xy: tuple[int, int], runs, font) -> dict[str, tuple]:
+    """Draw (text, colour, underlined) runs one after another on a line; returns each run's box."""
+    x, y = xy
+    boxes = {}
+    for text, colour, underline in runs:
+        x0, y0, x1, y1 = d.textbbox((x, y), text, font=font)
+        d.text((x, y), text, font=font, fill=colour)
+        if underline:
+            d.line((x0, y1 + 1, x1, y1 + 1), fill=colour, width=1)
+        boxes[text.strip()] = (x0, y0, x1, y1)
+        x = x1 + (d.textlength(" ", font=font) if text.endswith(" ") else 0)
+    return boxes
+
+
+def test_a_link_in_prose_splits_off_by_colour_whatever_its_punctuation_and_however_close_in_rgb(annotator):
+    """A word's colour leaves out the punctuation at its ends: the black full stop after an underlined red link, or
+    the grey brackets around a blue address, do not make it the prose's colour, and a black comma between two red
+    links ends the first; grey and a blue of an RGB distance under ``color_split`` still differ in hue
+    (``chroma_split``)."""
+    font = _font(20)
+    im = Image.new("RGB", (760, 140), (255, 250, 215))
+    d = ImageDraw.Draw(im)
+    grey, red, blue = (85, 85, 85), (160, 96, 96), (40, 110, 150)  # grey and blue: 83 apart in RGB
+    _draw_runs(d, (20, 20), [("Logo designed by ", (10, 10, 10), False), ("Marc Liyanage", red, True),
+                             (".", (10, 10, 10), False)], font)  # fmt: skip
+    _draw_runs(d, (20, 80), [("Loic Minier <", grey, False), ("lool@debian.org", blue, False), (">", grey, False)],
+               font)  # fmt: skip
+    _draw_runs(d, (420, 20), [("Tutorial", red, True), (", ", (10, 10, 10), False), ("Reference", red, True)], font)
+    texts = {e.text.replace(" ", "") for e in annotator.annotate(np.asarray(im))}
+    assert {"Logodesignedby", "MarcLiyanage.", "LoicMinier", "Reference"} <= texts, texts
+    assert "Tutorial," in texts or "Tutorial" in texts, texts  # a plain comma between two links ends the first
+    assert any(t.strip("<>") == "lool@debian.org" for t in texts), texts
+    no_hue = OcrAnnotator(dataclasses.replace(annotator.config, chroma_split=0.0))
+    assert "LoicMinier" not in {e.text.replace(" ", "") for e in no_hue.annotate(np.asarray(im))}
 
 
 def test_unsplit_mode_keeps_lines(annotator):
