@@ -209,10 +209,7 @@ def _piece_before(j: int, boxes, heights, max_gap: float) -> int | None:
             continue
         if not MIN_SHORTCUT_HEIGHT * heights[i] <= heights[j] <= heights[i] / MIN_HEIGHT_RATIO:
             continue
-        h = heights[i]
-        if abs((a[1] + a[3]) - (b[1] + b[3])) / 2 > ROW_CENTRE * h:
-            continue
-        if not MIN_PIECE_GAP * h <= b[0] - a[2] <= max_gap * h:
+        if not _follows_on_row(a, b, heights[i], max_gap):
             continue
         if best is None or a[2] > boxes[best][2]:
             best = i
@@ -244,16 +241,19 @@ def _piece_after(i: int, boxes, heights) -> int | None:
     for j, b in enumerate(boxes):
         if j == i or b[0] < (a[0] + a[2]) / 2:
             continue
-        h = (heights[i] + heights[j]) / 2
         if not _similar_heights(heights[i], heights[j]):
             continue
-        if abs((a[1] + a[3]) - (b[1] + b[3])) / 2 > ROW_CENTRE * h:
-            continue
-        if not MIN_PIECE_GAP * h <= b[0] - a[2] <= MAX_PIECE_GAP * h:
+        if not _follows_on_row(a, b, (heights[i] + heights[j]) / 2, MAX_PIECE_GAP):
             continue
         if best is None or b[0] < boxes[best][0]:
             best = j
     return best
+
+
+def _follows_on_row(a: tuple[float, ...], b: tuple[float, ...], h: float, max_gap: float) -> bool:
+    """Box ``b`` goes on along box ``a``'s row: vertical centres within :data:`ROW_CENTRE` line heights ``h``, and
+    ``b`` starts from :data:`MIN_PIECE_GAP` (a slight overlap) to ``max_gap`` line heights after ``a`` ends."""
+    return abs((a[1] + a[3]) - (b[1] + b[3])) / 2 <= ROW_CENTRE * h and MIN_PIECE_GAP * h <= b[0] - a[2] <= max_gap * h
 
 
 def _join(texts: Sequence[str]) -> str:
