@@ -39,6 +39,8 @@ def test_collect_copies_pages_and_assets_and_splits_by_site(tmp_path):
     assert records[-1]["split"] == "dev"  # tuned on: pinned to dev
     assert collect.split_of("alpha") == collect.split_of("alpha") in ("dev", "test")
     assert {collect.split_of(s.name) for s in collect.SITES} == {"dev", "test"}
+    assert {collect.split_of(s) for s in collect.DEV_SITES} == {"dev"}  # added to grow dev: never test
+    assert collect.DEV_SITES <= {s.name for s in collect.SITES}
 
 
 def test_the_committed_manifest_matches_the_split_rule():
