@@ -197,7 +197,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-group3-colour2"
+    VERSION = "2025.1-rec-alone"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -315,28 +315,34 @@ class OcrAnnotator:
         the boxes of the detected lines read as nothing, in strip px."""
         cfg = self.config
         bgr = np.ascontiguousarray(rgb[:, :, ::-1])
-        result, _ = self._engine(
+        quads, _ = self._engine(
             bgr,
             use_det=True,
             use_cls=False,
-            use_rec=True,
+            use_rec=False,
             box_thresh=cfg.det_box_thresh,
             unclip_ratio=cfg.det_unclip_ratio,
-            text_score=0.0,  # lines read as nothing are reported (unread); the others are filtered below
         )
-        if not result:
+        if not quads:
             return [], []
         H, W = rgb.shape[:2]
-        out: list[tuple[int, int, int, int, str, float]] = []
-        unread: list[tuple[int, int, int, int]] = []
-        pending: list[tuple[int, int, int, _Piece]] = []  # (line y0, y1, pad, piece) needing recognition
-        for quad, text, conf in result:
+        lines, crops = [], []
+        for quad in quads:
             q = np.asarray(quad, dtype=np.float32)
             x0, y0 = np.floor(q.min(axis=0)).astype(int)
             x1, y1 = np.ceil(q.max(axis=0)).astype(int)
             x0, y0, x1, y1 = max(0, x0), max(0, y0), min(W, x1), min(H, y1)
             if x1 - x0 < 2 or y1 - y0 < 2:
                 continue
+            if _is_axis_aligned(q):
+                crops.append(bgr[y0:y1, x0:x1])
+            else:
+                crops.extend(self._engine.get_crop_img_list(bgr, [q]))
+            lines.append((q, x0, y0, x1, y1))
+        out: list[tuple[int, int, int, int, str, float]] = []
+        unread: list[tuple[int, int, int, int]] = []
+        pending: list[tuple[int, int, int, _Piece]] = []  # (line y0, y1, pad, piece) needing recognition
+        for (q, x0, y0, x1, y1), (text, conf) in zip(lines, self._recognise(crops), strict=True):
             line_text = _clean(text)
             if not line_text:
                 unread.append((x0, y0, x1, y1))
@@ -366,12 +372,33 @@ class OcrAnnotator:
             crops = []
             for y0, y1, pad, p in pending:
                 crops.append(bgr[y0:y1, max(0, p.x0 - pad) : min(W, p.x1 + pad)])
-            rec, _ = self._engine.text_rec(crops, False)
-            for (y0, y1, _pad, p), (text, conf) in zip(pending, rec, strict=True):
+            for (y0, y1, _pad, p), (text, conf) in zip(pending, self._recognise(crops), strict=True):
                 for sub in self._separator_split(rgb[y0:y1], p, _clean(text), float(conf)):
                     if _keep(sub.text, sub.confidence, cfg.min_confidence):
                         out.append((sub.x0, y0, sub.x1, y1, sub.text, sub.confidence))
         return out, unread
+
+    def _recognise(self, crops: list[np.ndarray]) -> list[tuple[str, float]]:
+        """Read each BGR line crop alone: (text, confidence) per crop.
+
+        Not in batches: RapidOCR pads every crop of a batch to the widest one's width, and PP-OCR's recogniser then
+        drops word spaces ("Refusestowritetoanyfileorresource."); alone, a crop is also cheaper to read (no padded
+        columns to compute). A crop lower than the recogniser's input is scaled up to it here, with cubic
+        interpolation: RapidOCR's linear upscaling blurs the word gaps of small text, which it then reads as
+        nothing (on the truth set's dev pages, the two together cut the word spaces lost from 21-33 % to under
+        1 %)."""
+        rec = self._engine.text_rec
+        rec_h = rec.rec_image_shape[1]
+        out = []
+        for crop in crops:
+            h, w = crop.shape[:2]
+            if 2 <= h < rec_h:
+                crop = self._cv2.resize(
+                    crop, (max(1, round(w * rec_h / h)), rec_h), interpolation=self._cv2.INTER_CUBIC
+                )
+            (res,), _ = rec([np.ascontiguousarray(crop)], False)
+            out.append((res[0], float(res[1])))
+        return out
 
     def _ink_columns(self, crop: np.ndarray) -> np.ndarray:
         """Boolean per column: does a glyph stroke cross the central band of the line crop?"""

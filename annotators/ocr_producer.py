@@ -42,8 +42,9 @@ from schemas.records import GroundingLabel, Screenshot
 #: unit, a numbered title's pieces and lines and a display heading's words, and no longer two single words by a
 #: lower-case start (annotator ``2025.1-group3``); 8 = the annotator's colour split leaves the punctuation at a word's
 #: ends out of its colour and also compares hues, so inline links come apart from their prose (annotator
-#: ``2025.1-group3-colour2``).
-RECIPE_VERSION = "8"
+#: ``2025.1-group3-colour2``); 9 = the annotator reads each line crop alone, small ones scaled up with cubic
+#: interpolation, so prose keeps its word spaces and the elements named differ (annotator ``2025.1-rec-alone``).
+RECIPE_VERSION = "9"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

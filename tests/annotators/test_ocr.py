@@ -14,6 +14,7 @@ from annotators.ocr import OcrAnnotator, OcrConfig, TextElement
 
 ROOT = Path(__file__).resolve().parents[2]
 TRUTH = ROOT / "samples" / "truth" / "truth.jsonl"
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 
 def _font(size: int) -> ImageFont.FreeTypeFont:
@@ -187,6 +188,31 @@ def test_a_link_in_prose_splits_off_by_colour_whatever_its_punctuation_and_howev
     assert any(t.strip("<>") == "lool@debian.org" for t in texts), texts
     no_hue = OcrAnnotator(dataclasses.replace(annotator.config, chroma_split=0.0))
     assert "LoicMinier" not in {e.text.replace(" ", "") for e in no_hue.annotate(np.asarray(im))}
+
+
+PROSE = (
+    "Refuses to write to any file or resource.",
+    "Output an XML tree of the transformed document for debugging purposes.",
+    "Initialize pseudo random number generator with specific seed.",
+)
+
+
+def test_prose_keeps_its_word_spaces_beside_a_wider_line(annotator):
+    """Lines of prose read with every word space, though a much wider line shares the screenshot: recognised in one
+    padded batch, PP-OCR read such lines as "Refusestowritetoanyfileorresource.", and the lost spaces also split
+    lines at ordinary word gaps (a line's word spaces are measured against the spaces read)."""
+    if not DEJAVU.is_file():
+        pytest.skip(f"needs {DEJAVU} (Debian's fonts-dejavu-core, installed by infra/browser/install.sh)")
+    font = ImageFont.truetype(str(DEJAVU), 15)  # Chromium's sans-serif here, at a size body text often has
+    im = Image.new("RGB", (1400, 200), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    d.text((10, 10), " ".join(["A very long line of words that fills the whole width of the page"] * 2), font=font,
+           fill=(0, 0, 0))  # fmt: skip
+    for i, line in enumerate(PROSE):
+        d.text((10, 60 + 40 * i), line, font=font, fill=(0, 0, 0))
+    texts = [e.text for e in annotator.annotate(np.asarray(im))]
+    for line in PROSE:
+        assert line in texts, (line, texts)
 
 
 def test_unsplit_mode_keeps_lines(annotator):
