@@ -16,7 +16,10 @@ each truth element and each prediction is used at most once.
 Lines (``data_type`` :data:`LINE`, from :func:`truth_from_dom`: the DOM's role ``line``) are visible text that is no
 element: a line of a long paragraph or code block, the words around an inline link. They make precision honest (an
 OCR label of such a line names painted text at its point) but are not elements to find: they count for precision
-only, never in recall's truth, found or missed.
+only, never in recall's truth, found or missed. A line has no parts a page marks out, so a prediction naming a run of
+its whole words (:func:`names_part_of`: a column of a table set in a code block, the prose between two inline code
+spans), whose box lies within the line's, is precise too; the report counts these apart (``line_parts``), so the
+precision that takes whole lines only is ``(precise - line_parts) / predictions``.
 
 Not text (``data_type`` :data:`ICON`: an image link, an icon button, a check box whose text is its label's) is what
 OCR cannot read. ``evaluate(..., icons=False)`` leaves it out of recall's truth and point accuracy, so recall is
@@ -154,6 +157,7 @@ class ImageScore(_Rates):
     unmatched: int
     precise: int = 0
     unreadable_scripts: tuple[tuple[str, int], ...] = ()
+    line_parts: int = 0
 
     @property
     def precision(self) -> float | None:
@@ -212,10 +216,20 @@ class EvalReport(_Rates):
         return sum(s.precise for s in self.images)
 
     @property
+    def line_parts(self) -> int:
+        """Precise predictions that name a part of a line of non-element text, not a whole element or line."""
+        return sum(s.line_parts for s in self.images)
+
+    @property
     def precision(self) -> float | None:
         """Share of the predictions on truth images whose point lies in a truth element whose text matches theirs
-        (similarity ≥ ``min_ratio``); None without predictions."""
+        (similarity ≥ ``min_ratio``), or in a line whose words theirs are a run of; None without predictions."""
         return self.precise / self.predictions if self.predictions else None
+
+    @property
+    def precision_whole(self) -> float | None:
+        """:attr:`precision` with a part of a line counted as imprecise; None without predictions."""
+        return (self.precise - self.line_parts) / self.predictions if self.predictions else None
 
     @property
     def ambiguous_labels(self) -> int:
@@ -270,6 +284,7 @@ class EvalReport(_Rates):
         return (
             f"truth {self.truth}, recall {pct(self.recall)}, point accuracy {pct(self.point_accuracy)},"
             f" predictions {self.predictions}, precision {pct(self.precision)}"
+            + (f" (whole elements and lines only: {pct(self.precision_whole)})" if self.line_parts else "")
         )
 
     def by_element(self) -> dict[str, dict]:
@@ -323,6 +338,8 @@ class EvalReport(_Rates):
             "predictions": self.predictions,
             "precise": self.precise,
             "precision": self.precision,
+            "line_parts": self.line_parts,
+            "precision_whole": self.precision_whole,
             "unmatched_predictions": len(self.unmatched),
             "ignored_predictions": self.ignored_predictions,
             "min_ratio": self.min_ratio,
@@ -503,6 +520,38 @@ def text_similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, na, nb, autojunk=False).ratio()
 
 
+def names_part_of(text: str, line: str, min_ratio: float = 0.8) -> bool:
+    """Whether ``text`` names a run of whole words of ``line``: some run of as many words (or one more or fewer, for
+    a space read or lost) is similar to it (normalised, difflib ratio ≥ ``min_ratio``). Single-character texts
+    never do."""
+    words = normalize_text(text).split()
+    if not words or len("".join(words)) < 2:
+        return False
+    have = normalize_text(line).split()
+    want = " ".join(words)
+    for n in {max(1, len(words) - 1), len(words), len(words) + 1}:
+        for k in range(0, max(0, len(have) - n) + 1):
+            run = " ".join(have[k : k + n])
+            if run == want:
+                return True
+            sm = difflib.SequenceMatcher(None, want, run, autojunk=False)
+            if sm.real_quick_ratio() >= min_ratio and sm.quick_ratio() >= min_ratio and sm.ratio() >= min_ratio:
+                return True
+    return False
+
+
+def _box_within(
+    inner: tuple[float, float, float, float] | None, outer: tuple[float, float, float, float], slack: float = 0.25
+) -> bool:
+    """``inner`` lies within ``outer``, allowing ``slack`` of ``outer``'s height on every side (no box: False)."""
+    if inner is None:
+        return False
+    m = slack * (outer[3] - outer[1])
+    return (
+        inner[0] >= outer[0] - m and inner[1] >= outer[1] - m and inner[2] <= outer[2] + m and inner[3] <= outer[3] + m
+    )
+
+
 def point_in_box(point: tuple[float, float], box: tuple[float, float, float, float]) -> bool:
     """True when ``point`` lies inside ``box`` (x0, y0, x1, y1), edges included."""
     x, y = point
@@ -608,10 +657,16 @@ def evaluate(
         apart_missed.extend(t for i, t in enumerate(recs) if i in apart and i not in used_t)
         unmatched.extend(p for j, p in enumerate(preds) if j not in used_p)
         text_ok = {(i, j) for _s, _db, _dc, i, j in pairs}
-        precise_here = 0
+        precise_here = parts_here = 0
         for j, p in enumerate(preds):
             inside = [i for i, t in enumerate(recs) if point_in_box(p.point, t.box)]
             precise = any((i, j) in text_ok for i in inside)
+            if not precise and any(
+                i in lines and _box_within(p.box, recs[i].box) and names_part_of(p.text, recs[i].text, min_ratio)
+                for i in inside
+            ):
+                precise = True
+                parts_here += 1
             smallest = min(inside, key=lambda i: _area(recs[i].box), default=None)
             hits.append(("" if smallest is None else recs[smallest].element or "-", precise))
             precise_here += precise
@@ -625,6 +680,7 @@ def evaluate(
                 predictions=len(preds),
                 unmatched=len(preds) - len(used_p),
                 precise=precise_here,
+                line_parts=parts_here,
                 unreadable_scripts=tuple(sorted(scripts.items())),
             )
         )

@@ -16,6 +16,7 @@ from annotators.evaluate import (
     evaluate,
     evaluate_by_split,
     load_truth,
+    names_part_of,
     normalize_text,
     point_in_box,
     splits_from_manifest,
@@ -225,6 +226,33 @@ def test_precision_counts_points_in_a_truth_element_of_matching_text():
     assert roles["(none)"]["predictions"] == 1 and roles["(none)"]["truth"] == 0
     assert "precision" in rep.format_by_element() and "25.0%" in rep.format_table()
     assert rep.to_dict()["precision"] == 0.25
+
+
+def test_a_run_of_a_lines_words_is_precise_and_counted_apart():
+    """A line of non-element text has no parts a page marks out: a prediction naming a run of its whole words, its box
+    within the line's, is precise (counted in ``line_parts``); a cut word, a box reaching past the line, or a part of
+    an element (a button) is not."""
+    line = TruthRecord("a.png", "family String Font family names", (0, 0, 400, 20), element="line", data_type="line")
+    button = TruthRecord("a.png", "Sign in now", (0, 100, 200, 140), element="button")
+
+    def box_p(text, box):
+        return Prediction("a.png", text, ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), box)
+
+    preds = [
+        box_p("String", (60, 2, 110, 18)),  # a column of the row: a part of the line
+        box_p("Font family names", (150, 2, 390, 18)),
+        box_p("Fontfamily names", (150, 2, 390, 18)),  # a space lost: still the same words
+        box_p("mily na", (170, 2, 260, 18)),  # cut words: no
+        box_p("String", (60, 2, 110, 60)),  # a box reaching far below the line: no
+        box_p("Sign in", (10, 105, 120, 135)),  # a fragment of an element: no
+    ]
+    rep = evaluate([line, button], preds)
+    assert (rep.predictions, rep.precise, rep.line_parts) == (6, 3, 3)
+    assert rep.precision == 0.5 and rep.precision_whole == 0.0
+    assert "whole elements and lines only: 0.0%" in rep.summary()
+    assert rep.to_dict()["line_parts"] == 3
+    assert names_part_of("in the", "Read about it in the manual") and not names_part_of("in th e manual x y", "in the")
+    assert not names_part_of("a", "a b c")  # a single character names nothing
 
 
 def test_evaluate_by_split_scores_each_split_alone(tmp_path):
