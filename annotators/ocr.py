@@ -50,6 +50,8 @@ _SEPARATOR_CHARS = "/|·•>»›–—"
 # Check boxes, radio buttons and square icons that the (Chinese + English) recogniser reads as a character.
 _BOX_GLYPHS = frozenset("口囗回日目〇○◯□■▢")
 _SEPARATOR_RE = re.compile(r"\s+[/|·•»›]\s+")
+#: A row of two or more bracketed items, side by side: texinfo's "[Contents][Index]", a wiki's "[edit] [history]".
+_BRACKETED_RE = re.compile(r"\s*(?:\[[^\[\]]*[^\W_][^\[\]]*\]\s*){2,}")
 _INSTALL_HINT = (
     "the OCR annotator needs rapidocr-onnxruntime: run `bash infra/setup.sh`, or "
     "`pip install onnxruntime opencv-python-headless pyclipper shapely six PyYAML` and then "
@@ -503,7 +505,12 @@ class OcrAnnotator:
         return pieces
 
     def _separator_split(self, line: np.ndarray, p: _Piece, text: str, conf: float) -> list[_Piece]:
-        """Split a recognised piece at " / ", " | ", " · " (mapping the parts onto its ink words)."""
+        """Split a recognised piece at " / ", " | ", " · " (mapping the parts onto its ink words), and a row of
+        bracketed items into the items (:func:`_bracketed`)."""
+        items = _bracketed(text)
+        if items:
+            w = (p.x1 - p.x0) / len(text)
+            return [_Piece(p.x0 + round(w * a), p.x0 + round(w * b), t, conf) for t, a, b in items]
         if not _SEPARATOR_RE.search(text):
             return [_Piece(p.x0, p.x1, text, conf)]
         parts = [t for t in _SEPARATOR_RE.split(text)]
@@ -621,6 +628,20 @@ def _keep(text: str, conf: float, min_conf: float) -> bool:
     if conf < min_conf or not text or text.strip() in _BOX_GLYPHS:
         return False
     return any(ch.isalnum() for ch in text.strip(_SEPARATOR_CHARS + " "))
+
+
+def _bracketed(text: str) -> list[tuple[str, int, int]] | None:
+    """The items of a row of bracketed items ("[Contents][Index]": each a link of its own, the brackets around it
+    are not), each with the character span ``[start, end)`` of its text in ``text``; None for any other text."""
+    if not _BRACKETED_RE.fullmatch(text):
+        return None
+    out = []
+    for m in re.finditer(r"\[([^\[\]]*)\]", text):
+        inner = m.group(1)
+        lead = len(inner) - len(inner.lstrip())
+        if inner.strip():
+            out.append((inner.strip(), m.start(1) + lead, m.start(1) + lead + len(inner.strip())))
+    return out
 
 
 def _proportional(parts: list[str], width: int) -> list[_Piece]:

@@ -43,7 +43,8 @@ from schemas.records import GroundingLabel, Screenshot
 #: lower-case start (annotator ``2025.1-group3``); 8 = the annotator's colour split leaves the punctuation at a word's
 #: ends out of its colour and also compares hues, so inline links come apart from their prose (annotator
 #: ``2025.1-group3-colour2``); 9 = the annotator reads each line crop alone, small ones scaled up with cubic
-#: interpolation, so prose keeps its word spaces and the elements named differ (annotator ``2025.1-rec-alone``).
+#: interpolation, so prose keeps its word spaces, and splits a row of bracketed items ("[Contents][Index]") into
+#: its items, so the elements named differ (annotator ``2025.1-rec-alone``).
 RECIPE_VERSION = "9"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)

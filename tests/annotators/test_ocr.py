@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from annotators.ocr import OcrAnnotator, OcrConfig, TextElement
+from annotators.ocr import OcrAnnotator, OcrConfig, TextElement, _bracketed, _Piece
 
 ROOT = Path(__file__).resolve().parents[2]
 TRUTH = ROOT / "samples" / "truth" / "truth.jsonl"
@@ -213,6 +213,35 @@ def test_prose_keeps_its_word_spaces_beside_a_wider_line(annotator):
     texts = [e.text for e in annotator.annotate(np.asarray(im))]
     for line in PROSE:
         assert line in texts, (line, texts)
+
+
+def test_a_row_of_bracketed_links_splits_into_its_items(annotator):
+    """Texinfo's navigation "[Contents][Index]" is two links, the brackets outside them: read as one piece, it
+    becomes one element per item, each point on its word."""
+    if not DEJAVU.is_file():
+        pytest.skip(f"needs {DEJAVU} (Debian's fonts-dejavu-core, installed by infra/browser/install.sh)")
+    font = ImageFont.truetype(str(DEJAVU), 16)
+    im = Image.new("RGB", (500, 60), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    row = "[Contents][Index]"
+    d.text((20, 20), row, font=font, fill=(0, 0, 0))  # one colour: no colour split between the items
+    boxes = {}
+    for word in ("Contents", "Index"):
+        start = row.index(word)
+        x0 = 20 + d.textlength(row[:start], font=font)
+        boxes[word] = (x0, 20, 20 + d.textlength(row[: start + len(word)], font=font), 40)
+    elements = annotator.annotate(np.asarray(im))
+    for word in ("Contents", "Index"):
+        (e,) = [e for e in elements if e.text.strip("[] ") == word] or [elements]
+        assert _inside(e.point, boxes[word]), (word, e, boxes[word])
+    # Chromium sets "][" tighter than Pillow does, and the piece comes whole: the items are mapped onto its ink
+    x0, _t, x1, _b = d.textbbox((20, 20), row, font=font)
+    pieces = annotator._separator_split(np.asarray(im), _Piece(int(x0), int(x1)), row, 0.9)
+    assert [p.text for p in pieces] == ["Contents", "Index"]
+    for p in pieces:
+        assert _inside(((p.x0 + p.x1) / 2, 30), boxes[p.text]), (p, boxes[p.text])
+    assert _bracketed("[Contents] [Index]") == [("Contents", 1, 9), ("Index", 12, 17)]
+    assert _bracketed("[Contents]") is None and _bracketed("see [1] here") is None and _bracketed("[][x]") is None
 
 
 def test_unsplit_mode_keeps_lines(annotator):
