@@ -531,13 +531,20 @@ def names_part_of(text: str, line: str, min_ratio: float = 0.8) -> bool:
     want = " ".join(words)
     for n in {max(1, len(words) - 1), len(words), len(words) + 1}:
         for k in range(0, max(0, len(have) - n) + 1):
-            run = " ".join(have[k : k + n])
-            if run == want:
-                return True
-            sm = difflib.SequenceMatcher(None, want, run, autojunk=False)
-            if sm.real_quick_ratio() >= min_ratio and sm.quick_ratio() >= min_ratio and sm.ratio() >= min_ratio:
+            if _ratio_at_least(want, " ".join(have[k : k + n]), min_ratio) >= min_ratio:
                 return True
     return False
+
+
+def _ratio_at_least(a: str, b: str, min_ratio: float) -> float:
+    """difflib's ratio of two normalised texts (1.0 when equal), or 0.0 as soon as its cheap upper bounds show it
+    is under ``min_ratio``."""
+    if a == b:
+        return 1.0
+    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if sm.real_quick_ratio() < min_ratio or sm.quick_ratio() < min_ratio:
+        return 0.0
+    return sm.ratio()
 
 
 def _box_within(
@@ -623,13 +630,7 @@ def evaluate(
             for j, np_ in enumerate(norm_p):
                 if not np_:
                     continue
-                if nt == np_:
-                    sim = 1.0
-                else:
-                    sm = difflib.SequenceMatcher(None, nt, np_, autojunk=False)
-                    if sm.real_quick_ratio() < min_ratio or sm.quick_ratio() < min_ratio:
-                        continue
-                    sim = sm.ratio()
+                sim = _ratio_at_least(nt, np_, min_ratio)
                 if sim >= min_ratio:
                     d_box, d_centre = _box_distance(preds[j].point, recs[i].box)
                     pairs.append((-sim, d_box, d_centre, i, j))

@@ -24,6 +24,13 @@ def _font(size: int) -> ImageFont.FreeTypeFont:
         pytest.skip("needs Pillow >= 10.1 with FreeType for a scalable default font")
 
 
+def _dejavu(size: int) -> ImageFont.FreeTypeFont:
+    """DejaVu Sans, Chromium's sans-serif here (Debian's fonts-dejavu-core, installed by infra/browser/install.sh)."""
+    if not DEJAVU.is_file():
+        pytest.skip(f"needs {DEJAVU} (Debian's fonts-dejavu-core, installed by infra/browser/install.sh)")
+    return ImageFont.truetype(str(DEJAVU), size)
+
+
 def _draw_ui(width: int = 900, height: int = 340, size: int = 20) -> tuple[Image.Image, dict[str, tuple]]:
     """A login-ish UI: nav links on one row, a button, a label and a link far apart, grey text + a blue link."""
     im = Image.new("RGB", (width, height), (250, 250, 252))
@@ -201,9 +208,7 @@ def test_prose_keeps_its_word_spaces_beside_a_wider_line(annotator):
     """Lines of prose read with every word space, though a much wider line shares the screenshot: recognised in one
     padded batch, PP-OCR read such lines as "Refusestowritetoanyfileorresource.", and the lost spaces also split
     lines at ordinary word gaps (a line's word spaces are measured against the spaces read)."""
-    if not DEJAVU.is_file():
-        pytest.skip(f"needs {DEJAVU} (Debian's fonts-dejavu-core, installed by infra/browser/install.sh)")
-    font = ImageFont.truetype(str(DEJAVU), 15)  # Chromium's sans-serif here, at a size body text often has
+    font = _dejavu(15)  # Chromium's sans-serif here, at a size body text often has
     im = Image.new("RGB", (1400, 200), (255, 255, 255))
     d = ImageDraw.Draw(im)
     d.text((10, 10), " ".join(["A very long line of words that fills the whole width of the page"] * 2), font=font,
@@ -218,9 +223,7 @@ def test_prose_keeps_its_word_spaces_beside_a_wider_line(annotator):
 def test_a_row_of_bracketed_links_splits_into_its_items(annotator):
     """Texinfo's navigation "[Contents][Index]" is two links, the brackets outside them: read as one piece, it
     becomes one element per item, each point on its word."""
-    if not DEJAVU.is_file():
-        pytest.skip(f"needs {DEJAVU} (Debian's fonts-dejavu-core, installed by infra/browser/install.sh)")
-    font = ImageFont.truetype(str(DEJAVU), 16)
+    font = _dejavu(16)
     im = Image.new("RGB", (500, 60), (255, 255, 255))
     d = ImageDraw.Draw(im)
     row = "[Contents][Index]"
@@ -232,8 +235,9 @@ def test_a_row_of_bracketed_links_splits_into_its_items(annotator):
         boxes[word] = (x0, 20, 20 + d.textlength(row[: start + len(word)], font=font), 40)
     elements = annotator.annotate(np.asarray(im))
     for word in ("Contents", "Index"):
-        (e,) = [e for e in elements if e.text.strip("[] ") == word] or [elements]
-        assert _inside(e.point, boxes[word]), (word, e, boxes[word])
+        found = [e for e in elements if e.text.strip("[] ") == word]
+        assert len(found) == 1, (word, [e.text for e in elements])
+        assert _inside(found[0].point, boxes[word]), (word, found[0], boxes[word])
     # Chromium sets "][" tighter than Pillow does, and the piece comes whole: the items are mapped onto its ink
     x0, _t, x1, _b = d.textbbox((20, 20), row, font=font)
     pieces = annotator._separator_split(np.asarray(im), _Piece(int(x0), int(x1)), row, 0.9)
