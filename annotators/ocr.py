@@ -199,7 +199,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-rec-alone"
+    VERSION = "2025.1-marker"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -304,8 +304,9 @@ class OcrAnnotator:
                 elements.append(TextElement(text=text, box=bx, point=point, confidence=float(conf)))
         elements = _drop_contained(elements)
         if cfg.group_lines:
-            colour_of = lambda box: _glyph_color(_crop(image, box))  # noqa: E731
-            elements = group_lines(join_pieces(elements, colour_of, TextElement), colour_of, TextElement)
+            colour_of = lambda box: text_colours(image, box, cfg)  # noqa: E731
+            marked = lambda box: list_marker_left(image, box, cfg)  # noqa: E731
+            elements = group_lines(join_pieces(elements, colour_of, TextElement), colour_of, TextElement, marked)
         elements.sort(key=lambda e: (round(e.point[1] / 8), e.point[0]))
         return OcrResult(elements, sorted(unread, key=lambda b: (b[1], b[0])))
 
@@ -404,12 +405,7 @@ class OcrAnnotator:
 
     def _ink_columns(self, crop: np.ndarray) -> np.ndarray:
         """Boolean per column: does a glyph stroke cross the central band of the line crop?"""
-        h = crop.shape[0]
-        m = max(1, int(round(0.15 * h)))
-        band = crop[m : h - m] if h - 2 * m >= 2 else crop
-        band = band.astype(np.int16)
-        rng = (band.max(axis=0) - band.min(axis=0)).max(axis=-1)
-        return rng >= self.config.ink_contrast
+        return _ink_columns(crop, self.config.ink_contrast)
 
     def _split_line(self, crop: np.ndarray, text: str) -> list[_Piece] | None:
         """Split one line crop into element pieces (crop-relative columns); None when it cannot be analysed."""
@@ -474,31 +470,33 @@ class OcrAnnotator:
             return [_Piece(start, end)]
 
         def differ(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-            if a is None or b is None:
-                return False
-            return (0 < cfg.color_split < float(np.linalg.norm(a - b))) or (
-                0 < cfg.chroma_split < float(np.linalg.norm(_chroma(a) - _chroma(b)))
-            )
+            return _colours_differ(a, b, cfg)
 
         h = crop.shape[0]
+        under_cols = _underline(crop, cfg.ink_contrast)[1]
+
+        def underlined(a: int, b: int) -> bool:
+            return b > a and float(under_cols[a:b].mean()) >= UNDERLINED_SHARE
+
+        def one_link(i: int) -> bool:  # one underline runs from word i's end, across the gap, under word i + 1's start
+            (s1, e1), (s2, e2) = words[i], words[i + 1]
+            k = max(1, round(0.5 * h))
+            return underlined(e1, s2) and underlined(max(s1, e1 - k), e1) and underlined(s2, min(e2, s2 + k))
+
+        bg = np.median(crop[:, start:end].reshape(-1, 3), axis=0)
         colors, ends = [], []
         for s, e in words:
-            inside = [(r0, r1) for r0, r1 in runs if s <= r0 and r1 <= e]
-            whole = len(inside)
-            for end_at in (-1, 0):  # a full stop, a comma or a closing bracket; an opening bracket or quote
-                while (
-                    len(inside) > 1
-                    and inside[end_at][1] - inside[end_at][0] <= PUNCTUATION_WIDTH * h
-                    and (inside[-2][1] - inside[0][0] if end_at == -1 else inside[-1][1] - inside[1][0]) >= h
-                ):
-                    inside.pop(end_at)
-            colors.append(_glyph_color(crop[:, inside[0][0] : inside[-1][1]] if inside else crop[:, s:e]))
+            whole = [(r0, r1) for r0, r1 in runs if s <= r0 and r1 <= e]
+            inside = _without_punctuation(whole, h)
+            colors.append(_glyph_color(crop[:, inside[0][0] : inside[-1][1]] if inside else crop[:, s:e], bg))
             # punctuation of another colour after the word: the plain comma between two links ("Tutorial, Tutorial2")
-            ends.append(len(inside) < whole and inside[-1][1] < e and differ(_glyph_color(crop[:, s:e]), colors[-1]))
+            ends.append(
+                len(inside) < len(whole) and inside[-1][1] < e and differ(_glyph_color(crop[:, s:e], bg), colors[-1])
+            )
         pieces: list[_Piece] = []
         s0 = start
         for i in range(len(words) - 1):
-            if ends[i] or differ(colors[i], colors[i + 1]):
+            if (ends[i] or differ(colors[i], colors[i + 1])) and not one_link(i):
                 pieces.append(_Piece(s0, words[i][1]))
                 s0 = words[i + 1][0]
         pieces.append(_Piece(s0, end))
@@ -589,12 +587,161 @@ def _runs(mask: np.ndarray, offset: int) -> list[tuple[int, int]]:
     return [(int(s) + offset, int(e) + offset) for s, e in zip(starts, ends, strict=True)]
 
 
-def _glyph_color(crop: np.ndarray) -> np.ndarray | None:
-    """Median colour of the glyph cores in a word crop (pixels far from the crop's background colour)."""
+def _ink_columns(crop: np.ndarray, ink_contrast: int) -> np.ndarray:
+    """Boolean per column of a line crop: does a glyph stroke (an intensity range of at least ``ink_contrast``)
+    cross its central band? An underline is no glyph stroke (:func:`_underline_rows`): under a link's trailing space
+    ("<a>archives </a>and") it would join the link's last word to the next word, which may be another colour's."""
+    h = crop.shape[0]
+    m = max(1, int(round(0.15 * h)))
+    rows = np.arange(m, h - m) if h - 2 * m >= 2 else np.arange(h)
+    under = _underline_rows(crop, ink_contrast)
+    if under.any() and (~under[rows]).sum() >= 2:
+        rows = rows[~under[rows]]
+    band = crop[rows].astype(np.int16)
+    rng = (band.max(axis=0) - band.min(axis=0)).max(axis=-1)
+    return rng >= ink_contrast
+
+
+#: An underline: a row of ink in the lower :data:`UNDERLINE_ZONE` of a line crop, with a run at least
+#: :data:`UNDERLINE_RUN` line heights long (no glyph's stroke is that wide), at most :data:`UNDERLINE_ROWS` rows thick.
+UNDERLINE_ZONE = 0.4
+UNDERLINE_RUN = 1.5
+UNDERLINE_ROWS = 0.15
+#: Two words are one underlined link (no colour split between them: "The <code>phony</code> rule") when their
+#: underline covers this share of the gap between them and of each word's end next to it.
+UNDERLINED_SHARE = 0.6
+
+
+def _underline_rows(crop: np.ndarray, ink_contrast: int) -> np.ndarray:
+    """Boolean per row of a line crop: is it part of an underline (a thin long rule low in the crop, see
+    :data:`UNDERLINE_RUN`)? Rows of a thick band (a border, a table rule that fills the crop) are not."""
+    return _underline(crop, ink_contrast)[0]
+
+
+def _underline(crop: np.ndarray, ink_contrast: int) -> tuple[np.ndarray, np.ndarray]:
+    """The underline rows of a line crop (see :func:`_underline_rows`) and, per column, whether ink lies on them
+    (all False without an underline)."""
+    h, w = crop.shape[:2]
+    none = np.zeros(h, dtype=bool), np.zeros(w, dtype=bool)
+    if h < 6 or w < UNDERLINE_RUN * h:
+        return none
+    bg = np.median(crop.reshape(-1, 3), axis=0)
+    ink = np.abs(crop.astype(np.int16) - bg.astype(np.int16)).max(axis=-1) >= ink_contrast
+    rows = np.zeros(h, dtype=bool)
+    for r in range(int(h * (1 - UNDERLINE_ZONE)), h):
+        runs = _runs(ink[r], 0)
+        rows[r] = bool(runs) and max(e - s for s, e in runs) >= UNDERLINE_RUN * h
+    if not rows.any() or rows.sum() > max(1, round(UNDERLINE_ROWS * h)):
+        return none
+    return rows, ink[rows].any(axis=0)
+
+
+def _without_punctuation(runs: list[tuple[int, int]], height: int) -> list[tuple[int, int]]:
+    """A word's ink runs ``[start, end)`` without the narrow ones at its ends (:data:`PUNCTUATION_WIDTH` line heights:
+    a full stop, a comma, a bracket, a quote), as long as at least a line height of its ink is left."""
+    inside = list(runs)
+    for end_at in (-1, 0):  # a full stop, a comma or a closing bracket; an opening bracket or quote
+        while (
+            len(inside) > 1
+            and inside[end_at][1] - inside[end_at][0] <= PUNCTUATION_WIDTH * height
+            and (inside[-2][1] - inside[0][0] if end_at == -1 else inside[-1][1] - inside[1][0]) >= height
+        ):
+            inside.pop(end_at)
+    return inside
+
+
+def _colours_differ(a: np.ndarray | None, b: np.ndarray | None, config: OcrConfig) -> bool:
+    """Two glyph colours (RGB) are of another style: both known, and further apart than ``config.color_split`` or
+    their hues (:func:`_chroma`) further than ``config.chroma_split`` (a threshold of 0 is off)."""
+    if a is None or b is None:
+        return False
+    return (0 < config.color_split < float(np.linalg.norm(a - b))) or (
+        0 < config.chroma_split < float(np.linalg.norm(_chroma(a) - _chroma(b)))
+    )
+
+
+def text_colours(image: np.ndarray, box: tuple[float, float, float, float], config: OcrConfig) -> np.ndarray | None:
+    """The glyph colours of the text in ``box`` of ``image``, for telling whether two texts share a style: a
+    ``(2, 3)`` RGB array, the colour of its words, then the colour of all its ink. They differ only where punctuation
+    at the text's ends (:func:`_without_punctuation`) is of another colour (:func:`_colours_differ`) than its words:
+    "intro)" is a link's colour and a black bracket's, whose stronger contrast alone decides its ink's colour. Two
+    texts match where both colours do, so "(see the" | "intro)" stay apart, and so do the link "Tutorial," and the
+    link "Tutorial2" after its plain comma. None when a glyph colour cannot be told (see :func:`_glyph_color`)."""
+    crop = _crop(image, box)
+    if crop.shape[0] < 2 or crop.shape[1] < 2:
+        return None
+    bg = np.median(crop.reshape(-1, 3), axis=0)
+    whole = _glyph_color(crop, bg)
+    if whole is None:
+        return None
+    words = whole
+    ink = _ink_columns(crop, config.ink_contrast)
+    cols = np.flatnonzero(ink)
+    if cols.size:
+        runs = _runs(ink[cols[0] : cols[-1] + 1], int(cols[0]))
+        inside = _without_punctuation(runs, crop.shape[0])
+        if len(inside) < len(runs):
+            core = _glyph_color(crop[:, inside[0][0] : inside[-1][1]], bg)
+            if _colours_differ(core, whole, config):
+                words = core
+    return np.stack([words, whole])
+
+
+#: Where a list marker is looked for: from this many line heights left of a line's start ...
+MARKER_REACH = 1.5
+#: ... to this many (the gap between a bullet and its item's text; the detector's box may cut into the first glyph).
+MARKER_GAP = 0.3
+#: A list marker has blank space at least this many line heights wide left of it (it is no word's last letter).
+MARKER_CLEAR = 0.5
+#: A list marker (a disc, a circle, a square) is at most this many line heights wide and high.
+MARKER_SIZE = 0.55
+
+
+def list_marker_left(image: np.ndarray, box: tuple[float, float, float, float], config: OcrConfig) -> bool | None:
+    """What stands just left of the line in ``box`` (from :data:`MARKER_REACH` to :data:`MARKER_GAP` line heights
+    before its start): True for a list marker (a bullet: a lone small blob of ink, at most :data:`MARKER_SIZE` line
+    heights each way, in the middle of the line's height), False for nothing (blank), None for any other ink. The
+    detector leaves bullets out of the line, so the text cannot tell a list item's first line from its next one; the
+    ink can."""
+    x0, y0, x1, y1 = box
+    h = y1 - y0
+    reach = x0 - MARKER_REACH * h
+    lo, hi = int(round(max(0.0, reach - MARKER_CLEAR * h))), int(round(x0 - MARKER_GAP * h))
+    top, bottom = int(round(y0 + 0.1 * h)), int(round(y1 - 0.05 * h))
+    if h < 6 or hi - lo < 3 or bottom - top < 3:
+        return None
+    region = image[top:bottom, lo:hi].astype(np.int16)
+    bg = np.median(region.reshape(-1, 3), axis=0).astype(np.int16)
+    ink = np.abs(region - bg).max(axis=-1) >= config.ink_contrast
+    runs = _runs(ink.any(axis=0), lo)
+    near = [r for r in runs if r[1] > reach]
+    if not near:
+        return False
+    if len(near) != 1:
+        return None
+    s, e = near[0]
+    rows = np.flatnonzero(ink[:, s - lo : e - lo].any(axis=1))
+    width, height = e - s, rows[-1] - rows[0] + 1
+    centre = top + (rows[0] + rows[-1]) / 2
+    left_end = runs[-2][1] if len(runs) > 1 else (lo if lo > 0 else -np.inf)  # the image's edge is blank enough
+    marker = (
+        0.1 * h <= width <= MARKER_SIZE * h
+        and 0.1 * h <= height <= MARKER_SIZE * h
+        and y0 + 0.3 * h <= centre <= y0 + 0.8 * h
+        and s >= reach
+        and s - left_end >= MARKER_CLEAR * h
+    )
+    return True if marker else None
+
+
+def _glyph_color(crop: np.ndarray, background: np.ndarray | None = None) -> np.ndarray | None:
+    """Median colour of the glyph cores in a word crop: its pixels far from the background colour, ``background``
+    (that of the line around the word: a narrow crop, a capital's stem cut off its word by the gap after it, the "T"
+    of "The", is mostly ink, and its median would make the ink the background), else the crop's median colour."""
     px = crop.reshape(-1, 3).astype(np.float32)
     if px.shape[0] < 4:
         return None
-    bg = np.median(px, axis=0)
+    bg = np.median(px, axis=0) if background is None else np.asarray(background, dtype=np.float32)
     d = np.linalg.norm(px - bg, axis=1)
     far = d >= 0.6 * d.max()
     if d.max() < 40 or far.sum() < 3:

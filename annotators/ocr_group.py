@@ -47,6 +47,11 @@ line A to the line B just below it when the layout says B continues A, and only 
    its own), or both are set in display type (a title's words); and B does not start like a list item ("2.3.", "•",
    "a)"). This is what tells a wrapped link from a tight list of links whose geometry is the same (a table of
    contents in a narrow side bar).
+6. **List markers** (when the caller can see them: ``marked``, :func:`annotators.ocr.list_marker_left`). The detector
+   leaves a bullet out of its line, but the ink left of a line still shows it. A line with a bullet of its own
+   starts a list item, so it continues nothing, whatever its text ("a tutorial for libxslt" | "xsltproc user
+   manual"); a line with nothing left of it, hanging under the text of a line that has a bullet, is that item's
+   next line, whatever its text ("The programming" | "API"), once rules 1-4 hold.
 
 The joined element's text is the lines' texts joined by a space (none after a hyphen that ends a word: the web wraps a
 compound at its hyphen, "Byte-" | "Compilation"), its box the union of the lines, its click point the first line's
@@ -86,8 +91,10 @@ MAX_PIECE_GAP = 1.0
 MIN_PIECE_GAP = -0.35
 #: Largest distance between the vertical centres of two pieces of one line, in line heights.
 ROW_CENTRE = 0.3
-#: Display type (a page title, a hero heading): this many times the screenshot's median line height or more.
-DISPLAY_RATIO = 1.75
+#: Display type (a page title, a hero heading): this many times the screenshot's median line height or more. A
+#: detector box holds the descenders or not: a title's line without any ("Resource Use") measures 1.6× the median
+#: where its line with them ("Measuring Program") measures 2×, so 1.75 cut one title in two.
+DISPLAY_RATIO = 1.5
 #: Largest gap between two pieces of display type read as words of one heading, in line heights.
 DISPLAY_PIECE_GAP = 0.6
 #: Largest gap between a menu item and its keyboard shortcut, in line heights.
@@ -228,10 +235,12 @@ def _similar_heights(a: float, b: float) -> bool:
 
 
 def _same_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    """Same style: both glyph colours known and within :data:`MAX_COLOUR_DISTANCE` (summed RGB)."""
+    """Same style: both glyph colours known and within :data:`MAX_COLOUR_DISTANCE` (summed RGB); colours given as
+    several stacked RGB rows (``colour_of``'s) must match row by row."""
     if a is None or b is None:
         return False
-    return float(np.abs(a.astype(np.float64) - b.astype(np.float64)).sum()) <= MAX_COLOUR_DISTANCE
+    d = np.abs(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)).sum(axis=-1)
+    return float(np.max(d)) <= MAX_COLOUR_DISTANCE
 
 
 def _piece_after(i: int, boxes, heights) -> int | None:
@@ -268,14 +277,18 @@ def group_lines(
     elements: Sequence,
     colour_of: Callable[[tuple[float, float, float, float]], np.ndarray | None],
     make: Callable[..., object],
+    marked: Callable[[tuple[float, float, float, float]], bool] | None = None,
 ) -> list:
     """Join the wrapped lines of one element (see the module docstring).
 
     Args:
         elements: text elements with ``text``, ``box`` (x0, y0, x1, y1), ``point`` and ``confidence``, in one image's
             pixels (e.g. :class:`annotators.ocr.TextElement`).
-        colour_of: the glyph colour (RGB array) of the text in a box, or None when it cannot be told.
+        colour_of: the glyph colour (RGB array; or several stacked, which must each match) of the text in a box, or
+            None when it cannot be told.
         make: builds a joined element from keyword arguments ``text``, ``box``, ``point``, ``confidence``.
+        marked: what stands just left of the line in a box (rule 6): True for a list marker (a bullet), False for
+            nothing, None for anything else; None (the argument): never asked.
 
     Returns:
         The elements, each run of joined lines replaced by one element at the place of its first line; an input
@@ -302,11 +315,18 @@ def group_lines(
         ]
         return min(gaps, default=float("inf")) / heights[i]
 
+    marks: dict[int, bool | None] = {}
+
+    def mark(i: int) -> bool | None:
+        if i not in marks:
+            marks[i] = marked(boxes[i]) if marked is not None else None
+        return marks[i]
+
     following: dict[int, int] = {}
     preceding: dict[int, int] = {}
     for i in range(n):
         j = _line_below(i, boxes, heights, centres)
-        if j is None or j in preceding or not _wraps(i, j, elements, boxes, heights, colours, display):
+        if j is None or j in preceding or not _wraps(i, j, elements, boxes, heights, colours, display, mark):
             continue
         if clearance(i, +1) < ROW_CLEARANCE or clearance(j, -1) < ROW_CLEARANCE:
             continue
@@ -358,8 +378,10 @@ def _line_below(i: int, boxes, heights, centres) -> int | None:
     return best
 
 
-def _wraps(i: int, j: int, elements, boxes, heights, colours, display: set[int]) -> bool:
-    """Rules 1, 2, 4 and 5 of the module docstring for line ``i`` above line ``j``."""
+def _wraps(
+    i: int, j: int, elements, boxes, heights, colours, display: set[int], mark: Callable[[int], bool | None]
+) -> bool:
+    """Rules 1, 2, 4, 5 and 6 of the module docstring for line ``i`` above line ``j``."""
     a, b = boxes[i], boxes[j]
     h = (heights[i] + heights[j]) / 2
     if not _similar_heights(heights[i], heights[j]) or not _same_colour(colours[i], colours[j]):
@@ -384,4 +406,8 @@ def _wraps(i: int, j: int, elements, boxes, heights, colours, display: set[int])
     right_edge = max([*column, a[2], b[2]])
     if a[2] + advance + first_word - right_edge < -FIT_TOLERANCE * h:  # it had room in the column
         return False
+    if mark(j) is True:  # B starts a list item of its own
+        return False
+    if abs(left) <= 0.5 and mark(i) is True and mark(j) is False:  # B hangs under A's item text: its next line
+        return True
     return continues(elements[i].text, text, display=i in display and j in display)

@@ -44,8 +44,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: ends out of its colour and also compares hues, so inline links come apart from their prose (annotator
 #: ``2025.1-group3-colour2``); 9 = the annotator reads each line crop alone, small ones scaled up with cubic
 #: interpolation, so prose keeps its word spaces, and splits a row of bracketed items ("[Contents][Index]") into
-#: its items, so the elements named differ (annotator ``2025.1-rec-alone``).
-RECIPE_VERSION = "9"
+#: its items, so the elements named differ (annotator ``2025.1-rec-alone``); 10 = the annotator tells a text's colour
+#: by its words (not the punctuation at its ends, not against a narrow crop's own ink), leaves underlines out of the
+#: ink it splits at, and joins a list item's lines by its bullet (annotator ``2025.1-marker``).
+RECIPE_VERSION = "10"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

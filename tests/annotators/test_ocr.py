@@ -197,6 +197,50 @@ def test_a_link_in_prose_splits_off_by_colour_whatever_its_punctuation_and_howev
     assert "LoicMinier" not in {e.text.replace(" ", "") for e in no_hue.annotate(np.asarray(im))}
 
 
+def test_a_link_keeps_apart_from_prose_despite_an_underlined_space_or_a_bracket_of_the_prose_colour(annotator):
+    """A link whose underline runs on under its trailing space ("<a>archives </a>and") still splits from the next
+    word (an underline is no glyph stroke), and a link followed by a bracket of the prose's colour ("(see the
+    intro)") is not joined back to the prose: a text's colour for joining is its words', not that of its most
+    contrasting ink (the black bracket)."""
+    font = _dejavu(18)
+    ascent, _descent = font.getmetrics()
+    im = Image.new("RGB", (900, 130), (255, 250, 205))
+    d = ImageDraw.Draw(im)
+    black, brown = (0, 0, 0), (150, 90, 80)
+    rows = [
+        [("check the ", black, False), ("archives ", brown, True), ("and the bug database", black, False)],
+        [("(see the ", black, False), ("intro", brown, True), (")", black, False)],
+    ]
+    for k, runs in enumerate(rows):
+        x, y = 20.0, 20 + 60 * k
+        for text, colour, underline in runs:
+            d.text((x, y), text, font=font, fill=colour)
+            advance = d.textlength(text, font=font)
+            if underline:  # under the whole advance, the trailing space included, as a browser draws it
+                d.line((x, y + ascent + 1, x + advance, y + ascent + 1), fill=colour, width=2)
+            x += advance
+    texts = [e.text for e in annotator.annotate(np.asarray(im))]
+    assert "archives" in texts, texts
+    assert "intro" in {t.rstrip(")") for t in texts}, texts
+    assert not any("see" in t and "intro" in t for t in texts), texts
+
+
+def test_one_underline_keeps_a_link_whole_though_a_word_of_it_is_another_colour(annotator):
+    """A link whose text holds code in another colour ("The <code>phony</code> rule", one underline under all of it)
+    is one element: where one underline runs from a word across the gap under the next, they are one link."""
+    font = _dejavu(18)
+    ascent, _descent = font.getmetrics()
+    im = Image.new("RGB", (600, 70), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    blue, navy = (0, 0, 238), (60, 60, 120)
+    x = 20.0
+    for text, colour in (("The ", blue), ("phony", navy), (" rule", blue)):
+        d.text((x, 20), text, font=font, fill=colour)
+        x += d.textlength(text, font=font)
+    d.line((20, 20 + ascent + 1, x, 20 + ascent + 1), fill=blue, width=2)
+    assert [e.text for e in annotator.annotate(np.asarray(im))] == ["The phony rule"]
+
+
 PROSE = (
     "Refuses to write to any file or resource.",
     "Output an XML tree of the transformed document for debugging purposes.",

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from annotators.ocr import OcrAnnotator, TextElement, _crop, _glyph_color
+from annotators.ocr import OcrAnnotator, OcrConfig, TextElement, _crop, _glyph_color, list_marker_left
 from annotators.ocr_group import continues, group_lines
-from tests.annotators.test_ocr import _font
+from tests.annotators.test_ocr import _dejavu, _font
 
 GREY, BLUE = (60, 60, 60), (20, 80, 220)
 H = 20  # line height of the synthetic lines, px
@@ -80,6 +80,49 @@ def test_a_list_marker_starts_a_new_element():
     assert len(_group(els, im)) == 2
 
 
+def _bulleted(items: list[list[str]], x0: int = 60, size=(600, 300)):
+    """A bulleted list: each item a list of lines, the first after a bullet (a 6-px square), the others hanging
+    under its text; returns the elements and the image."""
+    rows, bullets, y = [], [], 30
+    for lines in items:
+        bullets.append(y)
+        for line in lines:
+            rows.append((line, x0, y, BLUE))
+            y += H + 1
+    els, im = _page(rows, size)
+    for y in bullets:
+        im[y + 7 : y + 13, x0 - 16 : x0 - 10] = BLUE
+    return els, im
+
+
+def _group_marked(els, im):
+    return group_lines(els, lambda box: _glyph_color(_crop(im, box)), TextElement,
+                       lambda box: list_marker_left(im, box, OcrConfig()))  # fmt: skip
+
+
+def test_a_list_items_next_line_hangs_under_its_text_and_a_bullet_starts_the_next_item():
+    """The detector leaves bullets out of its lines: the bullet left of a line tells a list item's first line, and a
+    line hanging under it with nothing to its left is the item's next line, whatever its text ("The programming" |
+    "API"); a line with its own bullet is an item of its own, whatever its text ("a tutorial for libxslt" |
+    "xsltproc user manual")."""
+    els, im = _bulleted([["Documentation"], ["The programming", "API"], ["Reporting bugs", "and getting help"]])
+    assert [list_marker_left(im, e.box, OcrConfig()) for e in els] == [True, True, False, True, False]
+    wrapped = "Reporting bugs and getting help"
+    assert _texts(_group_marked(els, im)) == ["Documentation", "The programming API", wrapped]
+    assert _texts(_group(els, im)) == ["Documentation", "The programming", "API", wrapped]
+    els, im = _bulleted([["a tutorial for libxslt"], ["xsltproc user manual"]])
+    assert _texts(_group_marked(els, im)) == ["a tutorial for libxslt", "xsltproc user manual"]
+    assert _texts(_group(els, im)) == ["a tutorial for libxslt xsltproc user manual"]  # without the bullets: wrong
+
+
+def test_only_a_lone_small_blob_with_room_before_it_is_a_list_marker():
+    els, im = _page([("Replace matching value", 20, 40, GREY), ("Replace all", 250, 40, GREY)], (600, 120))
+    assert list_marker_left(im, els[1].box, OcrConfig()) is None  # the previous column's last letter
+    assert list_marker_left(im, els[0].box, OcrConfig()) is False  # nothing: the image's edge
+    im[40 + 2 : 40 + 18, 250 - 16 : 250 - 10] = GREY  # a bar as high as the line: no bullet
+    assert list_marker_left(im, (250, 40, 300, 60), OcrConfig()) is None
+
+
 def test_a_paragraph_gap_or_a_bigger_font_stays_apart():
     gap, im = _page([("Sign in with", 40, 40, GREY), ("the company account", 40, 40 + H + 15, GREY)])
     assert len(_group(gap, im)) == 2
@@ -144,6 +187,25 @@ def test_drawn_wrapped_link_and_list_end_to_end(annotator):
     texts = {e.text.replace(" ", "") for e in annotator.annotate(np.asarray(im))}  # the drawn font's spaces are narrow
     assert "Reportingbugsandgettinghelp" in texts
     assert {"Downloads", "Mailinglists", "Contributions"} <= texts
+
+
+def test_drawn_bulleted_list_end_to_end(annotator):
+    """Real OCR on a drawn bulleted list in a narrow column: the detector leaves the bullets out of its lines, and the
+    line hanging under an item's text is that item's; a line's box starts at its first glyph, though the gap after a
+    capital's stem ("T|he") cuts it off as a word of its own (its colour is told against the line's background)."""
+    font = _dejavu(16)
+    im = Image.new("RGB", (400, 140), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    y = 20
+    for lines in (["Documentation"], ["The programming", "API"], ["How to help"]):
+        d.ellipse((22, y + 7, 28, y + 13), fill=BLUE)
+        for line in lines:
+            d.text((40, y), line, font=font, fill=BLUE)
+            y += 20
+    els = annotator.annotate(np.asarray(im))
+    assert _texts(els) == ["Documentation", "The programming API", "How to help"]
+    left = d.textbbox((40, 40), "The", font=font)[0]
+    assert abs(els[1].box[0] - left) <= 2, (els[1].box, left)
 
 
 # ---------------------------------------------------------------------- pieces of one line (join_pieces)
@@ -225,6 +287,12 @@ def test_words_of_a_display_heading_join_along_the_row_and_down_its_lines():
     title = [("Measuring", 40, 40, GREY, 60), ("Program", 340, 40, GREY, 60), ("Resource Use", 110, 105, GREY, 60)]
     els, im = _page([*title, *body], size=(900, 420))
     assert _texts(_group(_join_pieces(els, im), im)) == ["Measuring Program Resource Use", *(b[0] for b in body)]
+    # a title's line without descenders ("Resource" | "Use") has a lower box than its line with them: 1.6x the body's
+    body = [(t, 40, 200 + i * 21, GREY) for i, t in enumerate(["Home", "Introduction", "Downloads", "News"] * 2)]
+    title = [("Measuring", 40, 40, GREY, 40), ("Program", 240, 40, GREY, 40), ("Resource", 60, 84, GREY, 32),
+             ("Use", 200, 84, GREY, 32)]  # fmt: skip
+    els, im = _page([*title, *body], size=(900, 420))
+    assert _texts(_join_pieces(els, im))[:2] == ["Measuring Program", "Resource Use"]
     # the same words at the body's size stay apart: a row and a list of links
     els, im = _page([("Measuring", 40, 40, GREY), ("Program", 140, 40, GREY), ("Resource Use", 40, 61, GREY)])
     assert _texts(_group(_join_pieces(els, im), im)) == ["Measuring", "Program", "Resource Use"]
