@@ -710,7 +710,9 @@ def list_marker_left(image: np.ndarray, box: tuple[float, float, float, float], 
     top, bottom = int(round(y0 + 0.1 * h)), int(round(y1 - 0.05 * h))
     if h < 6 or hi - lo < 3 or bottom - top < 3:
         return None
-    region = image[top:bottom, lo:hi].astype(np.int16)
+    region = image[max(0, top) : max(0, bottom), lo : max(0, hi)].astype(np.int16)
+    if region.shape[0] < 3 or region.shape[1] < 3:  # a box at (or beyond) the image's edge
+        return None
     bg = np.median(region.reshape(-1, 3), axis=0).astype(np.int16)
     ink = np.abs(region - bg).max(axis=-1) >= config.ink_contrast
     runs = _runs(ink.any(axis=0), lo)

@@ -277,7 +277,7 @@ def group_lines(
     elements: Sequence,
     colour_of: Callable[[tuple[float, float, float, float]], np.ndarray | None],
     make: Callable[..., object],
-    marked: Callable[[tuple[float, float, float, float]], bool] | None = None,
+    marked: Callable[[tuple[float, float, float, float]], bool | None] | None = None,
 ) -> list:
     """Join the wrapped lines of one element (see the module docstring).
 

@@ -121,6 +121,8 @@ def test_only_a_lone_small_blob_with_room_before_it_is_a_list_marker():
     assert list_marker_left(im, els[0].box, OcrConfig()) is False  # nothing: the image's edge
     im[40 + 2 : 40 + 18, 250 - 16 : 250 - 10] = GREY  # a bar as high as the line: no bullet
     assert list_marker_left(im, (250, 40, 300, 60), OcrConfig()) is None
+    for box in ((2, 40, 50, 60), (250, 130, 300, 150)):  # at the image's left edge, below it
+        assert list_marker_left(im, box, OcrConfig()) is None
 
 
 def test_a_paragraph_gap_or_a_bigger_font_stays_apart():
