@@ -104,7 +104,9 @@ class TreeSampler:
                     rss += p.memory_info().rss
                     t = p.cpu_times()
                     self._cpu[p.pid] = max(self._cpu.get(p.pid, 0.0), t.user + t.system)
-                    if p.pid not in self._kind:
+                    # Until a process is known it is asked again: Debian's /usr/bin/chromium is a sh script that
+                    # execs the browser under the same pid, so a sample before the exec sees 'sh' ('other').
+                    if self._kind.get(p.pid, "other") == "other":
                         self._kind[p.pid] = process_kind(p, self._root.pid)
                 except self._psutil.Error:
                     continue

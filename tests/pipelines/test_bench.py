@@ -159,6 +159,24 @@ def test_bench_render_pages_are_unique_copies(tmp_path):
     assert all("copy " in p.read_text() for p in pages)
 
 
+def test_a_process_that_execs_into_the_browser_is_counted_as_the_browser(tmp_path):
+    """Debian's /usr/bin/chromium is a sh script that execs Chromium under the same pid: a sample taken before the
+    exec must not pin that process as 'other' for the rest of the run."""
+    import subprocess
+    import sys
+
+    from pipelines.bench_render import TreeSampler
+
+    chromium = tmp_path / "chromium"  # a stand-in binary: only its name matters to process_kind
+    chromium.symlink_to("/bin/sleep")
+    wrapper = f"import os, time; time.sleep(0.6); os.execv({str(chromium)!r}, [{str(chromium)!r}, '0.4'])"
+    job = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {wrapper!r}], check=True)"
+    proc = subprocess.Popen([sys.executable, "-c", job])
+    with TreeSampler(proc.pid, every_s=0.05) as sampler:
+        assert proc.wait(timeout=30) == 0
+    assert set(sampler.cpu_s_by_kind) == {"job", "browser"}
+
+
 @pytest.mark.slow
 def test_bench_render_reports_both_sizes_with_the_whole_process_tree(tmp_path, capsys):
     from tests.annotators.dom.conftest import browser_missing
