@@ -2,7 +2,10 @@
 
 The detector of PP-OCRv4 finds text *lines*; on a web page one line often holds several clickable things (a nav bar
 "Home  World  Politics", a toolbar, a table row's action links, "Don't have an account? Create one"). Grounding data
-needs one element per clickable thing, so each detected line is split into elements:
+needs one element per clickable thing, so each detected line is split into elements. First, the detector's boxes
+are mended where it missed a short token between two words it found ("Mar" | "2025" without the "01," between): two
+boxes of one row and type size with ink of the words' contrast in the gap between them, no vertical rule, are read
+as one line (:func:`_bridge_missed_ink`). Then:
 
 1. **Gap split.** The line's box is scanned column by column over its central band; a column with no glyph stroke is
    empty (it is uniform, whatever the background colour is, so a button edge or a coloured pill does not count as
@@ -199,7 +202,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-marker"
+    VERSION = "2025.1-bridge"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -330,7 +333,7 @@ class OcrAnnotator:
             return [], []
         H, W = rgb.shape[:2]
         lines, crops = [], []
-        for quad in quads:
+        for quad in _bridge_missed_ink([np.asarray(quad, dtype=np.float32) for quad in quads], rgb, cfg.ink_contrast):
             q = np.asarray(quad, dtype=np.float32)
             x0, y0 = np.floor(q.min(axis=0)).astype(int)
             x1, y1 = np.ceil(q.max(axis=0)).astype(int)
@@ -760,6 +763,104 @@ def _chroma(rgb: np.ndarray) -> np.ndarray:
     """The two opponent-colour axes of an RGB colour, red-green and yellow-blue (0, 0 for any grey)."""
     r, g, b = (float(v) for v in rgb)
     return np.array([r - g, (r + g) / 2 - b])
+
+
+#: Two detected boxes of one row whose gap holds ink neither box covers are one line (:func:`_bridge_missed_ink`)
+#: when the gap is at most :data:`BRIDGE_GAP` row heights: the detector can miss a short token between two words it
+#: found ("01," of "Mar 01, 2025", the comma of "Mar 03, 2025"), which read together are read too.
+BRIDGE_GAP = 2.0
+#: ... and when they share :data:`BRIDGE_ROW` of the lower box's height and their heights differ by at most
+#: :data:`BRIDGE_HEIGHT` times (one line of one type size).
+BRIDGE_ROW = 0.7
+BRIDGE_HEIGHT = 1.5
+#: ... and when the gap's ink has at least this share of the words' contrast (:func:`_contrast`).
+BRIDGE_CONTRAST = 0.5
+
+
+def _contrast(crop: np.ndarray) -> int:
+    """How far a crop's most distinct pixel lies from its median colour (largest channel difference, 0..255)."""
+    if crop.size == 0:
+        return 0
+    px = crop.reshape(-1, 3).astype(np.int16)
+    return int(np.abs(px - np.median(px, axis=0).astype(np.int16)).max())
+
+
+def _bridge_missed_ink(quads: list[np.ndarray], rgb: np.ndarray, ink_contrast: int) -> list[np.ndarray]:
+    """Join detected upright boxes of one row across a gap of ink the detector found no text in.
+
+    Args:
+        quads: the detector's boxes, each a (4, 2) array of corners in ``rgb``'s pixels.
+        rgb: the strip the boxes were detected in.
+        ink_contrast: as :attr:`OcrConfig.ink_contrast`.
+
+    Returns:
+        The boxes with each run of bridged neighbours replaced by one upright rectangle spanning them (in order of
+        their left edges); rotated boxes and boxes with a blank gap (or a vertical rule: ink running above and below
+        the row, a table's cell border) between them as given.
+    """
+    H, W = rgb.shape[:2]
+    upright, out = [], []
+    for q in quads:
+        if _is_axis_aligned(q):
+            x0, y0 = np.floor(q.min(axis=0)).astype(int)
+            x1, y1 = np.ceil(q.max(axis=0)).astype(int)
+            if x1 - x0 >= 2 and y1 - y0 >= 2:
+                upright.append([max(0, int(x0)), max(0, int(y0)), min(W, int(x1)), min(H, int(y1)), q])
+                continue
+        out.append(q)
+    upright.sort(key=lambda b: b[0])
+
+    def bridged(a: list, b: list) -> bool:
+        ha, hb = a[3] - a[1], b[3] - b[1]
+        h = min(ha, hb)
+        overlap = min(a[3], b[3]) - max(a[1], b[1])
+        gap = b[0] - a[2]
+        if overlap < BRIDGE_ROW * h or max(ha, hb) > BRIDGE_HEIGHT * h or not -0.3 * h <= gap <= BRIDGE_GAP * h:
+            return False
+        top, bottom = max(a[1], b[1]), min(a[3], b[3])
+        x0, x1 = a[2] + 1, b[0] - 1
+        if x1 - x0 < 1:
+            return False
+        # ink of the words' own contrast: not a pill's or a button's pale edge between two tags ("accounting" |
+        # "finance"), which would glue them into one line the gap split could no longer cut
+        text = min(_contrast(rgb[a[1] : a[3], a[0] : a[2]]), _contrast(rgb[b[1] : b[3], b[0] : b[2]]))
+        cols = np.flatnonzero(_ink_columns(rgb[top:bottom, x0:x1], max(ink_contrast, int(BRIDGE_CONTRAST * text))))
+        if cols.size == 0:
+            return False
+        # a vertical rule crosses the row: ink at the same columns half a row above and below it
+        above = rgb[max(0, top - h // 2) : max(0, top - h // 2) + 1, x0:x1][:, cols]
+        below = rgb[min(H - 1, bottom + h // 2) : min(H - 1, bottom + h // 2) + 1, x0:x1][:, cols]
+        row = np.median(rgb[top:bottom, x0:x1].reshape(-1, 3), axis=0)
+
+        def inked(px: np.ndarray) -> bool:
+            return px.size > 0 and bool((np.abs(px.astype(np.int16) - row).max(axis=-1) >= ink_contrast).any())
+
+        return not (inked(above) and inked(below))
+
+    used = [False] * len(upright)
+    for i, a in enumerate(upright):
+        if used[i]:
+            continue
+        used[i] = True
+        box = a
+        joined = False
+        while True:
+            nxt = next(
+                (j for j in range(len(upright)) if not used[j] and bridged(box, upright[j])),
+                None,
+            )
+            if nxt is None:
+                break
+            b = upright[nxt]
+            used[nxt] = True
+            box = [box[0], min(box[1], b[1]), max(box[2], b[2]), max(box[3], b[3]), None]
+            joined = True
+        if joined:
+            x0, y0, x1, y1 = (float(v) for v in box[:4])
+            out.append(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float32))
+        else:
+            out.append(a[4])
+    return out
 
 
 def _is_axis_aligned(q: np.ndarray) -> bool:

@@ -46,8 +46,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: interpolation, so prose keeps its word spaces, and splits a row of bracketed items ("[Contents][Index]") into
 #: its items, so the elements named differ (annotator ``2025.1-rec-alone``); 10 = the annotator tells a text's colour
 #: by its words (not the punctuation at its ends, not against a narrow crop's own ink), leaves underlines out of the
-#: ink it splits at, and joins a list item's lines by its bullet (annotator ``2025.1-marker``).
-RECIPE_VERSION = "10"
+#: ink it splits at, and joins a list item's lines by its bullet (annotator ``2025.1-marker``); 11 = the annotator
+#: reads two detected boxes of one row as one line where the detector missed the ink between them ("Mar" | "2025"
+#: without "01,": :func:`annotators.ocr._bridge_missed_ink`, annotator ``2025.1-bridge``).
+RECIPE_VERSION = "11"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from annotators.ocr import OcrAnnotator, OcrConfig, TextElement, _bracketed, _Piece
+from annotators.ocr import OcrAnnotator, OcrConfig, TextElement, _bracketed, _bridge_missed_ink, _Piece
 
 ROOT = Path(__file__).resolve().parents[2]
 TRUTH = ROOT / "samples" / "truth" / "truth.jsonl"
@@ -290,6 +290,88 @@ def test_a_row_of_bracketed_links_splits_into_its_items(annotator):
         assert _inside(((p.x0 + p.x1) / 2, 30), boxes[p.text]), (p, boxes[p.text])
     assert _bracketed("[Contents] [Index]") == [("Contents", 1, 9), ("Index", 12, 17)]
     assert _bracketed("[Contents]") is None and _bracketed("see [1] here") is None and _bracketed("[][x]") is None
+
+
+def _quad(box) -> np.ndarray:
+    x0, y0, x1, y1 = box
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float32)
+
+
+def _date_row(d: ImageDraw.ImageDraw, xy: tuple[int, int], font) -> dict[str, tuple]:
+    """ "Mar 01, 2025" drawn word by word; each word's box padded as the detector pads its boxes."""
+    x, y = xy
+    boxes = {}
+    for word in ("Mar", "01,", "2025"):
+        x0, y0, x1, y1 = d.textbbox((x, y), word, font=font)
+        d.text((x, y), word, font=font, fill=(33, 37, 41))
+        boxes[word] = (int(x0) - 3, int(y0) - 4, int(x1) + 3, int(y1) + 4)
+        x = x1 + d.textlength(" ", font=font)
+    return boxes
+
+
+def test_boxes_of_one_row_join_across_ink_the_detector_found_no_text_in():
+    """The detector can find "Mar" and "2025" and miss the "01," between them: the two boxes become one line box
+    spanning all three. A blank gap, a table's vertical rule between two cells, another row or another type size do
+    not join."""
+    font = _dejavu(15)
+    im = Image.new("RGB", (700, 200), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    row = _date_row(d, (20, 20), font)
+    blank = _date_row(d, (20, 80), font)
+    d.rectangle((blank["01,"][0] + 3, 80, blank["01,"][2] - 3, 110), fill=(255, 255, 255))  # no 01, at all
+    ruled = {"left": (300, 16, 360, 42), "right": (380, 16, 440, 42)}
+    d.text((303, 20), "Paid", font=font, fill=(0, 0, 0))
+    d.text((383, 20), "Due", font=font, fill=(0, 0, 0))
+    d.line((370, 0, 370, 70), fill=(200, 200, 200), width=1)  # a cell border from above the row to below it
+    tall = ImageFont.truetype(str(DEJAVU), 30)
+    d.text((300, 120), "Title", font=tall, fill=(0, 0, 0))
+    d.text((400, 128), "x", font=font, fill=(0, 0, 0))
+    d.text((465, 130), "small", font=font, fill=(0, 0, 0))
+    detected = [row["Mar"], row["2025"], blank["Mar"], blank["2025"], ruled["left"], ruled["right"],
+                (296, 116, 390, 158), (460, 126, 520, 152)]  # fmt: skip
+    quads = [_quad(b) for b in detected]
+    out = sorted(
+        tuple(int(v) for v in (*q.min(axis=0), *q.max(axis=0))) for q in _bridge_missed_ink(quads, np.asarray(im), 32)
+    )
+    joined = (row["Mar"][0], min(row["Mar"][1], row["2025"][1]), row["2025"][2], max(row["Mar"][3], row["2025"][3]))
+    assert joined in out, out
+    assert len(out) == len(quads) - 1, out  # only that pair joined
+    for box in (blank["Mar"], blank["2025"], ruled["left"], ruled["right"], (296, 116, 390, 158)):
+        assert box in out, (box, out)
+
+
+def test_a_token_the_detector_missed_is_read_with_its_row(annotator, monkeypatch):
+    """End to end with the real detector and recogniser, the detector's miss made sure of by dropping the box it
+    gives "01,": the element read is the whole date, as the DOM has it, not "Mar" and "2025" apart."""
+    font = _dejavu(15)
+    im = Image.new("RGB", (400, 60), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    row = _date_row(d, (20, 20), font)
+    engine = annotator._engine
+    gap = (row["Mar"][2], row["2025"][0])
+
+    class MissesTheDay:
+        def __init__(self, inner):
+            self._inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self._inner, name)
+
+        def __call__(self, *args, **kwargs):
+            quads, rest = self._inner(*args, **kwargs)
+            kept = []  # the boxes that do not cover the gap's middle, or a box of each word when one spans the row
+            for q in quads or []:
+                x0, x1 = float(np.min(np.asarray(q)[:, 0])), float(np.max(np.asarray(q)[:, 0]))
+                if x0 < sum(gap) / 2 < x1:
+                    if x1 - x0 > gap[1] - gap[0] + 20:  # one box for the whole row: stand in its two outer words
+                        kept += [_quad(row["Mar"]).tolist(), _quad(row["2025"]).tolist()]
+                    continue
+                kept.append(q)
+            return kept, rest
+
+    monkeypatch.setattr(annotator, "_engine", MissesTheDay(engine))
+    texts = [e.text for e in annotator.annotate(np.asarray(im))]
+    assert [t.replace(" ", "") for t in texts] == ["Mar01,2025"], texts
 
 
 def test_unsplit_mode_keeps_lines(annotator):
