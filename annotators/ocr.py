@@ -406,14 +406,11 @@ class OcrAnnotator:
             out.append((res[0], float(res[1])))
         return out
 
-    def _ink_columns(self, crop: np.ndarray) -> np.ndarray:
-        """Boolean per column: does a glyph stroke cross the central band of the line crop?"""
-        return _ink_columns(crop, self.config.ink_contrast)
-
     def _split_line(self, crop: np.ndarray, text: str) -> list[_Piece] | None:
         """Split one line crop into element pieces (crop-relative columns); None when it cannot be analysed."""
         cfg = self.config
-        ink = self._ink_columns(crop)
+        under_rows, under_cols = _underline(crop, cfg.ink_contrast)
+        ink = _ink_columns(crop, cfg.ink_contrast, under_rows)
         cols = np.flatnonzero(ink)
         if cols.size == 0:
             return None
@@ -449,16 +446,22 @@ class OcrAnnotator:
                 words.append((wstart, end))
                 wstart = runs[i + 1][0]
             if i in splits:
-                pieces.extend(self._color_split(crop, words, start, end, runs))
+                pieces.extend(self._color_split(crop, words, start, end, runs, under_cols))
                 start = runs[i + 1][0]
                 words = []
         words.append((wstart, runs[-1][1]))
-        pieces.extend(self._color_split(crop, words, start, runs[-1][1], runs))
+        pieces.extend(self._color_split(crop, words, start, runs[-1][1], runs, under_cols))
         # slivers at a line's ends are fragments of neighbouring glyphs the detector box cut through
         return [p for p in pieces if p.x1 - p.x0 >= max(2.0, 0.15 * h)] or None
 
     def _color_split(
-        self, crop: np.ndarray, words: list[tuple[int, int]], start: int, end: int, runs: list[tuple[int, int]]
+        self,
+        crop: np.ndarray,
+        words: list[tuple[int, int]],
+        start: int,
+        end: int,
+        runs: list[tuple[int, int]],
+        under_cols: np.ndarray,
     ) -> list[_Piece]:
         """Split a piece between adjacent words whose glyph colours differ by more than ``color_split`` (RGB) or
         their hues by more than ``chroma_split``.
@@ -467,16 +470,13 @@ class OcrAnnotator:
         ink runs; :data:`PUNCTUATION_WIDTH`): a glyph colour is that of the most contrasting pixels, which would
         otherwise be punctuation of another colour stuck to the word (the black full stop after a red link, the
         brackets around a blue e-mail address). Where that punctuation after a word is of another colour than the
-        word, the word ends its piece: the plain comma between two links of one colour ("Tutorial, Tutorial2")."""
+        word, the word ends its piece: the plain comma between two links of one colour ("Tutorial, Tutorial2").
+        ``under_cols``: per column of the crop, whether an underline (:func:`_underline`) lies under it."""
         cfg = self.config
         if (cfg.color_split <= 0 and cfg.chroma_split <= 0) or len(words) < 2:
             return [_Piece(start, end)]
 
-        def differ(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-            return _colours_differ(a, b, cfg)
-
         h = crop.shape[0]
-        under_cols = _underline(crop, cfg.ink_contrast)[1]
 
         def underlined(a: int, b: int) -> bool:
             return b > a and float(under_cols[a:b].mean()) >= UNDERLINED_SHARE
@@ -494,12 +494,14 @@ class OcrAnnotator:
             colors.append(_glyph_color(crop[:, inside[0][0] : inside[-1][1]] if inside else crop[:, s:e], bg))
             # punctuation of another colour after the word: the plain comma between two links ("Tutorial, Tutorial2")
             ends.append(
-                len(inside) < len(whole) and inside[-1][1] < e and differ(_glyph_color(crop[:, s:e], bg), colors[-1])
+                len(inside) < len(whole)
+                and inside[-1][1] < e
+                and _colours_differ(_glyph_color(crop[:, s:e], bg), colors[-1], cfg)
             )
         pieces: list[_Piece] = []
         s0 = start
         for i in range(len(words) - 1):
-            if (ends[i] or differ(colors[i], colors[i + 1])) and not one_link(i):
+            if (ends[i] or _colours_differ(colors[i], colors[i + 1], cfg)) and not one_link(i):
                 pieces.append(_Piece(s0, words[i][1]))
                 s0 = words[i + 1][0]
         pieces.append(_Piece(s0, end))
@@ -517,7 +519,7 @@ class OcrAnnotator:
         parts = [t for t in _SEPARATOR_RE.split(text)]
         tokens = text.split()
         crop = line[:, p.x0 : p.x1]
-        ink = self._ink_columns(crop)
+        ink = _ink_columns(crop, self.config.ink_contrast)
         cols = np.flatnonzero(ink)
         if cols.size == 0:
             return [_Piece(p.x0, p.x1, text, conf)]
@@ -590,14 +592,16 @@ def _runs(mask: np.ndarray, offset: int) -> list[tuple[int, int]]:
     return [(int(s) + offset, int(e) + offset) for s, e in zip(starts, ends, strict=True)]
 
 
-def _ink_columns(crop: np.ndarray, ink_contrast: int) -> np.ndarray:
+def _ink_columns(crop: np.ndarray, ink_contrast: int, under: np.ndarray | None = None) -> np.ndarray:
     """Boolean per column of a line crop: does a glyph stroke (an intensity range of at least ``ink_contrast``)
-    cross its central band? An underline is no glyph stroke (:func:`_underline_rows`): under a link's trailing space
-    ("<a>archives </a>and") it would join the link's last word to the next word, which may be another colour's."""
+    cross its central band? An underline is no glyph stroke (its rows, ``under``, as :func:`_underline` finds them,
+    measured here when not given): under a link's trailing space ("<a>archives </a>and") it would join the link's
+    last word to the next word, which may be another colour's."""
     h = crop.shape[0]
     m = max(1, int(round(0.15 * h)))
     rows = np.arange(m, h - m) if h - 2 * m >= 2 else np.arange(h)
-    under = _underline_rows(crop, ink_contrast)
+    if under is None:
+        under = _underline(crop, ink_contrast)[0]
     if under.any() and (~under[rows]).sum() >= 2:
         rows = rows[~under[rows]]
     band = crop[rows].astype(np.int16)
@@ -615,15 +619,10 @@ UNDERLINE_ROWS = 0.15
 UNDERLINED_SHARE = 0.6
 
 
-def _underline_rows(crop: np.ndarray, ink_contrast: int) -> np.ndarray:
-    """Boolean per row of a line crop: is it part of an underline (a thin long rule low in the crop, see
-    :data:`UNDERLINE_RUN`)? Rows of a thick band (a border, a table rule that fills the crop) are not."""
-    return _underline(crop, ink_contrast)[0]
-
-
 def _underline(crop: np.ndarray, ink_contrast: int) -> tuple[np.ndarray, np.ndarray]:
-    """The underline rows of a line crop (see :func:`_underline_rows`) and, per column, whether ink lies on them
-    (all False without an underline)."""
+    """The underline of a line crop: per row, whether it is part of one (a thin long rule low in the crop, see
+    :data:`UNDERLINE_RUN`; rows of a thick band, a border or a table rule that fills the crop, are not), and per
+    column, whether ink lies on those rows (all False without an underline)."""
     h, w = crop.shape[:2]
     none = np.zeros(h, dtype=bool), np.zeros(w, dtype=bool)
     if h < 6 or w < UNDERLINE_RUN * h:
@@ -711,10 +710,10 @@ def list_marker_left(image: np.ndarray, box: tuple[float, float, float, float], 
     reach = x0 - MARKER_REACH * h
     lo, hi = int(round(max(0.0, reach - MARKER_CLEAR * h))), int(round(x0 - MARKER_GAP * h))
     top, bottom = int(round(y0 + 0.1 * h)), int(round(y1 - 0.05 * h))
-    if h < 6 or hi - lo < 3 or bottom - top < 3:
+    if h < 6:
         return None
     region = image[max(0, top) : max(0, bottom), lo : max(0, hi)].astype(np.int16)
-    if region.shape[0] < 3 or region.shape[1] < 3:  # a box at (or beyond) the image's edge
+    if region.shape[0] < 3 or region.shape[1] < 3:  # too small to tell, or a box at (or beyond) the image's edge
         return None
     bg = np.median(region.reshape(-1, 3), axis=0).astype(np.int16)
     ink = np.abs(region - bg).max(axis=-1) >= config.ink_contrast

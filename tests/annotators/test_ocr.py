@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from annotators.ocr import OcrAnnotator, OcrConfig, TextElement, _bracketed, _bridge_missed_ink, _Piece
+from annotators.ocr import (
+    OcrAnnotator,
+    OcrConfig,
+    TextElement,
+    _bracketed,
+    _bridge_missed_ink,
+    _Piece,
+    text_colours,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 TRUTH = ROOT / "samples" / "truth" / "truth.jsonl"
@@ -141,6 +149,20 @@ def test_missing_rapidocr_gives_install_hint(monkeypatch):
         OcrAnnotator().load()
 
 
+def test_a_texts_colours_are_its_words_and_none_where_no_glyph_can_be_told():
+    """text_colours: the words' colour, then all the ink's; None for a crop under 2 px either way or without ink."""
+    im = Image.new("RGB", (300, 60), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    d.text((10, 15), "Download", font=_dejavu(20), fill=(200, 30, 30))
+    a, cfg = np.asarray(im), OcrConfig()
+    colours = text_colours(a, (8, 10, 130, 45), cfg)
+    assert colours is not None and colours.shape == (2, 3)
+    assert all(c[0] > 150 and c[1] < 90 and c[2] < 90 for c in colours), colours  # red, both
+    assert text_colours(a, (40, 10, 41, 45), cfg) is None  # 1 px wide
+    assert text_colours(a, (8, 30, 130, 31), cfg) is None  # 1 px high
+    assert text_colours(a, (150, 10, 290, 45), cfg) is None  # blank
+
+
 # ---------------------------------------------------------------------- with the engine
 @pytest.fixture(scope="module")
 def annotator() -> OcrAnnotator:
@@ -175,6 +197,20 @@ def _draw_runs(d: ImageDraw.ImageDraw, xy: tuple[int, int], runs, font) -> dict[
     return boxes
 
 
+def _draw_advancing(d: ImageDraw.ImageDraw, xy: tuple[float, float], runs, font) -> float:
+    """Draw (text, colour, underlined) runs one after another at their advances, as a browser sets them (an
+    underline runs under a run's whole advance, its trailing space included); returns the x after the last run."""
+    x, y = xy
+    ascent, _descent = font.getmetrics()
+    for text, colour, underline in runs:
+        d.text((x, y), text, font=font, fill=colour)
+        advance = d.textlength(text, font=font)
+        if underline:
+            d.line((x, y + ascent + 1, x + advance, y + ascent + 1), fill=colour, width=2)
+        x += advance
+    return x
+
+
 def test_a_link_in_prose_splits_off_by_colour_whatever_its_punctuation_and_however_close_in_rgb(annotator):
     """A word's colour leaves out the punctuation at its ends: the black full stop after an underlined red link, or
     the grey brackets around a blue address, do not make it the prose's colour, and a black comma between two red
@@ -203,7 +239,6 @@ def test_a_link_keeps_apart_from_prose_despite_an_underlined_space_or_a_bracket_
     intro)") is not joined back to the prose: a text's colour for joining is its words', not that of its most
     contrasting ink (the black bracket)."""
     font = _dejavu(18)
-    ascent, _descent = font.getmetrics()
     im = Image.new("RGB", (900, 130), (255, 250, 205))
     d = ImageDraw.Draw(im)
     black, brown = (0, 0, 0), (150, 90, 80)
@@ -212,13 +247,7 @@ def test_a_link_keeps_apart_from_prose_despite_an_underlined_space_or_a_bracket_
         [("(see the ", black, False), ("intro", brown, True), (")", black, False)],
     ]
     for k, runs in enumerate(rows):
-        x, y = 20.0, 20 + 60 * k
-        for text, colour, underline in runs:
-            d.text((x, y), text, font=font, fill=colour)
-            advance = d.textlength(text, font=font)
-            if underline:  # under the whole advance, the trailing space included, as a browser draws it
-                d.line((x, y + ascent + 1, x + advance, y + ascent + 1), fill=colour, width=2)
-            x += advance
+        _draw_advancing(d, (20.0, 20 + 60 * k), runs, font)
     texts = [e.text for e in annotator.annotate(np.asarray(im))]
     assert "archives" in texts, texts
     assert "intro" in {t.rstrip(")") for t in texts}, texts
@@ -233,10 +262,7 @@ def test_one_underline_keeps_a_link_whole_though_a_word_of_it_is_another_colour(
     im = Image.new("RGB", (600, 70), (255, 255, 255))
     d = ImageDraw.Draw(im)
     blue, navy = (0, 0, 238), (60, 60, 120)
-    x = 20.0
-    for text, colour in (("The ", blue), ("phony", navy), (" rule", blue)):
-        d.text((x, 20), text, font=font, fill=colour)
-        x += d.textlength(text, font=font)
+    x = _draw_advancing(d, (20.0, 20), [("The ", blue, False), ("phony", navy, False), (" rule", blue, False)], font)
     d.line((20, 20 + ascent + 1, x, 20 + ascent + 1), fill=blue, width=2)
     assert [e.text for e in annotator.annotate(np.asarray(im))] == ["The phony rule"]
 
