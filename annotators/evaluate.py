@@ -21,8 +21,9 @@ its whole words (:func:`names_part_of`: a column of a table set in a code block,
 spans), whose box lies within the line's, is precise too; the report counts these apart (``line_parts``), so the
 precision that takes whole lines only is ``(precise - line_parts) / predictions``.
 
-Not text (``data_type`` :data:`ICON`: an image link, an icon button, a check box whose text is its label's) is what
-OCR cannot read. ``evaluate(..., icons=False)`` leaves it out of recall's truth and point accuracy, so recall is
+Not text (``data_type`` :data:`ICON`: an image link, an icon button, a check box whose text is its label's; and
+:data:`CUT`: text the screenshot's top or bottom edge cuts through, a strip of its glyphs painted) is what OCR cannot
+read. ``evaluate(..., icons=False)`` leaves it out of recall's truth and point accuracy, so recall is
 *visible-text recall* (the share of the painted text elements found); the icons are matched after the text elements,
 with the predictions those left, and reported apart (:meth:`EvalReport.format_not_text`). Precision is the same
 either way (a prediction inside an icon whose name matches its text is precise). :func:`icons_count` says which to
@@ -62,6 +63,13 @@ LINE = "line"
 #: ``data_type`` of a truth element with no visible text (ScreenSpot's "icon"; :func:`truth_from_dom`'s elements
 #: without a ``dom-text`` / ``dom-field`` label): out of OCR's reach.
 ICON = "icon"
+#: ``data_type`` of a text element the screenshot's top or bottom edge cuts through (:func:`truth_from_dom`): only a
+#: strip of its glyphs is painted, out of OCR's reach like an icon.
+CUT = "cut"
+#: A text element whose box touches the screenshot's top or bottom edge and is lower than this share of the
+#: screenshot's median text height (elements and lines) is :data:`CUT`: the DOM box is clipped to the viewport, so a
+#: line scrolled half out of view keeps a box a few pixels high.
+CUT_HEIGHT = 0.75
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -260,9 +268,11 @@ class EvalReport(_Rates):
         if not roles:
             return ""
         body = ", ".join(f"{k} {n}" for k, n in roles.items())
+        cut = sum(t.data_type == CUT for t in (*(m.truth for m in self.not_text_matches), *self.not_text_missed))
         return (
-            f"not text (out of OCR's reach, not in recall): {sum(roles.values())} elements,"
-            f" {len(self.not_text_matches)} named by a label; by role {body}"
+            f"not text (out of OCR's reach, not in recall): {sum(roles.values())} elements"
+            + (f" ({cut} text cut by the screenshot's edge)" if cut else "")
+            + f", {len(self.not_text_matches)} named by a label; by role {body}"
         )
 
     def format_split_details(self) -> str:
@@ -349,6 +359,9 @@ class EvalReport(_Rates):
             "not_text": {
                 "elements": len(self.not_text_matches) + len(self.not_text_missed),
                 "found": len(self.not_text_matches),
+                "cut": sum(
+                    t.data_type == CUT for t in (*(m.truth for m in self.not_text_matches), *self.not_text_missed)
+                ),
                 "by_element": self.not_text_by_element(),
             },
             "by_element": self.by_element(),
@@ -588,8 +601,8 @@ def evaluate(
             SHA-256 of the image. Predictions for images absent from the truth are counted in
             ``ignored_predictions`` and otherwise ignored.
         min_ratio: smallest normalised text similarity (0..1] that counts as a text match.
-        icons: False leaves truth elements of ``data_type`` :data:`ICON` out of recall's truth and point accuracy
-            (visible-text recall, for OCR labels); they are matched after the others and reported apart
+        icons: False leaves truth elements of ``data_type`` :data:`ICON` and :data:`CUT` out of recall's truth and
+            point accuracy (visible-text recall, for OCR labels); they are matched after the others and reported apart
             (``EvalReport.not_text_matches`` / ``not_text_missed``). Precision does not depend on it.
 
     Returns:
@@ -636,7 +649,7 @@ def evaluate(
                     pairs.append((-sim, d_box, d_centre, i, j))
         pairs.sort()
         lines = {i for i, t in enumerate(recs) if t.data_type == LINE}
-        apart = set() if icons else {i for i, t in enumerate(recs) if t.data_type == ICON}
+        apart = set() if icons else {i for i, t in enumerate(recs) if t.data_type in (ICON, CUT)}
         used_t, used_p = set(), set()
         found_here = inside_here = 0
         for neg_sim, _db, _dc, i, j in pairs:
@@ -800,8 +813,10 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
     Every other element is ``text``, also one with only a role or positional instruction (its visible text repeats
     on the screenshot, so ``dom-text`` went to none of them: a repeated heading, a table cell "Paid"). DOM labels
     before recipe version 4 named a repeated icon's position ``dom-position`` too, so there it counts as text.
-    Records are keyed by the screenshot's content id (``image`` and ``sha256``), so the other annotators' labels of
-    the same screenshots meet them.
+    A text element whose box touches the screenshot's top or bottom edge and is lower than :data:`CUT_HEIGHT` of the
+    screenshot's median text height is :data:`CUT` (a line scrolled half out of view: its DOM box is the strip left
+    in view). Records are keyed by the screenshot's content id (``image`` and ``sha256``), so the other annotators'
+    labels of the same screenshots meet them.
 
     Args:
         rows: ``grounding`` rows (other annotators' rows are skipped).
@@ -810,9 +825,11 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
         The records, one per (screenshot, element box), in row order of their first row.
     """
     elements: dict[tuple, dict[str, dict]] = {}
+    image_height: dict[str, float] = {}
     for r in rows:
         if r["annotator"] != "dom":
             continue
+        image_height[r["screenshot_id"]] = float(r.get("image_height") or 0)
         key = (r["screenshot_id"], *(round(float(r[k]), 1) for k in ("x0", "y0", "x1", "y1")))
         elements.setdefault(key, {}).setdefault(r["recipe"], r)
     out = []
@@ -828,6 +845,23 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
         out.append(
             TruthRecord(sid, text, (x0, y0, x1, y1), element=first.get("role") or "", data_type=kind, sha256=sid)
         )
+    return _mark_cut(out, image_height)
+
+
+def _mark_cut(records: list[TruthRecord], image_height: dict[str, float]) -> list[TruthRecord]:
+    """The records with each text element cut by its screenshot's top or bottom edge made :data:`CUT`."""
+    heights: dict[str, list[float]] = {}
+    for t in records:
+        if t.data_type in ("text", LINE):
+            heights.setdefault(t.image, []).append(t.box[3] - t.box[1])
+    median = {k: sorted(v)[len(v) // 2] for k, v in heights.items()}
+    out = []
+    for t in records:
+        h, bottom = t.box[3] - t.box[1], image_height.get(t.image, 0.0)
+        at_edge = t.box[1] <= 0.5 or (bottom > 0 and t.box[3] >= bottom - 0.5)
+        if t.data_type == "text" and at_edge and h < CUT_HEIGHT * median[t.image]:
+            t = dataclasses.replace(t, data_type=CUT)
+        out.append(t)
     return out
 
 

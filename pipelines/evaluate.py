@@ -10,7 +10,8 @@ the same screenshots (OCR, VLM) are scored against them, with a table by role. `
 the rendered pages.
 
 Truth elements with no visible text (``data_type`` icon: image links, icon buttons, check boxes whose text is their
-label's) are out of OCR's reach. ``--icons auto`` (default) leaves them out of recall and point accuracy when any
+label's) and text the screenshot's top or bottom edge cuts through (``data_type`` cut: a line scrolled half out of
+view) are out of OCR's reach. ``--icons auto`` (default) leaves them out of recall and point accuracy when any
 label scored is OCR's, so the headline is visible-text recall, and prints them apart ("not text (out of OCR's
 reach, not in recall): N elements, K named by a label; by role ..."); labels of other annotators (a VLM's, with
 ``--annotator vllm``) are scored with them. ``--icons count`` / ``--icons apart`` force either. Precision is the same

@@ -389,3 +389,40 @@ def test_truth_from_dom_tells_elements_that_show_no_text_from_their_recipes():
         "Up": (ICON, "link"),
         "Next": ("text", "link"),
     }
+
+
+def test_text_the_screenshots_edge_cuts_through_leaves_visible_text_recall():
+    """A link scrolled half out of view keeps a DOM box a few pixels high at the screenshot's edge: its text is a
+    strip of glyphs, out of OCR's reach like an icon. A full-height text at the edge, a low text away from it and a
+    line (precision only) stay as they are."""
+    from annotators.evaluate import CUT, LINE, truth_from_dom
+    from tests.annotators.test_formats import label_row
+
+    sid = "c" * 64
+
+    def dom(n, box, role, text):
+        return label_row(sid, n, box=box, width=200, height=100, instruction=f"click {text}", element_text=text,
+                         annotator="dom", recipe="dom-text", role=role)  # fmt: skip
+
+    rows = [
+        dom(1, (0, 93, 50, 100), "link", "Programming with libbzip2"),  # 7 px of a 14 px line at the bottom
+        dom(2, (0, 0, 50, 5), "link", "Top"),  # 5 px at the top
+        dom(3, (60, 86, 110, 100), "link", "Next"),  # whole, at the bottom edge
+        dom(4, (0, 40, 50, 47), "text", "small print"),  # low, away from the edges
+        dom(5, (0, 20, 50, 34), "heading", "Title"),
+        dom(6, (0, 60, 50, 74), "paragraph", "Some prose"),
+        dom(7, (120, 94, 190, 100), "line", "a line's strip"),
+        *(dom(8 + k, (120, 10 + 16 * k, 190, 24 + 16 * k), "link", f"Item {k}") for k in range(3)),
+    ]
+    kinds = {t.text: t.data_type for t in truth_from_dom(rows)}
+    assert kinds == {"Programming with libbzip2": CUT, "Top": CUT, "Next": "text", "small print": "text",
+                     "Title": "text", "Some prose": "text", "a line's strip": LINE,
+                     **{f"Item {k}": "text" for k in range(3)}}  # fmt: skip
+    preds = [Prediction(sid, "Next", (85, 93)), Prediction(sid, "Title", (25, 27)), Prediction(sid, "Top", (25, 2))]
+    apart = evaluate(truth_from_dom(rows), preds, icons=False)
+    assert (apart.truth, apart.found) == (7, 2)  # the two cut links are out of recall, one named anyway
+    assert [m.truth.text for m in apart.not_text_matches] == ["Top"]
+    assert apart.format_not_text().startswith("not text (out of OCR's reach, not in recall): 2 elements (2 text cut")
+    assert apart.to_dict()["not_text"]["cut"] == 2
+    counted = evaluate(truth_from_dom(rows), preds)
+    assert (counted.truth, counted.found) == (9, 3)
