@@ -12,9 +12,9 @@ as one line (:func:`_bridge_missed_ink`). Then:
    ink). A run of empty columns at least ``split_gap_advances`` times the line's average glyph advance *and*
    ``split_gap_height`` times the line height wide separates two elements; so does one at least
    ``relative_gap`` times the median of the line's other word spaces (the n widest gaps, n = spaces in the
-   recognised text) and ``relative_gap_advances`` advances wide. Measured on ``samples/truth``: word spaces are
-   0.3-1.0 advances (up to 1.3 in monospace code), gaps between nav links, menu items, table cells and buttons
-   1.7 and more.
+   recognised text, not one between two punctuation marks) and ``relative_gap_advances`` advances wide. Measured
+   on ``samples/truth``: word spaces are 0.3-1.0 advances (up to 1.3 in monospace code), gaps between nav links,
+   menu items, table cells and buttons 1.7 and more.
 2. **Colour split.** Between two words (runs of ink separated by at least a word space) whose glyph colours differ
    by more than ``color_split`` (RGB distance) or whose hues differ by more than ``chroma_split``, e.g. grey body
    text followed by a blue link, or a bold price followed by a struck-through grey one. The punctuation at a word's
@@ -202,7 +202,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-bridge"
+    VERSION = "2025.1-heading"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -425,8 +425,12 @@ class OcrAnnotator:
         word_at = max(2.0, 0.5 * advance)
         # A gap much wider than the other word spaces of its own line splits too (tight rows of links or tabs,
         # "4 Branches  27 Tags"). The word spaces are the n widest gaps, n = the spaces in the recognised text
-        # (letter gaps of monospace or bold text can be as wide as a word space, so width alone cannot tell).
-        n_spaces = text.count(" ")
+        # (letter gaps of monospace or bold text can be as wide as a word space, so width alone cannot tell). A space
+        # the recogniser put between two punctuation marks is none: "--maxdepth" read as "- -maxdepth" would make the
+        # narrow gap between the dashes a word space, and the real one beside it look wide.
+        n_spaces = sum(
+            1 for k in range(1, len(text) - 1) if text[k] == " " and (text[k - 1].isalnum() or text[k + 1].isalnum())
+        )
         spaces = sorted(enumerate(gaps), key=lambda ig: -ig[1])[:n_spaces]
         splits = set()
         for i, g in enumerate(gaps):

@@ -16,9 +16,10 @@ row only when all of:
    letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), or A is a section
    number, alone or with the start of its title, and B starts with a letter ("5.9." | "Implementation", "1.2.4
    Command" | "Info"). Unlike a wrapped line, a function word ending A does not count: on a row it ends many a nav
-   item ("Log in" | "Newsletters"). Pieces set in display type (:data:`DISPLAY_RATIO` times the screenshot's median
-   line height: a page title, whose wide word spaces the detector cuts at) join with no text cue when at most
-   :data:`DISPLAY_PIECE_GAP` line heights apart.
+   item ("Log in" | "Newsletters"). Pieces set in heading type (:data:`HEADING_RATIO` times the screenshot's median
+   line height: a page title or a bold section title, whose wide word spaces the detector or the gap split cuts at)
+   join with no text cue when at most :data:`HEADING_PIECE_GAP` line heights apart, unless B starts with a number
+   (a row of counts set large: "4 Branches" | "27 Tags").
 
 Two pieces join whatever their colour, and B may be set down to :data:`MIN_SHORTCUT_HEIGHT` of A's height: a menu
 item and its keyboard shortcut ("Cut" | "Ctrl+X", up to :data:`MAX_SHORTCUT_GAP` line heights to the right: the DOM's
@@ -95,8 +96,13 @@ ROW_CENTRE = 0.3
 #: detector box holds the descenders or not: a title's line without any ("Resource Use") measures 1.6× the median
 #: where its line with them ("Measuring Program") measures 2×, so 1.75 cut one title in two.
 DISPLAY_RATIO = 1.5
-#: Largest gap between two pieces of display type read as words of one heading, in line heights.
-DISPLAY_PIECE_GAP = 0.6
+#: Heading type on a row: pieces at least this many times the screenshot's median line height ("Core" | "Interface
+#: API", a bold section title at 1.1-1.3× the body's, cut where a wide bold space or a letter's slanted side made its
+#: word gaps look uneven) ...
+HEADING_RATIO = 1.2
+#: ... join with no text cue when at most this many line heights apart (a word space of bold heading type measured
+#: up to 0.9; the gaps between nav items and table cells are wider).
+HEADING_PIECE_GAP = 1.0
 #: Largest gap between a menu item and its keyboard shortcut, in line heights.
 MAX_SHORTCUT_GAP = 20.0
 #: A shortcut is often set smaller and paler than its item: its height may be down to this share of the item's.
@@ -143,12 +149,13 @@ def continues_on_row(first: str, second: str) -> bool:
     return not _LIST_MARKER.match(second) and second.lstrip(_OPENING)[:1].islower()
 
 
-def _display_sized(heights: Sequence[float]) -> set[int]:
-    """The elements set in display type: at least :data:`DISPLAY_RATIO` times the screenshot's median line height."""
+def _display_sized(heights: Sequence[float], ratio: float = DISPLAY_RATIO) -> set[int]:
+    """The elements set in display type: at least ``ratio`` (:data:`DISPLAY_RATIO`) times the screenshot's median
+    line height."""
     if len(heights) < 3:
         return set()
     median = float(np.median(heights))
-    return {i for i, h in enumerate(heights) if h >= DISPLAY_RATIO * median}
+    return {i for i, h in enumerate(heights) if h >= ratio * median}
 
 
 def join_pieces(
@@ -175,7 +182,7 @@ def join_pieces(
             colours[i] = colour_of(boxes[i])
         return colours[i]
 
-    display = _display_sized(heights)
+    heading = _display_sized(heights, HEADING_RATIO)
     following: dict[int, int] = {}
     preceding: dict[int, int] = {}
     for i in range(n):
@@ -185,7 +192,7 @@ def join_pieces(
         gap = (boxes[j][0] - boxes[i][2]) / ((heights[i] + heights[j]) / 2)
         if not (
             continues_on_row(elements[i].text, elements[j].text)
-            or (i in display and j in display and gap <= DISPLAY_PIECE_GAP)
+            or (i in heading and j in heading and gap <= HEADING_PIECE_GAP and not _starts_a_count(elements[j].text))
         ):
             continue
         if not _same_colour(colour(i), colour(j)):
@@ -203,6 +210,12 @@ def join_pieces(
         if (shortcut and not _SHORTCUT.match(before)) or (not shortcut and _AMOUNT.match(before)):
             following[i], preceding[j] = j, i
     return _merge(elements, boxes, following, make, " ".join, centre=True)
+
+
+def _starts_a_count(text: str) -> bool:
+    """Whether a piece starts with a number: the next item of a row of counts ("4 Branches" | "27 Tags"), not the
+    next word of a heading."""
+    return text.lstrip()[:1].isdigit()
 
 
 def _piece_before(j: int, boxes, heights, max_gap: float) -> int | None:

@@ -48,8 +48,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: by its words (not the punctuation at its ends, not against a narrow crop's own ink), leaves underlines out of the
 #: ink it splits at, and joins a list item's lines by its bullet (annotator ``2025.1-marker``); 11 = the annotator
 #: reads two detected boxes of one row as one line where the detector missed the ink between them ("Mar" | "2025"
-#: without "01,": :func:`annotators.ocr._bridge_missed_ink`, annotator ``2025.1-bridge``).
-RECIPE_VERSION = "11"
+#: without "01,": :func:`annotators.ocr._bridge_missed_ink`, annotator ``2025.1-bridge``); 12 = it joins the pieces
+#: of a row set in heading type (1.2x the median line height) up to a line height apart ("Core" | "Interface API",
+#: :data:`annotators.ocr_group.HEADING_RATIO`), and no longer takes a space read between two punctuation marks for a
+#: word space ("- -maxdepth" | "VALUE"; annotator ``2025.1-heading``).
+RECIPE_VERSION = "12"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

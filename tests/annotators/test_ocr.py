@@ -290,6 +290,23 @@ def test_prose_keeps_its_word_spaces_beside_a_wider_line(annotator):
         assert line in texts, (line, texts)
 
 
+def test_a_space_read_between_two_punctuation_marks_is_no_word_space(annotator):
+    """The relative gap split compares a gap with the line's word spaces, as many as the recognised text has. Read as
+    "- -maxdepth VALUE", "--maxdepth VALUE" made the narrow gap between its dashes a word space, and its one real
+    space, twice as wide, split the option from its value; a space between two punctuation marks no longer counts.
+    A tight row of links still splits ("4 Branches" and "27 Tags", their gap wider than the spaces inside them)."""
+    mono = ImageFont.truetype(str(DEJAVU.with_name("DejaVuSansMono.ttf")), 16) if DEJAVU.is_file() else _dejavu(16)
+    im = Image.new("RGB", (500, 40), (255, 255, 255))
+    ImageDraw.Draw(im).text((6, 8), "--maxdepth VALUE", font=mono, fill=(0, 0, 0))
+    assert len(annotator._split_line(np.asarray(im)[4:36], "- -maxdepth VALUE")) == 1
+    font = _dejavu(16)
+    im = Image.new("RGB", (500, 40), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    d.text((6, 8), "4 Branches", font=font, fill=(0, 0, 0))
+    d.text((6 + d.textlength("4 Branches", font=font) + 14, 8), "27 Tags", font=font, fill=(0, 0, 0))
+    assert len(annotator._split_line(np.asarray(im)[4:36], "4 Branches 27 Tags")) == 2
+
+
 def test_a_row_of_bracketed_links_splits_into_its_items(annotator):
     """Texinfo's navigation "[Contents][Index]" is two links, the brackets outside them: read as one piece, it
     becomes one element per item, each point on its word."""

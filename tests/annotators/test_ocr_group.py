@@ -277,6 +277,21 @@ def test_a_price_and_its_unit_join_and_a_numbered_title_goes_on_along_its_row():
     ]  # a unit follows an amount, not a word
 
 
+def test_words_of_a_bold_section_title_join_on_their_row():
+    """A section title at 1.3x the body's size ("Core" | "Interface API", cut at a word space that looked wide beside
+    the narrower one before "API") is one heading; pieces of that size further apart than a line height (a row of
+    larger nav items), a row of counts set as large ("4 Branches" | "27 Tags") and the same words at the body's size
+    stay apart."""
+    body = [(t, 40, 200 + i * 21, GREY) for i, t in enumerate(["Home", "Introduction", "Downloads", "News"] * 2)]
+    title = [("Core", 40, 40, GREY, 26), ("Interface API", 40 + 13 * 4 + 23, 40, GREY, 26)]  # 23 px: 0.9 line
+    nav = [("Products", 40, 100, GREY, 26), ("Pricing", 40 + 13 * 8 + 40, 100, GREY, 26)]  # 40 px: 1.5 lines
+    counts = [("4 Branches", 40, 150, GREY, 26), ("27 Tags", 40 + 13 * 10 + 20, 150, GREY, 26)]  # a row of counts
+    els, im = _page([*title, *nav, *counts, *body], size=(900, 420))
+    assert _texts(_join_pieces(els, im))[:5] == ["Core Interface API", "Products", "Pricing", "4 Branches", "27 Tags"]
+    els, im = _page([("Core", 40, 40, GREY), ("Interface API", 40 + 10 * 4 + 18, 40, GREY), *body], size=(900, 420))
+    assert _texts(_join_pieces(els, im))[:2] == ["Core", "Interface API"]
+
+
 def test_a_numbered_item_wrapped_under_its_number_joins_and_the_next_number_starts_anew():
     toc = ["3.5.1. Interpreter", "Name", "3.5.2. Interpreter", "Location", "3.6. Module Path"]
     els, im = _page([(t, 40, 40 + i * 21, BLUE) for i, t in enumerate(toc)])
