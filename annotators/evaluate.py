@@ -268,7 +268,7 @@ class EvalReport(_Rates):
         if not roles:
             return ""
         body = ", ".join(f"{k} {n}" for k, n in roles.items())
-        cut = sum(t.data_type == CUT for t in (*(m.truth for m in self.not_text_matches), *self.not_text_missed))
+        cut = self.not_text_cut
         return (
             f"not text (out of OCR's reach, not in recall): {sum(roles.values())} elements"
             + (f" ({cut} text cut by the screenshot's edge)" if cut else "")
@@ -280,9 +280,18 @@ class EvalReport(_Rates):
         the elements with no visible text left out of recall (when there are), the table by role."""
         return "\n".join(x for x in (self.format_unreadable(), self.format_not_text(), self.format_by_element()) if x)
 
+    def _not_text(self) -> tuple[TruthRecord, ...]:
+        """The truth elements left out of recall as out of OCR's reach, named by a label or not."""
+        return (*(m.truth for m in self.not_text_matches), *self.not_text_missed)
+
+    @property
+    def not_text_cut(self) -> int:
+        """How many of the elements left out of recall are text the screenshot's edge cuts through (:data:`CUT`)."""
+        return sum(t.data_type == CUT for t in self._not_text())
+
     def not_text_by_element(self) -> dict[str, int]:
         """Per role, the truth elements with no visible text left out of recall, most first."""
-        roles = Counter(t.element or "-" for t in (*(m.truth for m in self.not_text_matches), *self.not_text_missed))
+        roles = Counter(t.element or "-" for t in self._not_text())
         return dict(sorted(roles.items(), key=lambda kv: (-kv[1], kv[0])))
 
     def summary(self) -> str:
@@ -359,9 +368,7 @@ class EvalReport(_Rates):
             "not_text": {
                 "elements": len(self.not_text_matches) + len(self.not_text_missed),
                 "found": len(self.not_text_matches),
-                "cut": sum(
-                    t.data_type == CUT for t in (*(m.truth for m in self.not_text_matches), *self.not_text_missed)
-                ),
+                "cut": self.not_text_cut,
                 "by_element": self.not_text_by_element(),
             },
             "by_element": self.by_element(),

@@ -333,11 +333,8 @@ class OcrAnnotator:
             return [], []
         H, W = rgb.shape[:2]
         lines, crops = [], []
-        for quad in _bridge_missed_ink([np.asarray(quad, dtype=np.float32) for quad in quads], rgb, cfg.ink_contrast):
-            q = np.asarray(quad, dtype=np.float32)
-            x0, y0 = np.floor(q.min(axis=0)).astype(int)
-            x1, y1 = np.ceil(q.max(axis=0)).astype(int)
-            x0, y0, x1, y1 = max(0, x0), max(0, y0), min(W, x1), min(H, y1)
+        for q in _bridge_missed_ink([np.asarray(quad, dtype=np.float32) for quad in quads], rgb, cfg.ink_contrast):
+            x0, y0, x1, y1 = _pixel_box(q, W, H)
             if x1 - x0 < 2 or y1 - y0 < 2:
                 continue
             if _is_axis_aligned(q):
@@ -711,11 +708,11 @@ def list_marker_left(image: np.ndarray, box: tuple[float, float, float, float], 
     ink can."""
     x0, y0, x1, y1 = box
     h = y1 - y0
+    if h < 6:
+        return None
     reach = x0 - MARKER_REACH * h
     lo, hi = int(round(max(0.0, reach - MARKER_CLEAR * h))), int(round(x0 - MARKER_GAP * h))
     top, bottom = int(round(y0 + 0.1 * h)), int(round(y1 - 0.05 * h))
-    if h < 6:
-        return None
     region = image[max(0, top) : max(0, bottom), lo : max(0, hi)].astype(np.int16)
     if region.shape[0] < 3 or region.shape[1] < 3:  # too small to tell, or a box at (or beyond) the image's edge
         return None
@@ -805,10 +802,9 @@ def _bridge_missed_ink(quads: list[np.ndarray], rgb: np.ndarray, ink_contrast: i
     upright, out = [], []
     for q in quads:
         if _is_axis_aligned(q):
-            x0, y0 = np.floor(q.min(axis=0)).astype(int)
-            x1, y1 = np.ceil(q.max(axis=0)).astype(int)
+            x0, y0, x1, y1 = _pixel_box(q, W, H)
             if x1 - x0 >= 2 and y1 - y0 >= 2:
-                upright.append([max(0, int(x0)), max(0, int(y0)), min(W, int(x1)), min(H, int(y1)), q])
+                upright.append([x0, y0, x1, y1, q])
                 continue
         out.append(q)
     upright.sort(key=lambda b: b[0])
@@ -864,6 +860,13 @@ def _bridge_missed_ink(quads: list[np.ndarray], rgb: np.ndarray, ink_contrast: i
         else:
             out.append(a[4])
     return out
+
+
+def _pixel_box(q: np.ndarray, width: int, height: int) -> tuple[int, int, int, int]:
+    """The whole pixels (x0, y0, x1, y1) a detected quad covers, clipped to a ``width`` x ``height`` image."""
+    x0, y0 = np.floor(q.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(q.max(axis=0)).astype(int)
+    return max(0, int(x0)), max(0, int(y0)), min(width, int(x1)), min(height, int(y1))
 
 
 def _is_axis_aligned(q: np.ndarray) -> bool:

@@ -41,28 +41,26 @@ def test_config_hash_values_are_pinned(tmp_path):
     # OCR recipes 2 (repeated text named by position), 3 (no glyph-noise labels, with its two settings), 4 (no label
     # for a text over 120 characters), 5 (no label for a wrong-script reading), 6 (the pieces of one line joined), 7
     # (shortcuts, units, numbered titles and display headings joined), 8 (the colour split: punctuation left out,
-    # hues compared), 9 (each line crop read alone, small ones scaled up: word spaces kept; bracketed items split) and
-    # 10 (colours told by a text's words, underlines left out of the ink, list items joined by their bullets), 11
-    # (two boxes of a row read as one line across ink the detector missed) and 12 (pieces of heading type joined on
-    # their row) changed the default run's hash on purpose: its labels differ. Without those changes the hash is still
-    # the one pinned on 1a159ab, so nothing else moved.
-    assert config_hash(ocr, TileConfig(run_id="r")) == "fe59a7bd8cb599a8620dd0b977bd1e0a"
-    recipe_11 = dataclasses.replace(ocr, recipe_version="11")
-    assert config_hash(recipe_11, TileConfig(run_id="r")) == "2b2e70c9c462d3f902d51f46c7778e00"
-    recipe_10 = dataclasses.replace(ocr, recipe_version="10")
-    assert config_hash(recipe_10, TileConfig(run_id="r")) == "e10a2fe6c4ee1981f9fd082059f3c8fd"
-    recipe_9 = dataclasses.replace(ocr, recipe_version="9")
-    assert config_hash(recipe_9, TileConfig(run_id="r")) == "ef295abc077a50e3b4419c56dfb1990a"
-    recipe_8 = dataclasses.replace(ocr, recipe_version="8")
-    assert config_hash(recipe_8, TileConfig(run_id="r")) == "7e2dab1e9f9fc6b1fd11c50c572946ca"
-    recipe_7 = dataclasses.replace(ocr, recipe_version="7")
-    assert config_hash(recipe_7, TileConfig(run_id="r")) == "5366a08f60a30a35bf95fc4316aadf1b"
-    recipe_6 = dataclasses.replace(ocr, recipe_version="6")
-    assert config_hash(recipe_6, TileConfig(run_id="r")) == "3997ca56dae58edb1e0437e087ada6a9"
-    recipe_5 = dataclasses.replace(ocr, recipe_version="5")
-    assert config_hash(recipe_5, TileConfig(run_id="r")) == "94eac7c129760b2a7452b61ca61837fc"
-    recipe_4 = dataclasses.replace(ocr, recipe_version="4")
-    assert config_hash(recipe_4, TileConfig(run_id="r")) == "fa6b9e973ee1fc421e8b24c646be7791"
+    # hues compared), 9 (each line crop read alone, small ones scaled up: word spaces kept; bracketed items split), 10
+    # (colours told by a text's words, underlines left out of the ink, list items joined by their bullets), 11 (two
+    # boxes of a row read as one line across ink the detector missed) and 12 (pieces of heading type joined on their
+    # row) changed the default run's hash on purpose: its labels differ. Without those changes the hash is still the
+    # one pinned on 1a159ab, so nothing else moved. The default is recipe 12; each earlier one keeps its hash.
+    pinned = {
+        "12": "fe59a7bd8cb599a8620dd0b977bd1e0a",
+        "11": "2b2e70c9c462d3f902d51f46c7778e00",
+        "10": "e10a2fe6c4ee1981f9fd082059f3c8fd",
+        "9": "ef295abc077a50e3b4419c56dfb1990a",
+        "8": "7e2dab1e9f9fc6b1fd11c50c572946ca",
+        "7": "5366a08f60a30a35bf95fc4316aadf1b",
+        "6": "3997ca56dae58edb1e0437e087ada6a9",
+        "5": "94eac7c129760b2a7452b61ca61837fc",
+        "4": "fa6b9e973ee1fc421e8b24c646be7791",
+    }
+    assert config_hash(ocr, TileConfig(run_id="r")) == pinned["12"]
+    for version, expected in pinned.items():
+        recipe = dataclasses.replace(ocr, recipe_version=version)
+        assert config_hash(recipe, TileConfig(run_id="r")) == expected, f"recipe {version}"
     recipe_1 = config_dict(dataclasses.replace(ocr, recipe_version="1"))
     recipe_1 = {k: v for k, v in recipe_1.items() if k not in ("drop_glyphs", "glyph_min_confidence")}
     assert config_hash(recipe_1, TileConfig(run_id="r")) == "3bd93bfdeaabc74fbc28d15067d4f7ce"
