@@ -202,7 +202,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-heading"
+    VERSION = "2025.1-between"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -309,7 +309,10 @@ class OcrAnnotator:
         if cfg.group_lines:
             colour_of = lambda box: text_colours(image, box, cfg)  # noqa: E731
             marked = lambda box: list_marker_left(image, box, cfg)  # noqa: E731
-            elements = group_lines(join_pieces(elements, colour_of, TextElement), colour_of, TextElement, marked)
+            between = lambda a, b: other_ink_between(image, a, b)  # noqa: E731
+            elements = group_lines(
+                join_pieces(elements, colour_of, TextElement, between), colour_of, TextElement, marked
+            )
         elements.sort(key=lambda e: (round(e.point[1] / 8), e.point[0]))
         return OcrResult(elements, sorted(unread, key=lambda b: (b[1], b[0])))
 
@@ -775,6 +778,47 @@ BRIDGE_ROW = 0.7
 BRIDGE_HEIGHT = 1.5
 #: ... and when the gap's ink has at least this share of the words' contrast (:func:`_contrast`).
 BRIDGE_CONTRAST = 0.5
+
+
+#: Ink in the gap between two pieces of a row is of another colour than theirs (:func:`other_ink_between`) when its
+#: colour lies at least this far (RGB) off the line from the background to the pieces' colour: a bracket or a
+#: separator set in the body's colour between two links, not a glyph's anti-aliased edge or an underscore, whose
+#: colours are the pieces' colour blended with the background.
+OTHER_INK = 60.0
+
+
+def other_ink_between(
+    image: np.ndarray, a: tuple[float, float, float, float], b: tuple[float, float, float, float]
+) -> bool:
+    """Whether the gap between two boxes of one row (``a`` left of ``b``) holds glyph ink of another colour than the
+    glyphs of ``a``: the black "][" between the blue links of "[Contents][Index]".
+
+    Args:
+        image: the screenshot (H, W, 3) RGB.
+        a / b: the two pieces' boxes (x0, y0, x1, y1) in its pixels.
+
+    Returns:
+        True where the gap's central band has pixels at least 0.6 times as far from the row's background as the
+        row's most distinct pixel and their median colour lies :data:`OTHER_INK` or more off the line from the
+        background to ``a``'s glyph colour; False for a blank gap, faint ink, or boxes too small to tell.
+    """
+    top, bottom = max(a[1], b[1]), min(a[3], b[3])
+    m = 0.15 * (bottom - top)
+    row = _crop(image, (a[0], top + m, b[2], bottom - m))
+    gap = _crop(image, (a[2] + 1, top + m, b[0] - 1, bottom - m))
+    if row.shape[0] < 2 or gap.shape[0] < 2 or gap.shape[1] < 1:
+        return False
+    px = row.reshape(-1, 3).astype(np.float32)
+    bg = np.median(px, axis=0)
+    dmax = float(np.linalg.norm(px - bg, axis=1).max())
+    g = gap.reshape(-1, 3).astype(np.float32)
+    far = np.linalg.norm(g - bg, axis=1) >= 0.6 * dmax
+    ink = _glyph_color(_crop(image, (a[0], top + m, a[2], bottom - m)), bg)
+    if dmax < 40 or far.sum() < 3 or ink is None:
+        return False
+    off, axis = np.median(g[far], axis=0) - bg, ink - bg
+    t = float(off @ axis) / max(1e-6, float(axis @ axis))
+    return float(np.linalg.norm(off - max(0.0, t) * axis)) >= OTHER_INK
 
 
 def _contrast(crop: np.ndarray) -> int:

@@ -11,7 +11,8 @@ row only when all of:
 1. **Geometry.** Same font size (heights within 25 %), vertical centres within :data:`ROW_CENTRE` line heights, and B
    starts at most :data:`MAX_PIECE_GAP` line heights after A ends (a slight overlap of two detections included).
 2. **Same style.** Glyph colours within :data:`MAX_COLOUR_DISTANCE` (an inline link split from the prose around it by
-   colour stays split).
+   colour stays split), and no glyph ink of another colour between them (``split_between``: the black "][" of
+   "[Contents][index]", two links whatever case the second is read in).
 3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
    letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), or A is a section
    number, alone or with the start of its title, and B starts with a letter ("5.9." | "Implementation", "1.2.4
@@ -162,11 +163,14 @@ def join_pieces(
     elements: Sequence,
     colour_of: Callable[[tuple[float, float, float, float]], np.ndarray | None],
     make: Callable[..., object],
+    split_between: Callable[[tuple, tuple], bool] | None = None,
 ) -> list:
     """Join the pieces of one element's line (see "Pieces of one line" in the module docstring).
 
     Args:
         elements / colour_of / make: as for :func:`group_lines`.
+        split_between: called with two pieces' boxes (left, right) that would join: True where ink of another colour
+            lies between them (:func:`annotators.ocr.other_ink_between`), which keeps them apart; None: not checked.
 
     Returns:
         The elements, each run of joined pieces replaced by one element at the place of its first piece.
@@ -196,6 +200,8 @@ def join_pieces(
         ):
             continue
         if not _same_colour(colour(i), colour(j)):
+            continue
+        if split_between is not None and boxes[j][0] - boxes[i][2] >= 2 and split_between(boxes[i], boxes[j]):
             continue
         following[i], preceding[j] = j, i
     for j in range(n):  # a menu item's shortcut or a price's unit, set smaller, paler, a shortcut far to the right

@@ -51,8 +51,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: without "01,": :func:`annotators.ocr._bridge_missed_ink`, annotator ``2025.1-bridge``); 12 = it joins the pieces
 #: of a row set in heading type (1.2x the median line height) up to a line height apart ("Core" | "Interface API",
 #: :data:`annotators.ocr_group.HEADING_RATIO`), and no longer takes a space read between two punctuation marks for a
-#: word space ("- -maxdepth" | "VALUE"; annotator ``2025.1-heading``).
-RECIPE_VERSION = "12"
+#: word space ("- -maxdepth" | "VALUE"; annotator ``2025.1-heading``); 13 = it keeps two pieces of a row apart
+#: where glyph ink of another colour lies between them (the black "][" of "[Contents][index]":
+#: :func:`annotators.ocr.other_ink_between`, annotator ``2025.1-between``).
+RECIPE_VERSION = "13"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

@@ -292,6 +292,43 @@ def test_words_of_a_bold_section_title_join_on_their_row():
     assert _texts(_join_pieces(els, im))[:2] == ["Core", "Interface API"]
 
 
+def test_pieces_with_ink_of_another_colour_between_them_stay_apart():
+    """The links "[Contents][index]", cut apart by the bracket split (the second read with a lower-case start), stay
+    apart: the black "][" lies between them. The same pieces with a blank gap, or with a pale blue underscore between
+    them (the blue blended with the background, as an anti-aliased stroke is: "nettle_hash"), join."""
+    from annotators.ocr import other_ink_between
+    from annotators.ocr_group import join_pieces
+
+    rows = [("Contents", 40, 40), ("index", 135, 40), ("Contents", 40, 100), ("index", 135, 100), ("nettle", 40, 160),
+            ("hash abstraction", 115, 160)]  # fmt: skip
+    els, im = _page([(*row, BLUE) for row in rows])
+    im[48:55, 124:126] = (0, 0, 0)  # "]["
+    im[48:55, 129:131] = (0, 0, 0)
+    im[172:174, 102:113] = (135, 165, 235)  # a pale blue underscore, halfway from the blue to the background
+    between = lambda a, b: other_ink_between(im, a, b)  # noqa: E731
+    joined = join_pieces(els, lambda box: _glyph_color(_crop(im, box)), TextElement, between)
+    assert _texts(joined) == ["Contents", "index", "Contents index", "nettle hash abstraction"]
+    assert _texts(_join_pieces(els, im)) == ["Contents index", "Contents index", "nettle hash abstraction"]
+
+
+def test_drawn_bracketed_links_stay_apart_end_to_end(annotator):
+    """Real OCR on a texinfo page's navigation row: "[Contents][index]" gives two links, whatever the case it is read
+    in."""
+    font = _dejavu(16)
+    im = Image.new("RGB", (500, 80), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    x = 20.0
+    for part, colour in (("Up: ", "black"), ("Top", BLUE), ("   [", "black"), ("Contents", BLUE), ("][", "black"),
+                         ("index", BLUE), ("]", "black")):  # fmt: skip
+        d.text((x, 30), part, font=font, fill=colour)
+        w = d.textlength(part, font=font)
+        if colour == BLUE:
+            d.line((x, 47, x + w, 47), fill=colour, width=1)  # underlined
+        x += w
+    texts = [e.text.strip("[]") for e in annotator.annotate(np.asarray(im))]
+    assert "Contents" in texts and "index" in texts, texts
+
+
 def test_a_numbered_item_wrapped_under_its_number_joins_and_the_next_number_starts_anew():
     toc = ["3.5.1. Interpreter", "Name", "3.5.2. Interpreter", "Location", "3.6. Module Path"]
     els, im = _page([(t, 40, 40 + i * 21, BLUE) for i, t in enumerate(toc)])
