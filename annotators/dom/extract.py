@@ -22,11 +22,12 @@ Which elements (the rules the DOM labels stand on; :mod:`annotators.dom.labels` 
   fragment, never a label), with at most ``max_text_chars`` characters and one letter or digit; the box is the
   tight box of its glyphs.
 * **lines** (role ``line``, kind ``text``): the text that is painted but is no element above, line by line: an owner's
-  text that is too long (a paragraph, a code block) or that has a control or another owner inside (the words around
-  an inline link), cut into visual lines and at every interruption by other text (the link), so "Read about
-  <a>accessibility</a> first." gives the lines "Read about" and "first." beside the link. Each has the tight box of
-  its words, at most ``max_text_chars`` characters and one letter or digit. Without them, visible text a screenshot
-  shows is in no truth element, and every correct OCR label of it would count as wrong.
+  text that is too long (a paragraph, a code block), that keeps its author's line breaks (a code block of several
+  lines: its lines are what a person names, not "./configure make make install"), or that has a control or another
+  owner inside (the words around an inline link), cut into visual lines and at every interruption by other text (the
+  link), so "Read about <a>accessibility</a> first." gives the lines "Read about" and "first." beside the link. Each
+  has the tight box of its words, at most ``max_text_chars`` characters and one letter or digit. Without them, visible
+  text a screenshot shows is in no truth element, and every correct OCR label of it would count as wrong.
 
 Visible: a non-empty box inside the viewport and every clipping (``overflow``) ancestor, ``visibility: visible``,
 an opacity product over the ancestors of at least 0.1, no ``aria-hidden="true"`` or ``inert`` ancestor.
@@ -41,7 +42,7 @@ can run the script inside them and keep what their parent shows.
 from __future__ import annotations
 
 #: Bumped whenever the rules above change what is extracted (part of the DOM recipes' versions, so of config_hash).
-EXTRACT_VERSION = "3"
+EXTRACT_VERSION = "4"
 
 EXTRACT_JS = r"""
 (opts) => {
@@ -225,6 +226,10 @@ EXTRACT_JS = r"""
     }
     return lines;
   };
+  // A code block's lines are the author's (white-space keeps its newlines): each is a line of its own, not one
+  // element "#include <stdio.h> #include <string.h>" that nobody would name.
+  const authoredLines = (owner) => /^(pre|pre-wrap|pre-line|break-spaces)$/.test(getComputedStyle(owner).whiteSpace)
+    && /\n/.test((owner.innerText || '').trim());
   const emitLines = (owner, nodes) => {
     for (const line of lineRuns(nodes)) {
       const text = line.map((w) => (w.space ? ' ' : '') + w.word).join('');
@@ -239,7 +244,7 @@ EXTRACT_JS = r"""
     // "Read about ." of "Read about <a>accessibility</a>." is a fragment (the link is labelled): its lines are
     // emitted instead; a disabled control's text is no target either
     if (owner.closest(DISABLED)) continue;
-    if (mixed.has(owner)) { emitLines(owner, nodes); continue; }
+    if (mixed.has(owner) || authoredLines(owner)) { emitLines(owner, nodes); continue; }
     const text = norm(owner.innerText);
     if (!text || !hasAlnum(text)) continue;
     if (text.length > maxText) { emitLines(owner, nodes); continue; }

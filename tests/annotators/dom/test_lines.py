@@ -1,5 +1,5 @@
-"""Painted text that is no element of its own (a long paragraph, the words around an inline link, a code block)
-is extracted line by line (role ``line``), so the DOM truth leaves no visible text out."""
+"""Painted text that is no element of its own (a long paragraph, the words around an inline link, a code block of
+several lines) is extracted line by line (role ``line``), so the DOM truth leaves no visible text out."""
 
 from __future__ import annotations
 
@@ -15,6 +15,9 @@ of the narrow column, and as a whole it is longer than an instruction may quote,
 <pre style="font:14px monospace;margin:10px">def main():
     print("hello world, this is a code block that is longer than one hundred and twenty characters in total")
     return 0</pre>
+<pre style="font:14px monospace;margin:10px">./configure
+make
+make install</pre>
 <h2 style="font:20px sans-serif;margin:10px">A short heading</h2>
 <p style="font:16px sans-serif;margin:10px">Bold <b>words</b> inside one line</p>
 """
@@ -31,9 +34,12 @@ def test_text_that_is_no_element_is_extracted_line_by_line(host, tmp_path):
     texts = [e["text"] for e in lines]
     assert texts[:2] == ["Read about", "first."]  # cut at the inline link, which is its own element
     assert any(e["role"] == "link" and e["text"] == "accessibility" for e in els)
-    para = [t for t in texts[2:] if not t.startswith(("def main", "print(", "return 0"))]
+    para = [t for t in texts[2:] if not t.startswith(("def main", "print(", "return 0", "./configure", "make"))]
     assert len(para) >= 3 and para[0].startswith("This paragraph is long") and " ".join(para).endswith("own text.")
     assert "def main():" in texts and "return 0" in texts and any(t.startswith('print("hello world') for t in texts)
+    # a short code block's lines are the author's: each is a line, the block no element
+    assert ["./configure", "make", "make install"] == [t for t in texts if t.startswith(("./configure", "make"))]
+    assert not any(e["text"].startswith("./configure") for e in els if e["role"] != "line")
     # elements that are whole text owners are not repeated as lines
     assert "A short heading" not in texts and "Bold words inside one line" not in texts
     assert {e["text"] for e in els if e["role"] != "line"} >= {"A short heading", "Bold words inside one line"}
