@@ -54,6 +54,13 @@ line A to the line B just below it when the layout says B continues A, and only 
    starts a list item, so it continues nothing, whatever its text ("a tutorial for libxslt" | "xsltproc user
    manual"); a line with nothing left of it, hanging under the text of a line that has a bullet, is that item's
    next line, whatever its text ("The programming" | "API"), once rules 1-4 hold.
+7. **Inline links wrapped in prose** (:func:`_inline_wraps`). A link inside a paragraph wraps from the end of one line
+   to the start of the next, where rule 1 does not look ("Questions? Please <a>Get in" | "touch with me</a> for
+   more."). The last piece A of a line of text (pieces of its row closer than :data:`INLINE_RUN_GAP` line heights)
+   and the one piece B of the line below that starts where A's line starts and ends before A starts join when they
+   have one size and colour, the text continues (rule 5), A does not end a statement of code (";", "{", "}"), and
+   their colour is the lesser part of the two lines' width: the prose around the link is the greater. Prose wrapped
+   beside inline code of another colour is the greater part, and stays apart.
 
 The joined element's text is the lines' texts joined by a space (none after a hyphen that ends a word: the web wraps a
 compound at its hyphen, "Byte-" | "Compilation"), its box the union of the lines, its click point the first line's
@@ -82,6 +89,8 @@ MIN_HEIGHT_RATIO = 0.75
 MAX_COLOUR_DISTANCE = 60.0
 #: No other text this many line heights to the right of A on its line, or to the left of B on its own.
 ROW_CLEARANCE = 1.5
+#: Pieces of one row closer than this many line heights are one line of text (rule 7: a side bar's link is not).
+INLINE_RUN_GAP = 2.0
 #: How far (line heights) A plus B's first word may fall short of the column's right edge and still count as full.
 FIT_TOLERANCE = 0.3
 #: How far above and below (line heights) lines are looked at to find the column's right edge.
@@ -350,7 +359,63 @@ def group_lines(
         if clearance(i, +1) < ROW_CLEARANCE or clearance(j, -1) < ROW_CLEARANCE:
             continue
         following[i], preceding[j] = j, i
+    for i, j in _inline_wraps(elements, boxes, heights, centres, colours):
+        if i not in following and j not in preceding:
+            following[i], preceding[j] = j, i
     return _merge(elements, boxes, following, make, _join, centre=False)
+
+
+def _line_run(i: int, boxes, heights, centres) -> list[int]:
+    """The pieces of piece ``i``'s line of text, left to right: those on its row reached from it through gaps under
+    :data:`INLINE_RUN_GAP` line heights (a side bar or a second column further off is another line)."""
+    row = sorted(
+        (k for k in range(len(boxes)) if abs(centres[k] - centres[i]) < 0.5 * heights[i]), key=lambda k: boxes[k][0]
+    )
+    at = row.index(i)
+    lo = hi = at
+    while lo > 0 and boxes[row[lo]][0] - boxes[row[lo - 1]][2] < INLINE_RUN_GAP * heights[i]:
+        lo -= 1
+    while hi + 1 < len(row) and boxes[row[hi + 1]][0] - boxes[row[hi]][2] < INLINE_RUN_GAP * heights[i]:
+        hi += 1
+    return row[lo : hi + 1]
+
+
+def _inline_wraps(elements, boxes, heights, centres, colours) -> list[tuple[int, int]]:
+    """Rule 7 of the module docstring: an inline link wrapped from the end of one line of prose to the start of the
+    next ("... <a>Get in" | "touch with me</a> ..."): pairs (i, j) of the last piece of a line and the first piece of
+    the line below, starting where that line starts, of one size and colour, whose text continues, set in a colour
+    that is the lesser part of the two lines (the prose around it is the greater)."""
+    pairs = []
+    for i in range(len(boxes)):
+        here = _line_run(i, boxes, heights, centres)
+        if here[-1] != i or len(here) < 2:
+            continue
+        a, h = boxes[i], heights[i]
+        start = boxes[here[0]][0]
+        below = [
+            j
+            for j in range(len(boxes))
+            if centres[j] > centres[i]
+            and MIN_LINE_GAP * h <= boxes[j][1] - a[3] <= MAX_LINE_GAP * h
+            and abs(boxes[j][0] - start) <= 0.5 * h
+            and boxes[j][2] < a[0]
+        ]
+        if len(below) != 1:
+            continue
+        j = below[0]
+        there = _line_run(j, boxes, heights, centres)
+        if there[0] != j or not _similar_heights(h, heights[j]):
+            continue
+        if elements[i].text.rstrip().endswith((";", "{", "}")):  # a statement of code ends its line
+            continue
+        if not _same_colour(colours[i], colours[j]) or not continues(elements[i].text, elements[j].text):
+            continue
+        width = {True: 0.0, False: 0.0}
+        for k in {*here, *there}:
+            width[_same_colour(colours[k], colours[i])] += boxes[k][2] - boxes[k][0]
+        if width[True] < width[False]:
+            pairs.append((i, j))
+    return pairs
 
 
 def _merge(elements, boxes, following: dict[int, int], make, join: Callable, centre: bool) -> list:

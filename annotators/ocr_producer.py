@@ -53,8 +53,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: :data:`annotators.ocr_group.HEADING_RATIO`), and no longer takes a space read between two punctuation marks for a
 #: word space ("- -maxdepth" | "VALUE"; annotator ``2025.1-heading``); 13 = it keeps two pieces of a row apart
 #: where glyph ink of another colour lies between them (the black "][" of "[Contents][index]":
-#: :func:`annotators.ocr.other_ink_between`, annotator ``2025.1-between``).
-RECIPE_VERSION = "13"
+#: :func:`annotators.ocr.other_ink_between`, annotator ``2025.1-between``); 14 = it joins an inline link wrapped from
+#: the end of one line of prose to the start of the next ("Get in" | "touch with me", rule 7 of
+#: :mod:`annotators.ocr_group`, annotator ``2025.1-inline``).
+RECIPE_VERSION = "14"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

@@ -51,6 +51,26 @@ def test_a_two_word_button_wrapped_and_centred_becomes_one_element():
     assert _texts(_group(els, im)) == ["Add to cart"]
 
 
+def test_an_inline_link_wrapped_to_the_next_line_of_prose_becomes_one_element():
+    """ "Questions? Please <a>Get in touch with me</a> for more.": the link ends one line of prose and starts the next,
+    where that line starts, in a colour that is the lesser part of the two lines. A side bar's link on the next row
+    (not where the prose line starts), prose wrapped beside inline code of another colour (the prose is the greater
+    part) and a statement of code ending in ";" stay apart."""
+    link = [("Questions? Please", 40, 40, GREY), ("Get in", 216, 40, BLUE), ("touch with me", 40, 62, BLUE),
+            ("for more.", 176, 62, GREY)]  # fmt: skip
+    side = [("Questions? Please", 240, 110, GREY), ("Get in", 416, 110, BLUE), ("Downloads", 40, 132, BLUE)]
+    prose = [("see the", 40, 180, GREY), ("code", 116, 180, BLUE), ("and the rest of", 162, 180, GREY),
+             ("prose", 40, 202, GREY), ("more", 96, 202, BLUE)]  # fmt: skip
+    code = [("display_hex(SIZE,", 40, 250, GREY), ("digest);", 216, 250, BLUE), ("return 0", 40, 272, BLUE),
+            ("EXIT_SUCCESS;", 126, 272, GREY)]  # fmt: skip
+    els, im = _page([*link, *side, *prose, *code], size=(900, 320))
+    texts = _texts(_group(els, im))
+    assert "Get in touch with me" in texts, texts
+    assert texts.count("Get in") == 1 and "Downloads" in texts  # the side bar's link is in another column
+    assert "and the rest of" in texts and "prose" in texts
+    assert "digest);" in texts and "return 0" in texts
+
+
 def test_a_tight_list_of_links_stays_apart():
     # same left edge, no gap, same colour: the geometry of a wrap; the text says each line starts anew
     rows = ["Home", "Introduction", "Documentation", "How to help", "Downloads"]
