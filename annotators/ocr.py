@@ -751,8 +751,15 @@ def _glyph_color(crop: np.ndarray, background: np.ndarray | None = None) -> np.n
         return None
     bg = np.median(px, axis=0) if background is None else np.asarray(background, dtype=np.float32)
     d = np.linalg.norm(px - bg, axis=1)
-    far = d >= 0.6 * d.max()
-    if d.max() < 40 or far.sum() < 3:
+    return _far_colour(px, d, d.max())
+
+
+def _far_colour(px: np.ndarray, d: np.ndarray, reach: float) -> np.ndarray | None:
+    """Median colour of the pixels ``px`` (N, 3) whose distance from the background, ``d``, is at least 0.6 times
+    ``reach`` (the most distinct pixel's distance, of these pixels or of a wider crop's); None where ``reach`` is under
+    40 (no ink) or fewer than 3 pixels are that far."""
+    far = d >= 0.6 * reach
+    if reach < 40 or far.sum() < 3:
         return None
     return np.median(px[far], axis=0)
 
@@ -812,11 +819,11 @@ def other_ink_between(
     bg = np.median(px, axis=0)
     dmax = float(np.linalg.norm(px - bg, axis=1).max())
     g = gap.reshape(-1, 3).astype(np.float32)
-    far = np.linalg.norm(g - bg, axis=1) >= 0.6 * dmax
+    between = _far_colour(g, np.linalg.norm(g - bg, axis=1), dmax)
     ink = _glyph_color(_crop(image, (a[0], top + m, a[2], bottom - m)), bg)
-    if dmax < 40 or far.sum() < 3 or ink is None:
+    if between is None or ink is None:
         return False
-    off, axis = np.median(g[far], axis=0) - bg, ink - bg
+    off, axis = between - bg, ink - bg
     t = float(off @ axis) / max(1e-6, float(axis @ axis))
     return float(np.linalg.norm(off - max(0.0, t) * axis)) >= OTHER_INK
 

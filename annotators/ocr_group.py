@@ -331,7 +331,7 @@ def group_lines(
     display = _display_sized(heights)
 
     def same_row(i: int, k: int) -> bool:
-        return abs(centres[i] - centres[k]) < 0.5 * heights[i]
+        return _same_row(i, k, centres, heights)
 
     def clearance(i: int, side: int) -> float:
         gaps = [
@@ -365,12 +365,15 @@ def group_lines(
     return _merge(elements, boxes, following, make, _join, centre=False)
 
 
+def _same_row(i: int, k: int, centres, heights) -> bool:
+    """Whether line ``k``'s vertical centre lies within half of line ``i``'s height of ``i``'s."""
+    return abs(centres[i] - centres[k]) < 0.5 * heights[i]
+
+
 def _line_run(i: int, boxes, heights, centres) -> list[int]:
     """The pieces of piece ``i``'s line of text, left to right: those on its row reached from it through gaps under
     :data:`INLINE_RUN_GAP` line heights (a side bar or a second column further off is another line)."""
-    row = sorted(
-        (k for k in range(len(boxes)) if abs(centres[k] - centres[i]) < 0.5 * heights[i]), key=lambda k: boxes[k][0]
-    )
+    row = sorted((k for k in range(len(boxes)) if _same_row(i, k, centres, heights)), key=lambda k: boxes[k][0])
     at = row.index(i)
     lo = hi = at
     while lo > 0 and boxes[row[lo]][0] - boxes[row[lo - 1]][2] < INLINE_RUN_GAP * heights[i]:
