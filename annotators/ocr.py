@@ -307,12 +307,7 @@ class OcrAnnotator:
                 elements.append(TextElement(text=text, box=bx, point=point, confidence=float(conf)))
         elements = _drop_contained(elements)
         if cfg.group_lines:
-            colour_of = lambda box: text_colours(image, box, cfg)  # noqa: E731
-            marked = lambda box: list_marker_left(image, box, cfg)  # noqa: E731
-            between = lambda a, b: other_ink_between(image, a, b)  # noqa: E731
-            elements = group_lines(
-                join_pieces(elements, colour_of, TextElement, between), colour_of, TextElement, marked
-            )
+            elements = group_elements(image, elements, cfg)
         elements.sort(key=lambda e: (round(e.point[1] / 8), e.point[0]))
         return OcrResult(elements, sorted(unread, key=lambda b: (b[1], b[0])))
 
@@ -549,6 +544,28 @@ class OcrAnnotator:
 
 
 # ---------------------------------------------------------------------- helpers
+def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrConfig) -> list[TextElement]:
+    """Join the pieces of one element's line and the wrapped lines of one element (:mod:`annotators.ocr_group`), with
+    the colour, list-marker and ink-between cues read from the screenshot.
+
+    The grouping step of :meth:`OcrAnnotator.read` (when ``config.group_lines``), kept apart so that a cache of the
+    ungrouped elements (``OcrConfig(group_lines=False)``) can be grouped again by the same code
+    (``infra/truthset/regroup.py``).
+
+    Args:
+        image: the RGB ``uint8`` screenshot the elements' boxes are in.
+        elements: the ungrouped elements, in pixels of ``image``.
+        config: the annotator's settings (its colour thresholds).
+
+    Returns:
+        The grouped elements, in no particular order.
+    """
+    colour_of = lambda box: text_colours(image, box, config)  # noqa: E731
+    marked = lambda box: list_marker_left(image, box, config)  # noqa: E731
+    between = lambda a, b: other_ink_between(image, a, b)  # noqa: E731
+    return group_lines(join_pieces(elements, colour_of, TextElement, between), colour_of, TextElement, marked)
+
+
 def _strips(height: int, size: int, overlap: int) -> list[tuple[int, int, int]]:
     """(top, core start, core end) of each horizontal strip; the cores tile [0, height) exactly."""
     if height <= size:

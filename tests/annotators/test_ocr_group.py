@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from annotators.ocr import OcrAnnotator, OcrConfig, TextElement, _crop, _glyph_color, list_marker_left
+from annotators.ocr import (
+    OcrAnnotator,
+    OcrConfig,
+    TextElement,
+    _crop,
+    _glyph_color,
+    group_elements,
+    list_marker_left,
+)
 from annotators.ocr_group import continues, group_lines
 from tests.annotators.test_ocr import _dejavu, _font
 
@@ -347,6 +355,27 @@ def test_drawn_bracketed_links_stay_apart_end_to_end(annotator):
         x += w
     texts = [e.text.strip("[]") for e in annotator.annotate(np.asarray(im))]
     assert "Contents" in texts and "index" in texts, texts
+
+
+def test_grouping_cached_ungrouped_elements_gives_what_read_gives(annotator):
+    """``group_elements`` on an ungrouped read (the cache ``infra/truthset/regroup.py`` scores) is ``read``'s grouping:
+    a mended rule measured from the cache is the rule the pipeline runs."""
+    font = _dejavu(16)
+    im = Image.new("RGB", (520, 120), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    d.text((20, 20), "Up: ", font=font, fill="black")
+    d.text((20 + d.textlength("Up: ", font=font), 20), "Reporting bugs and", font=font, fill=BLUE)
+    d.text((20, 40), "getting help", font=font, fill=BLUE)  # a wrapped link: grouping joins it
+    d.text((20, 80), "Feb", font=font, fill="black")
+    d.text((20 + d.textlength("Feb    ", font=font), 80), "15, 2025", font=font, fill="black")
+    pixels = np.asarray(im)
+    ungrouped = OcrAnnotator(OcrConfig(group_lines=False))
+    ungrouped._engine, ungrouped._cv2 = annotator._engine, annotator._cv2  # the loaded sessions, shared
+    cached = ungrouped.read(pixels).elements
+    grouped = group_elements(pixels, list(cached), annotator.config)
+    read = annotator.read(pixels).elements
+    assert sorted(grouped, key=lambda e: e.box) == sorted(read, key=lambda e: e.box)
+    assert len(read) < len(cached)  # the grouping did join something, so the equality says something
 
 
 def test_a_numbered_item_wrapped_under_its_number_joins_and_the_next_number_starts_anew():

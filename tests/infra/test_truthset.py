@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import pickle
+import shutil
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,3 +63,46 @@ def test_glyph_effect_drops_a_toolbar_of_glyphs_per_screenshot():
 
     rows = [row("s1", 1, "B", 0), row("s1", 2, "I", 30), row("s1", 3, "Save", 60, w=50), row("s2", 1, "B", 0)]
     assert [r["label_id"] for r in effect.drop_glyph_rows(rows)] == ["s13", "s21"]
+
+
+@pytest.mark.slow
+def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys):
+    """``regroup.py dump`` then ``score`` on a rendered page: the labels grouped from the cache are the OCR labels
+    ``screenmill run`` writes for the same screenshot, so a grouping change measured from the cache is what a run
+    would give; the dev-only listing is refused for the test split."""
+    from tests.annotators.dom.conftest import browser_missing
+
+    pytest.importorskip("rapidocr_onnxruntime")
+    why = browser_missing()
+    if why:
+        pytest.skip(why)
+    from pipelines.run import run
+    from schemas.records import Screenshot
+    from schemas.tables import read_shards
+
+    regroup = _load("regroup")
+    pages = tmp_path / "pages"
+    (pages / "site").mkdir(parents=True)
+    shutil.copy(ROOT / "infra" / "truthset" / "pages" / "login.html", pages / "site" / "login.html")
+    manifest = pages / "pages.jsonl"
+    manifest.write_text(json.dumps({"path": "site/login.html", "site": "site", "split": "dev"}) + "\n")
+    out = tmp_path / "out"
+    run(["--pages", str(pages), "--viewports", "800x600", "--annotator", "ocr", "--output", str(out), "--quiet"])
+    cache = tmp_path / "cache.pkl"
+    assert regroup.main(["dump", str(out), str(manifest), str(cache)]) == 0
+
+    shots = [Screenshot.from_row(r) for r in read_shards(str(out), "screenshots").to_pylist()]
+    written = [r for r in read_shards(str(out), "grounding").to_pylist() if r["annotator"].startswith("ocr")]
+    with open(cache, "rb") as f:
+        cached = pickle.load(f)["elements"]
+    regrouped = regroup.labels_of(shots, cached)
+    assert len(written) >= 5
+    key = lambda r: (r["instruction"], round(r["x0"]), round(r["y0"]), round(r["x1"]), round(r["y1"]))  # noqa: E731
+    assert sorted(map(key, regrouped)) == sorted(map(key, written))
+
+    capsys.readouterr()
+    assert regroup.main(["score", str(out), str(manifest), str(cache), "--split", "dev", "--show", "missed"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("split dev: 1 screenshots, truth ") and "recall" in printed and "missed:" in printed
+    with pytest.raises(SystemExit):
+        regroup.main(["score", str(out), str(manifest), str(cache), "--split", "test", "--show", "none"])

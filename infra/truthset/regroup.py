@@ -1,0 +1,183 @@
+"""Score a change of the OCR grouping or labelling on the truth set in a minute, without reading the text again.
+
+OCR's detection and recognition take most of its time (minutes for the truth set on 2 cores); the grouping
+(:func:`annotators.ocr.group_elements`) and the labels (:func:`annotators.ocr_producer.elements_to_labels`) take
+seconds. So the ungrouped elements of each screenshot are read once and cached, and every later score groups and
+labels them again with the code as it stands::
+
+    screenmill run --pages /work/ts --viewports 1280x800,390x844@3m --annotator none --output /work/truth
+    .venv/bin/python infra/truthset/regroup.py dump /work/truth /work/ts/pages.jsonl /work/cache.pkl
+    .venv/bin/python infra/truthset/regroup.py score /work/truth /work/ts/pages.jsonl /work/cache.pkl --split dev
+
+``dump`` reads the screenshots of a run (rendered with any annotator: only its ``screenshots`` table and the
+image files are used) with ``OcrConfig(group_lines=False)`` and pickles the elements per screenshot, with the
+annotator version they were read by. ``score`` groups and labels them as ``screenmill run`` would (the producer's
+defaults), scores the labels against the DOM truth of the same run (:func:`annotators.evaluate.truth_from_dom`), and
+prints the split's summary and table by role. A change of the splitting inside :class:`annotators.ocr.OcrAnnotator`
+(before grouping) needs a new ``dump``; ``score`` refuses a cache of another annotator version unless told.
+
+``--show imprecise|none|missed N`` lists N labels (or missed truth texts) of the dev split for tuning. The test split
+is only ever scored: the option is refused for it (never look at test labels one by one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SHOW_CHOICES = ("imprecise", "none", "missed")
+
+
+def _shots(run_output: str, manifest: str, splits: set[str]) -> tuple[list, dict[str, str]]:
+    from annotators.evaluate import splits_from_manifest
+    from schemas.records import Screenshot
+    from schemas.tables import read_shards
+
+    rows = read_shards(run_output, "screenshots").to_pylist()
+    split_of = splits_from_manifest(manifest, rows)
+    seen: set[str] = set()
+    shots = []
+    for row in rows:
+        sid = row["screenshot_id"]
+        if split_of.get(sid) in splits and sid not in seen:
+            seen.add(sid)
+            shots.append(Screenshot.from_row(row))
+    return shots, split_of
+
+
+def _pixels(shot):
+    import numpy as np
+
+    from schemas.images import ImageLimits
+    from schemas.verified import read_screenshot
+
+    return np.asarray(read_screenshot(shot, ImageLimits()))
+
+
+def dump(run_output: str, manifest: str, cache: str, splits: set[str]) -> int:
+    """Read every screenshot of ``splits`` ungrouped and pickle ``{"version", "elements": {id: [TextElement]}}``."""
+    from annotators.ocr import OcrAnnotator, OcrConfig
+
+    shots, _ = _shots(run_output, manifest, splits)
+    annotator = OcrAnnotator(OcrConfig(group_lines=False))
+    elements = {}
+    start = time.monotonic()
+    for i, shot in enumerate(shots, 1):
+        elements[shot.screenshot_id] = annotator.read(_pixels(shot)).elements
+        print(f"\r{i}/{len(shots)} screenshots read", end="", file=sys.stderr, flush=True)
+    print(f"\n{len(shots)} screenshots in {time.monotonic() - start:.0f} s", file=sys.stderr)
+    with open(cache, "wb") as f:
+        pickle.dump({"version": OcrAnnotator.VERSION, "elements": elements}, f)
+    return 0
+
+
+def labels_of(shots, cached: dict) -> list[dict]:
+    """The grounding rows ``screenmill run`` would write for ``shots`` from their cached ungrouped elements."""
+    from annotators.ocr import OcrAnnotator, OcrConfig, group_elements
+    from annotators.ocr_producer import OcrProducer, elements_to_labels
+
+    producer = OcrProducer(run_id="regroup", config_hash="regroup")
+    config = OcrConfig()
+    rows = []
+    for shot in shots:
+        grouped = group_elements(_pixels(shot), list(cached[shot.screenshot_id]), config)
+        rows += [lab.to_row() for lab in elements_to_labels(shot, grouped, OcrAnnotator, producer)]
+    return rows
+
+
+def _names(p, t) -> bool:
+    """Whether prediction ``p`` names truth element ``t`` as :func:`annotators.evaluate.evaluate`'s precision says:
+    a similar text, or a run of words of a line that holds the prediction's box."""
+    from annotators.evaluate import LINE, _box_within, names_part_of, text_similarity
+
+    if text_similarity(p.text, t.text) >= 0.8:
+        return True
+    return t.data_type == LINE and _box_within(p.box, t.box) and names_part_of(p.text, t.text)
+
+
+def score(run_output: str, manifest: str, cache: str, split: str, show: str | None, n: int, any_version: bool) -> int:
+    """Group, label and score one split from the cache; print the summary, the table by role and ``show``."""
+    import dataclasses
+
+    from annotators.evaluate import (
+        ambiguous_labels,
+        evaluate,
+        point_in_box,
+        predictions_from_labels,
+        truth_from_dom,
+    )
+    from annotators.ocr import OcrAnnotator
+    from schemas.tables import read_shards
+
+    with open(cache, "rb") as f:
+        data = pickle.load(f)
+    if data["version"] != OcrAnnotator.VERSION and not any_version:
+        raise SystemExit(
+            f"{cache} was read by OCR {data['version']}, this tree is {OcrAnnotator.VERSION}: dump again, or pass "
+            "--any-version when the change is in the grouping or labels alone"
+        )
+    shots, _ = _shots(run_output, manifest, {split})
+    shots = [s for s in shots if s.screenshot_id in data["elements"]]
+    if not shots:
+        raise SystemExit(f"no screenshot of split {split!r} is in {cache}")
+    ids = {s.screenshot_id for s in shots}
+    truth = truth_from_dom(r for r in read_shards(run_output, "grounding").to_pylist() if r["screenshot_id"] in ids)
+    labels = labels_of(shots, data["elements"])
+    predictions = predictions_from_labels(labels)
+    report = evaluate(truth, predictions, icons=False)
+    report = dataclasses.replace(report, ambiguous=tuple(ambiguous_labels(labels)))
+    print(f"split {split}: {len(shots)} screenshots, {report.summary()}, ambiguous labels {report.ambiguous_labels}")
+    print(report.format_split_details())
+    if show:
+        by_shot: dict[str, list] = {}
+        for t in truth:
+            by_shot.setdefault(t.image, []).append(t)
+        picked = []
+        if show == "missed":
+            picked = [f"{t.image[:8]} {t.element or '-'} {t.text!r}" for t in report.missed]
+        else:
+            for p in predictions:
+                inside = [t for t in by_shot.get(p.image, ()) if point_in_box(p.point, t.box)]
+                if show == "none" and not inside:
+                    picked.append(f"{p.image[:8]} ({p.point[0]:.0f},{p.point[1]:.0f}) {p.text!r}")
+                elif show == "imprecise" and inside and not any(_names(p, t) for t in inside):
+                    names = " | ".join(f"{t.element}:{t.text[:60]!r}" for t in inside)
+                    picked.append(f"{p.image[:8]} ({p.point[0]:.0f},{p.point[1]:.0f}) {p.text!r} in {names}")
+        print(f"{len(picked)} {show}:")
+        for line in random.Random(0).sample(picked, min(n, len(picked))):
+            print(" ", line)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("dump", help="read the screenshots ungrouped and cache the elements")
+    s = sub.add_parser("score", help="group, label and score one split from the cache")
+    for q in (d, s):
+        q.add_argument("run_output", help="a run's output root (screenshots table, DOM labels for score)")
+        q.add_argument("manifest", help="the pages.jsonl of infra/truthset/collect.py")
+        q.add_argument("cache", help="the pickle file")
+    d.add_argument("--splits", default="dev,test", help="comma-separated splits to read (default dev,test)")
+    s.add_argument("--split", default="dev", help="the split to score (default dev)")
+    s.add_argument("--show", choices=SHOW_CHOICES, help="list labels or misses of the dev split")
+    s.add_argument("-n", type=int, default=40, help="how many to list (default 40)")
+    s.add_argument("--any-version", action="store_true", help="score a cache of another OCR version")
+    args = p.parse_args(argv)
+    if args.command == "dump":
+        return dump(args.run_output, args.manifest, args.cache, set(args.splits.split(",")))
+    if args.show and args.split != "dev":
+        p.error("--show is for the dev split only: the test split is scored, never read label by label")
+    return score(args.run_output, args.manifest, args.cache, args.split, args.show, args.n, args.any_version)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
