@@ -202,7 +202,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-inline"
+    VERSION = "2025.1-lead"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -469,7 +469,10 @@ class OcrAnnotator:
         ink runs; :data:`PUNCTUATION_WIDTH`): a glyph colour is that of the most contrasting pixels, which would
         otherwise be punctuation of another colour stuck to the word (the black full stop after a red link, the
         brackets around a blue e-mail address). Where that punctuation after a word is of another colour than the
-        word, the word ends its piece: the plain comma between two links of one colour ("Tutorial, Tutorial2").
+        word, the word ends its piece: the plain comma between two links of one colour ("Tutorial, Tutorial2"). Where
+        the punctuation before a word is darker than the word and of another hue, the word starts a piece: the black
+        bracket between two links of one colour ("org (archives)"); a thin bracket of the word's own colour reads
+        paler, not darker, so "(in bytes)" stays whole.
         ``under_cols``: per column of the crop, whether an underline (:func:`_underline`) lies under it."""
         cfg = self.config
         if (cfg.color_split <= 0 and cfg.chroma_split <= 0) or len(words) < 2:
@@ -486,7 +489,7 @@ class OcrAnnotator:
             return underlined(e1, s2) and underlined(max(s1, e1 - k), e1) and underlined(s2, min(e2, s2 + k))
 
         bg = np.median(crop[:, start:end].reshape(-1, 3), axis=0)
-        colors, ends = [], []
+        colors, ends, starts = [], [], []
         for s, e in words:
             whole = [(r0, r1) for r0, r1 in runs if s <= r0 and r1 <= e]
             inside = _without_punctuation(whole, h)
@@ -497,10 +500,20 @@ class OcrAnnotator:
                 and inside[-1][1] < e
                 and _colours_differ(_glyph_color(crop[:, s:e], bg), colors[-1], cfg)
             )
+            # punctuation before the word, of another colour and more ink than it: the black bracket opening a link
+            # ("org (archives)"; a thin bracket of the word's own colour reads paler, never darker)
+            opened = len(inside) < len(whole) and inside[0][0] > s
+            lead = _glyph_color(crop[:, s : inside[0][0]], bg) if opened else None
+            starts.append(
+                lead is not None
+                and colors[-1] is not None
+                and float(np.linalg.norm(_chroma(lead) - _chroma(colors[-1]))) > cfg.chroma_split > 0
+                and float(np.linalg.norm(lead - bg)) > float(np.linalg.norm(colors[-1] - bg))
+            )
         pieces: list[_Piece] = []
         s0 = start
         for i in range(len(words) - 1):
-            if (ends[i] or _colours_differ(colors[i], colors[i + 1], cfg)) and not one_link(i):
+            if (ends[i] or starts[i + 1] or _colours_differ(colors[i], colors[i + 1], cfg)) and not one_link(i):
                 pieces.append(_Piece(s0, words[i][1]))
                 s0 = words[i + 1][0]
         pieces.append(_Piece(s0, end))

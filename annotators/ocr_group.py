@@ -12,7 +12,8 @@ row only when all of:
    starts at most :data:`MAX_PIECE_GAP` line heights after A ends (a slight overlap of two detections included).
 2. **Same style.** Glyph colours within :data:`MAX_COLOUR_DISTANCE` (an inline link split from the prose around it by
    colour stays split), and no glyph ink of another colour between them (``split_between``: the black "][" of
-   "[Contents][index]", two links whatever case the second is read in).
+   "[Contents][index]", two links whatever case the second is read in). A month and the number after it ("Feb" |
+   "15, 2025") join whatever their shades: a short word's few glyphs read paler than a longer one's.
 3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
    letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), or A is a section
    number, alone or with the start of its title, and B starts with a letter ("5.9." | "Implementation", "1.2.4
@@ -47,8 +48,10 @@ line A to the line B just below it when the layout says B continues A, and only 
    "Contributions" | "libexslt", a file tree's ".github" | "docs"), or A ends with a hyphen or a function word ("for",
    "the", "and"…), or A starts with a section number ("3.5.1. Interpreter" | "Name": the next item would start with
    its own), or both are set in display type (a title's words); and B does not start like a list item ("2.3.", "•",
-   "a)"). This is what tells a wrapped link from a tight list of links whose geometry is the same (a table of
-   contents in a narrow side bar).
+   "a)") and A does not end a statement of code (:func:`ends_code_statement`: a code block's lines are left-aligned
+   and start in lower case like wrapped text, "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()").
+   This is what tells a wrapped link from a tight list of links whose geometry is the same (a table of contents in a
+   narrow side bar).
 6. **List markers** (when the caller can see them: ``marked``, :func:`annotators.ocr.list_marker_left`). The detector
    leaves a bullet out of its line, but the ink left of a line still shows it. A line with a bullet of its own
    starts a list item, so it continues nothing, whatever its text ("a tutorial for libxslt" | "xsltproc user
@@ -131,6 +134,9 @@ _SHORTCUT = re.compile(
 #: A currency amount ("$24", "€ 9.99") and the unit after it ("/ month").
 _AMOUNT = re.compile(r"^[$€£¥₹]\s?\d[\d.,]*$")
 _LIST_MARKER = re.compile(r"^(\d+(\.\d+)*\.?|[•·▪◦*]|\(?[a-zA-Z0-9]\))\s*\S")
+#: What reads as code rather than prose: an assignment, a call (a name and its parenthesis), a comment, a brace,
+#: a member or scope access.
+_CODE = re.compile(r"[=;{}]|\w[([]|/\*|\*/|->|::")
 _OPENING = "\"'“‘«("
 
 
@@ -145,6 +151,17 @@ def continues(first: str, second: str, display: bool = False) -> bool:
     # A lower-case start alone does not join two single words: in a list of names ("Contributions" | "libexslt", a
     # file tree's ".github" | "docs", an API's "assert.fail()" | "assert.ok()") each is an item of its own.
     return second.lstrip(_OPENING)[:1].islower() and not (len(words) == 1 and len(second.split()) == 1)
+
+
+def ends_code_statement(first: str, second: str) -> bool:
+    """True when the line ``first`` ends a statement of code, so the line ``second`` below starts another: ``first``
+    ends with ``;``, ``{`` or ``}``, or it ends with ``)``, ``]`` or ``*/`` and both lines read as code
+    (:data:`_CODE`: an assignment, a call or index, a comment, a brace). A wrapped line of prose ending with ``)``
+    ("the size (in bytes)" | "is returned") goes on in no code, so it still joins."""
+    end = first.rstrip()
+    if end.endswith((";", "{", "}")):
+        return True
+    return end.endswith((")", "]", "*/")) and bool(_CODE.search(first)) and bool(_CODE.search(second))
 
 
 def continues_on_row(first: str, second: str) -> bool:
@@ -208,7 +225,8 @@ def join_pieces(
             or (i in heading and j in heading and gap <= HEADING_PIECE_GAP and not _starts_a_count(elements[j].text))
         ):
             continue
-        if not _same_colour(colour(i), colour(j)):
+        date = bool(_MONTH.match(elements[i].text)) and elements[j].text[:1].isdigit()
+        if not date and not _same_colour(colour(i), colour(j)):  # a short month's glyphs read paler than its day's
             continue
         if split_between is not None and boxes[j][0] - boxes[i][2] >= 2 and split_between(boxes[i], boxes[j]):
             continue
@@ -409,7 +427,7 @@ def _inline_wraps(elements, boxes, heights, centres, colours) -> list[tuple[int,
         there = _line_run(j, boxes, heights, centres)
         if there[0] != j or not _similar_heights(h, heights[j]):
             continue
-        if elements[i].text.rstrip().endswith((";", "{", "}")):  # a statement of code ends its line
+        if ends_code_statement(elements[i].text, elements[j].text):
             continue
         if not _same_colour(colours[i], colours[j]) or not continues(elements[i].text, elements[j].text):
             continue
@@ -497,4 +515,6 @@ def _wraps(
         return False
     if abs(left) <= 0.5 and mark(i) is True and mark(j) is False:  # B hangs under A's item text: its next line
         return True
+    if ends_code_statement(elements[i].text, text):
+        return False
     return continues(elements[i].text, text, display=i in display and j in display)

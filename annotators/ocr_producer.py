@@ -55,8 +55,12 @@ from schemas.records import GroundingLabel, Screenshot
 #: where glyph ink of another colour lies between them (the black "][" of "[Contents][index]":
 #: :func:`annotators.ocr.other_ink_between`, annotator ``2025.1-between``); 14 = it joins an inline link wrapped from
 #: the end of one line of prose to the start of the next ("Get in" | "touch with me", rule 7 of
-#: :mod:`annotators.ocr_group`, annotator ``2025.1-inline``).
-RECIPE_VERSION = "14"
+#: :mod:`annotators.ocr_group`, annotator ``2025.1-inline``); 15 = the annotator's colour split also starts a piece
+#: at a word opened by punctuation darker than the word and of another hue (the black bracket of "org (archives)"),
+#: the grouping no longer joins a line of code ending a statement to the line below ("pctxt = ...(_obj=ctx)" |
+#: "ctxt = ...", :func:`annotators.ocr_group.ends_code_statement`), and joins a month and its day whatever their
+#: shades (annotator ``2025.1-lead``).
+RECIPE_VERSION = "15"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

@@ -254,6 +254,31 @@ def test_a_link_keeps_apart_from_prose_despite_an_underlined_space_or_a_bracket_
     assert not any("see" in t and "intro" in t for t in texts), texts
 
 
+def test_a_bracket_of_the_prose_colour_opening_a_link_splits_it_from_the_link_before(annotator):
+    """ "contact the <a>xml-bindings@gnome.org</a> (<a>archives</a>) in order": two links of one colour with a black
+    bracket between them are two elements, apart from the prose around them. The word "(archives)" has the links'
+    colour without its brackets, so only the bracket before it, darker than the link and of another hue, tells that
+    a new element starts there (without that rule this line is read as one piece). A bracket of the prose's own
+    colour ("(in bytes)") splits nothing."""
+    font = _dejavu(15)
+    black, brown = (14, 14, 12), (166, 106, 103)
+    rows = [
+        [("contact the ", black, False), ("xml-bindings@gnome.org", brown, True), (" (", black, False),
+         ("archives", brown, True), (") in order to get", black, False)],
+        [("the size ", black, False), ("(in bytes) is", black, False)],
+    ]  # fmt: skip
+    read = []
+    for runs in rows:
+        im = Image.new("RGB", (900, 80), (255, 250, 205))
+        _draw_advancing(ImageDraw.Draw(im), (20.0, 20.0), runs, font)
+        read.append([e.text.casefold().replace(" ", "") for e in annotator.annotate(np.asarray(im))])
+    links, prose = read
+    assert sum(t.startswith("xml-bindings@") and "archives" not in t for t in links) == 1, links
+    assert "archives" in {t.strip("()") for t in links}, links
+    assert "contactthe" in links and "inordertoget" in links, links
+    assert prose == ["thesize(inbytes)is"]
+
+
 def test_one_underline_keeps_a_link_whole_though_a_word_of_it_is_another_colour(annotator):
     """A link whose text holds code in another colour ("The <code>phony</code> rule", one underline under all of it)
     is one element: where one underline runs from a word across the gap under the next, they are one link."""

@@ -15,7 +15,7 @@ from annotators.ocr import (
     group_elements,
     list_marker_left,
 )
-from annotators.ocr_group import continues, group_lines
+from annotators.ocr_group import continues, ends_code_statement, group_lines
 from tests.annotators.test_ocr import _dejavu, _font
 
 GREY, BLUE = (60, 60, 60), (20, 80, 220)
@@ -57,6 +57,21 @@ def test_a_wrapped_link_becomes_one_element_clicked_on_its_first_line():
 def test_a_two_word_button_wrapped_and_centred_becomes_one_element():
     els, im = _page([("Add to", 100, 100, GREY), ("cart", 110, 121, GREY)])
     assert _texts(_group(els, im)) == ["Add to cart"]
+
+
+def test_lines_of_code_stay_apart_and_prose_ending_in_a_parenthesis_still_joins():
+    """A code block's lines look like wrapped text (left-aligned, lower-case starts, the first line the widest): a
+    line ending a statement (")", "*/" with code on both lines) starts no continuation. Prose ending with ")" does."""
+    code = ["pctxt = libxslt.xpathParserContext(_obj=ctx)", "ctxt = pctxt.context()",
+            "/* allocate deflate state */", "strm.zalloc = Z_NULL;"]  # fmt: skip
+    prose = ["returns the size of the buffer (in bytes)", "and the count of its items"]
+    lines = [(t, 40, 40 + 21 * i, GREY) for i, t in enumerate(code[:2])]
+    lines += [(t, 40, 120 + 21 * i, GREY) for i, t in enumerate(code[2:])]
+    lines += [(t, 40, 200 + 21 * i, GREY) for i, t in enumerate(prose)]
+    els, im = _page(lines, size=(900, 260))
+    assert _texts(_group(els, im)) == [*code, " ".join(prose)]
+    assert ends_code_statement("strm.zfree = Z_NULL;", "prose")  # a statement's ";" ends it whatever follows
+    assert not ends_code_statement("the size (in bytes)", "is returned")
 
 
 def test_an_inline_link_wrapped_to_the_next_line_of_prose_becomes_one_element():
@@ -252,6 +267,9 @@ def test_a_date_cut_at_its_spaces_becomes_one_element_clicked_at_its_centre():
     assert joined.text == "Feb 15, 2025"
     assert joined.box == (100, 40, 165 + ADV * 4, 60)
     assert joined.point == ((100 + 205) / 2, 50)
+    # a short month's few glyphs read paler than its day's: a date joins whatever their colours
+    els, im = _page([("Feb", 100, 100, (75, 84, 95)), ("15, 2025", 136, 100, (39, 49, 60))])
+    assert _texts(_join_pieces(els, im)) == ["Feb 15, 2025"]
 
 
 def test_pieces_whose_text_continues_join_and_a_row_of_links_stays_apart():
