@@ -120,7 +120,19 @@ SITES = (
         ROOT / "infra/truthset/pages",
         tuple(
             f"{p}.html"
-            for p in ("dark", "dense", "docs", "login", "mobile", "navbar", "settings", "shop", "table", "toolbar")
+            for p in (
+                "dark",
+                "dense",
+                "docs",
+                "login",
+                "mobile",
+                "navbar",
+                "reference",
+                "settings",
+                "shop",
+                "table",
+                "toolbar",
+            )
         ),
         "screenmill",
         "Apache-2.0",
