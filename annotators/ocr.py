@@ -202,7 +202,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-lead"
+    VERSION = "2025.1-chip"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -576,7 +576,8 @@ def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrCo
     colour_of = lambda box: text_colours(image, box, config)  # noqa: E731
     marked = lambda box: list_marker_left(image, box, config)  # noqa: E731
     between = lambda a, b: other_ink_between(image, a, b)  # noqa: E731
-    return group_lines(join_pieces(elements, colour_of, TextElement, between), colour_of, TextElement, marked)
+    under = lambda box, side: backdrop(image, box, side)  # noqa: E731
+    return group_lines(join_pieces(elements, colour_of, TextElement, between, under), colour_of, TextElement, marked)
 
 
 def _strips(height: int, size: int, overlap: int) -> list[tuple[int, int, int]]:
@@ -770,6 +771,21 @@ def list_marker_left(image: np.ndarray, box: tuple[float, float, float, float], 
         and s - left_end >= MARKER_CLEAR * h
     )
     return True if marker else None
+
+
+def backdrop(image: np.ndarray, box: tuple[float, float, float, float], side: str) -> np.ndarray | None:
+    """The background colour at one end of a text's box: the commonest colour of the box's ``side`` (``"left"`` or
+    ``"right"``) half a line height wide, the page (or a chip of inline code the text starts or ends on) showing
+    between the glyph strokes, whose anti-aliased shades each cover few pixels. None when that strip is under two
+    pixels either way."""
+    x0, y0, x1, y1 = (int(round(v)) for v in box)
+    w = max(2, (y1 - y0) // 2)
+    lo, hi = (x0, x0 + w) if side == "left" else (x1 - w, x1)
+    strip = image[max(0, y0) : max(0, y1), max(0, lo) : max(0, hi)]
+    if strip.shape[0] < 2 or strip.shape[1] < 2:
+        return None
+    colours, counts = np.unique(strip.reshape(-1, 3), axis=0, return_counts=True)
+    return colours[int(np.argmax(counts))].astype(float)
 
 
 def _glyph_color(crop: np.ndarray, background: np.ndarray | None = None) -> np.ndarray | None:

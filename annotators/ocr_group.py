@@ -22,6 +22,13 @@ row only when all of:
    line height: a page title or a bold section title, whose wide word spaces the detector or the gap split cuts at)
    join with no text cue when at most :data:`HEADING_PIECE_GAP` line heights apart, unless B starts with a number
    (a row of counts set large: "4 Branches" | "27 Tags").
+4. **Or inline code on a chip** (when the caller can see backgrounds: ``backdrop``, :func:`annotators.ocr.backdrop`)
+   stands in for rule 3. The gap split cuts at a chip's padding, and code often starts in upper case ("Every method
+   returns a" | "Promise unless a callback is given."), so no text cue joins. A and B join when the background changes
+   between them (a chip opens B or closes A: :data:`CHIP_CONTRAST`), the text goes on on the page past the chip
+   (the chip ends inside B or before the piece after B; or it starts inside A or after the piece before A), and they
+   stand at most :data:`INLINE_CODE_GAP` line heights apart. A button at a row's end has no text after it, and a menu
+   bar's highlighted item stands further off, so neither joins.
 
 Two pieces join whatever their colour, and B may be set down to :data:`MIN_SHORTCUT_HEIGHT` of A's height: a menu
 item and its keyboard shortcut ("Cut" | "Ctrl+X", up to :data:`MAX_SHORTCUT_GAP` line heights to the right: the DOM's
@@ -120,6 +127,13 @@ HEADING_PIECE_GAP = 1.0
 MAX_SHORTCUT_GAP = 20.0
 #: A shortcut is often set smaller and paler than its item: its height may be down to this share of the item's.
 MIN_SHORTCUT_HEIGHT = 0.5
+#: Two backgrounds differ (a chip of inline code on the page) when a channel is this far apart (0-255): GitHub's
+#: ``#eff1f3`` on white is 16.
+CHIP_CONTRAST = 8.0
+#: ... and a chip of inline code stands at most this many line heights from the text around it (its padding and a
+#: word space: 0.55-0.65 on the truth set's reference page; a menu bar's items, one of them highlighted, stand 0.8-1
+#: apart).
+INLINE_CODE_GAP = 0.7
 _MONTH = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$", re.IGNORECASE)
 _SECTION = re.compile(r"^\d+(\.\d+)*\.$|^\d+(\.\d+)+$")
 #: A numbered item's start: a dotted section number then a word ("3.5.1. Interpreter", "1.2.4 Command", "2. Setup").
@@ -190,6 +204,7 @@ def join_pieces(
     colour_of: Callable[[tuple[float, float, float, float]], np.ndarray | None],
     make: Callable[..., object],
     split_between: Callable[[tuple, tuple], bool] | None = None,
+    backdrop: Callable[[tuple, str], np.ndarray | None] | None = None,
 ) -> list:
     """Join the pieces of one element's line (see "Pieces of one line" in the module docstring).
 
@@ -197,6 +212,8 @@ def join_pieces(
         elements / colour_of / make: as for :func:`group_lines`.
         split_between: called with two pieces' boxes (left, right) that would join: True where ink of another colour
             lies between them (:func:`annotators.ocr.other_ink_between`), which keeps them apart; None: not checked.
+        backdrop: called with a piece's box and ``"left"`` or ``"right"``: the background colour at that end
+            (:func:`annotators.ocr.backdrop`), or None when it cannot be told; None: inline code is not looked for.
 
     Returns:
         The elements, each run of joined pieces replaced by one element at the place of its first piece.
@@ -212,6 +229,26 @@ def join_pieces(
             colours[i] = colour_of(boxes[i])
         return colours[i]
 
+    ends: dict[tuple[int, str], np.ndarray | None] = {}
+
+    def end(k: int, side: str) -> np.ndarray | None:
+        if (k, side) not in ends:
+            ends[k, side] = backdrop(boxes[k], side) if backdrop is not None else None
+        return ends[k, side]
+
+    def on(k: int | None, side: str, page: np.ndarray) -> bool:
+        return k is not None and _same_backdrop(end(k, side), page)
+
+    def inline_code(i: int, j: int, gap: float) -> bool:  # rule 4: a chip of inline code starts at j or ends at i
+        if gap > INLINE_CODE_GAP:
+            return False
+        a, b = end(i, "right"), end(j, "left")
+        if a is None or b is None or _same_backdrop(a, b):
+            return False
+        if on(j, "right", a) or on(_piece_after(j, boxes, heights), "left", a):  # i on the page, a chip opens j
+            return True
+        return on(i, "left", b) or on(_piece_before(i, boxes, heights, MAX_PIECE_GAP), "right", b)
+
     heading = _display_sized(heights, HEADING_RATIO)
     following: dict[int, int] = {}
     preceding: dict[int, int] = {}
@@ -223,6 +260,7 @@ def join_pieces(
         if not (
             continues_on_row(elements[i].text, elements[j].text)
             or (i in heading and j in heading and gap <= HEADING_PIECE_GAP and not _starts_a_count(elements[j].text))
+            or inline_code(i, j, gap)
         ):
             continue
         date = bool(_MONTH.match(elements[i].text)) and elements[j].text[:1].isdigit()
@@ -278,6 +316,15 @@ def _boxes_and_heights(elements: Sequence) -> tuple[list[tuple[float, ...]], lis
 def _similar_heights(a: float, b: float) -> bool:
     """Same font size: the smaller height at least :data:`MIN_HEIGHT_RATIO` of the larger."""
     return min(a, b) / max(a, b) >= MIN_HEIGHT_RATIO
+
+
+def _same_backdrop(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Two background colours are one (both known, no channel :data:`CHIP_CONTRAST` or more apart)."""
+    return (
+        a is not None
+        and b is not None
+        and float(np.abs(np.asarray(a, float) - np.asarray(b, float)).max()) < (CHIP_CONTRAST)
+    )
 
 
 def _same_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:

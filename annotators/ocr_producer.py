@@ -59,8 +59,9 @@ from schemas.records import GroundingLabel, Screenshot
 #: at a word opened by punctuation darker than the word and of another hue (the black bracket of "org (archives)"),
 #: the grouping no longer joins a line of code ending a statement to the line below ("pctxt = ...(_obj=ctx)" |
 #: "ctxt = ...", :func:`annotators.ocr_group.ends_code_statement`), and joins a month and its day whatever their
-#: shades (annotator ``2025.1-lead``).
-RECIPE_VERSION = "15"
+#: shades (annotator ``2025.1-lead``); 16 = it joins inline code on a chip to the prose around it ("Every method
+#: returns a" | "Promise unless ...", rule 4 of :func:`annotators.ocr_group.join_pieces`, annotator ``2025.1-chip``).
+RECIPE_VERSION = "16"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

@@ -272,6 +272,40 @@ def test_a_date_cut_at_its_spaces_becomes_one_element_clicked_at_its_centre():
     assert _texts(_join_pieces(els, im)) == ["Feb 15, 2025"]
 
 
+def _chip(im, x0, x1, y0, y1, colour=(232, 234, 237)):
+    """Paint a chip of inline code (a tinted box) under the ink already drawn in ``im``'s region."""
+    region = im[y0:y1, x0:x1]
+    region[(region == 250).all(axis=-1)] = colour
+
+
+def test_inline_code_on_a_chip_joins_the_prose_around_it_and_a_highlighted_menu_item_does_not():
+    """ "Every method returns a <code>Promise</code> unless a callback is given.": the gap split cuts at the chip's
+    padding, and "Promise" starts in upper case, so no text cue joins; the chip does (rule 4): the background changes
+    between the two pieces and the text goes on on the page past the chip. A menu bar's highlighted item
+    ("File" | "Edit" | "View": further apart) and a button at a row's end (no text after it) stay apart."""
+    from annotators.ocr import backdrop
+    from annotators.ocr_group import join_pieces
+
+    rows = [("Every method returns a", 40, 40, GREY), ("Promise unless a callback is given.", 272, 40, GREY),
+            ("The", 40, 100, GREY), ("documents", 82, 100, GREY), ("module reads it", 184, 100, GREY),
+            ("File", 40, 160, GREY), ("Edit", 98, 160, GREY), ("View", 156, 160, GREY),
+            ("Have an account?", 40, 220, GREY), ("Sign in", 212, 220, GREY)]  # fmt: skip
+    els, im = _page(rows, size=(900, 260))
+    _chip(im, 268, 346, 38, 62)  # "Promise", inside its piece
+    _chip(im, 78, 176, 98, 122)  # the whole of "documents"
+    _chip(im, 94, 142, 158, 182)  # the highlighted "Edit", 18 px (0.9 line heights) from its neighbours
+    _chip(im, 208, 286, 218, 242)  # a button at the row's end
+
+    def joined(under):
+        return _texts(join_pieces(els, lambda box: _glyph_color(_crop(im, box)), TextElement, None, under))
+
+    texts = joined(lambda box, side: backdrop(im, box, side))
+    assert "Every method returns a Promise unless a callback is given." in texts, texts
+    assert "The documents module reads it" in texts, texts
+    assert {"File", "Edit", "View", "Have an account?", "Sign in"} <= set(texts), texts
+    assert "Every method returns a" in joined(None)  # the chip is the only cue
+
+
 def test_pieces_whose_text_continues_join_and_a_row_of_links_stays_apart():
     links = [("Log in", 40, 100, BLUE), ("Camping", 110, 100, BLUE), ("Climbing", 190, 100, BLUE)]  # "in" ends it
     section = [("5.9.", 40, 160, BLUE), ("Implementation Details", 85, 160, BLUE)]

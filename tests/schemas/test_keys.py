@@ -45,11 +45,12 @@ def test_config_hash_values_are_pinned(tmp_path):
     # (colours told by a text's words, underlines left out of the ink, list items joined by their bullets), 11 (two
     # boxes of a row read as one line across ink the detector missed), 12 (pieces of heading type joined on their
     # row), 13 (pieces with ink of another colour between them kept apart), 14 (an inline link wrapped across two
-    # lines of prose joined) and 15 (a piece starts at a word opened by darker punctuation of another hue; code lines
-    # kept apart; a month joins its day) changed the default run's hash on purpose: its labels differ. Without those
-    # changes the hash is still the one pinned on 1a159ab, so nothing else moved. The default is recipe 15; each
-    # earlier one keeps its hash.
+    # lines of prose joined), 15 (a piece starts at a word opened by darker punctuation of another hue; code lines
+    # kept apart; a month joins its day) and 16 (inline code on a chip joined to its prose) changed the default run's
+    # hash on purpose: its labels differ. Without those changes the hash is still the one pinned on 1a159ab, so
+    # nothing else moved. The default is recipe 16; each earlier one keeps its hash.
     pinned = {
+        "16": "3ef94dca1b16b9e66a4461b65e18c731",
         "15": "61f4160e570d070b01927b6d7cf3ad45",
         "14": "80271b471e374669bb72b83d9725c7db",
         "13": "87abd07d9f84c0da9c8498727e0b3a35",
@@ -63,7 +64,7 @@ def test_config_hash_values_are_pinned(tmp_path):
         "5": "94eac7c129760b2a7452b61ca61837fc",
         "4": "fa6b9e973ee1fc421e8b24c646be7791",
     }
-    assert config_hash(ocr, TileConfig(run_id="r")) == pinned["15"]
+    assert config_hash(ocr, TileConfig(run_id="r")) == pinned["16"]
     for version, expected in pinned.items():
         recipe = dataclasses.replace(ocr, recipe_version=version)
         assert config_hash(recipe, TileConfig(run_id="r")) == expected, f"recipe {version}"
