@@ -26,8 +26,9 @@ row only when all of:
    stands in for rule 3. The gap split cuts at a chip's padding, and code often starts in upper case ("Every method
    returns a" | "Promise unless a callback is given."), so no text cue joins. A and B join when the background changes
    between them (a chip opens B or closes A: :data:`CHIP_CONTRAST`), the text goes on on the page past the chip
-   (the chip ends inside B or before the piece after B; or it starts inside A or after the piece before A), and they
-   stand at most :data:`INLINE_CODE_GAP` line heights apart. A button at a row's end has no text after it, and a menu
+   (the chip ends inside B or before the piece after B; or it starts inside A or after the piece before A) or B is a
+   count on a chip (a tab's badge: "Issues" | "37", one link), and they stand at most :data:`INLINE_CODE_GAP` line
+   heights apart. A button at a row's end has no text after it, and a menu
    bar's highlighted item stands further off, so neither joins.
 
 Two pieces join whatever their colour, and B may be set down to :data:`MIN_SHORTCUT_HEIGHT` of A's height: a menu
@@ -67,8 +68,10 @@ line A to the line B just below it when the layout says B continues A, and only 
 7. **Inline links wrapped in prose** (:func:`_inline_wraps`). A link inside a paragraph wraps from the end of one line
    to the start of the next, where rule 1 does not look ("Questions? Please <a>Get in" | "touch with me</a> for
    more."). The last piece A of a line of text (pieces of its row closer than :data:`INLINE_RUN_GAP` line heights)
-   and the one piece B of the line below that starts where A's line starts and ends before A starts join when they
-   have one size and colour, the text continues (rule 5), A does not end a statement of code (";", "{", "}"), and
+   and the one piece B of the line below that starts where A's line starts (or, in a numbered item, where its text
+   starts after the number: "6. take one of the points <a>Get in" | "touch with me</a>") and ends before A starts
+   join when they have one size and colour, the text continues (rule 5), A does not end a statement of code
+   (:func:`ends_code_statement`), and
    their colour is the lesser part of the two lines' width: the prose around the link is the greater. Prose wrapped
    beside inline code of another colour is the greater part, and stays apart.
 
@@ -151,6 +154,10 @@ _LIST_MARKER = re.compile(r"^(\d+(\.\d+)*\.?|[•·▪◦*]|\(?[a-zA-Z0-9]\))\s*
 #: What reads as code rather than prose: an assignment, a call (a name and its parenthesis), a comment, a brace,
 #: a member or scope access.
 _CODE = re.compile(r"[=;{}]|\w[([]|/\*|\*/|->|::")
+#: A list item's number or letter and the space after it, at the start of its first line ("6. take one of").
+_ITEM_MARKER = re.compile(r"^(\d+(\.\d+)*\.|\(?[a-zA-Z0-9]\))\s+(?=\S)")
+#: A count in a badge after a tab or link's name ("Issues" | "37", "Inbox" | "1.2k").
+_COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 _OPENING = "\"'“‘«("
 
 
@@ -246,6 +253,8 @@ def join_pieces(
         if a is None or b is None or _same_backdrop(a, b):
             return False
         if on(j, "right", a) or on(_piece_after(j, boxes, heights), "left", a):  # i on the page, a chip opens j
+            return True
+        if _COUNT.match(elements[j].text.strip()) and _same_backdrop(end(j, "right"), b):  # a count's badge
             return True
         return on(i, "left", b) or on(_piece_before(i, boxes, heights, MAX_PIECE_GAP), "right", b)
 
@@ -459,13 +468,17 @@ def _inline_wraps(elements, boxes, heights, centres, colours) -> list[tuple[int,
         if here[-1] != i or len(here) < 2:
             continue
         a, h = boxes[i], heights[i]
-        start = boxes[here[0]][0]
+        starts = [boxes[here[0]][0]]
+        marker = _ITEM_MARKER.match(elements[here[0]].text)
+        if marker:  # a numbered item's next line hangs under its text, after the number
+            first = boxes[here[0]]
+            starts.append(first[0] + (first[2] - first[0]) / len(elements[here[0]].text) * marker.end())
         below = [
             j
             for j in range(len(boxes))
             if centres[j] > centres[i]
             and MIN_LINE_GAP * h <= boxes[j][1] - a[3] <= MAX_LINE_GAP * h
-            and abs(boxes[j][0] - start) <= 0.5 * h
+            and min(abs(boxes[j][0] - x) for x in starts) <= 0.5 * h
             and boxes[j][2] < a[0]
         ]
         if len(below) != 1:

@@ -59,6 +59,19 @@ def test_a_two_word_button_wrapped_and_centred_becomes_one_element():
     assert _texts(_group(els, im)) == ["Add to cart"]
 
 
+def test_an_inline_link_wrapped_in_a_numbered_item_joins_where_the_items_text_hangs():
+    """ "6. take one of the points <a>Get in" | "touch with me</a> for more.": the item's next line starts under its
+    text, after the number, not where the line (its number) starts."""
+    item = [("6. take one of the points", 40, 40, GREY), ("Get in", 300, 40, BLUE), ("touch with me", 70, 62, BLUE),
+            ("for more.", 206, 62, GREY)]  # fmt: skip
+    els, im = _page(item, size=(900, 100))
+    assert "Get in touch with me" in _texts(_group(els, im))
+    plain = [("take one of the points", 40, 40, GREY), ("Get in", 270, 40, BLUE), ("touch with me", 70, 62, BLUE),
+             ("for more.", 206, 62, GREY)]  # fmt: skip
+    els, im = _page(plain, size=(900, 100))
+    assert "Get in touch with me" not in _texts(_group(els, im))  # no number: the next line is no hanging text
+
+
 def test_lines_of_code_stay_apart_and_prose_ending_in_a_parenthesis_still_joins():
     """A code block's lines look like wrapped text (left-aligned, lower-case starts, the first line the widest): a
     line ending a statement (")", "*/" with code on both lines) starts no continuation. Prose ending with ")" does."""
@@ -289,12 +302,14 @@ def test_inline_code_on_a_chip_joins_the_prose_around_it_and_a_highlighted_menu_
     rows = [("Every method returns a", 40, 40, GREY), ("Promise unless a callback is given.", 272, 40, GREY),
             ("The", 40, 100, GREY), ("documents", 82, 100, GREY), ("module reads it", 184, 100, GREY),
             ("File", 40, 160, GREY), ("Edit", 98, 160, GREY), ("View", 156, 160, GREY),
-            ("Have an account?", 40, 220, GREY), ("Sign in", 212, 220, GREY)]  # fmt: skip
-    els, im = _page(rows, size=(900, 260))
+            ("Have an account?", 40, 220, GREY), ("Sign in", 212, 220, GREY),
+            ("Issues", 40, 280, GREY), ("37", 112, 280, GREY), ("Pull requests", 170, 280, GREY)]  # fmt: skip
+    els, im = _page(rows, size=(900, 320))
     _chip(im, 268, 346, 38, 62)  # "Promise", inside its piece
     _chip(im, 78, 176, 98, 122)  # the whole of "documents"
     _chip(im, 94, 142, 158, 182)  # the highlighted "Edit", 18 px (0.9 line heights) from its neighbours
     _chip(im, 208, 286, 218, 242)  # a button at the row's end
+    _chip(im, 108, 136, 278, 302)  # a tab's count in its badge: the tab's name and count are one link
 
     def joined(under):
         return _texts(join_pieces(els, lambda box: _glyph_color(_crop(im, box)), TextElement, None, under))
@@ -302,7 +317,7 @@ def test_inline_code_on_a_chip_joins_the_prose_around_it_and_a_highlighted_menu_
     texts = joined(lambda box, side: backdrop(im, box, side))
     assert "Every method returns a Promise unless a callback is given." in texts, texts
     assert "The documents module reads it" in texts, texts
-    assert {"File", "Edit", "View", "Have an account?", "Sign in"} <= set(texts), texts
+    assert {"File", "Edit", "View", "Have an account?", "Sign in", "Issues 37", "Pull requests"} <= set(texts), texts
     assert "Every method returns a" in joined(None)  # the chip is the only cue
 
 
