@@ -15,13 +15,14 @@ row only when all of:
    "[Contents][index]", two links whatever case the second is read in). A month and the number after it ("Feb" |
    "15, 2025") join whatever their shades: a short word's few glyphs read paler than a longer one's.
 3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
-   letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), or A is a section
+   letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), A is a section
    number, alone or with the start of its title, and B starts with a letter ("5.9." | "Implementation", "1.2.4
-   Command" | "Info"). Unlike a wrapped line, a function word ending A does not count: on a row it ends many a nav
-   item ("Log in" | "Newsletters"). Pieces set in heading type (:data:`HEADING_RATIO` times the screenshot's median
-   line height: a page title or a bold section title, whose wide word spaces the detector or the gap split cuts at)
-   join with no text cue when at most :data:`HEADING_PIECE_GAP` line heights apart, unless B starts with a number
-   (a row of counts set large: "4 Branches" | "27 Tags").
+   Command" | "Info", a chapter's bare number: "1 Measuring" | "Program"), or the two boxes overlap (the detector
+   cut one line in two: "Resource" | "Use"; a row's items never overlap). Unlike a wrapped line, a function word
+   ending A does not count: on a row it ends many a nav item ("Log in" | "Newsletters"). Pieces set in heading type
+   (:data:`HEADING_RATIO` times the screenshot's median line height: a page title or a bold section title, whose wide
+   word spaces the detector or the gap split cuts at) join with no text cue when at most :data:`HEADING_PIECE_GAP`
+   line heights apart, unless B starts with a number (a row of counts set large: "4 Branches" | "27 Tags").
 4. **Or inline code on a chip** (when the caller can see backgrounds: ``backdrop``, :func:`annotators.ocr.backdrop`)
    stands in for rule 3. The gap split cuts at a chip's padding, and code often starts in upper case ("Every method
    returns a" | "Promise unless a callback is given."), so no text cue joins. A and B join when the background changes
@@ -139,8 +140,9 @@ CHIP_CONTRAST = 8.0
 INLINE_CODE_GAP = 0.7
 _MONTH = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$", re.IGNORECASE)
 _SECTION = re.compile(r"^\d+(\.\d+)*\.$|^\d+(\.\d+)+$")
-#: A numbered item's start: a dotted section number then a word ("3.5.1. Interpreter", "1.2.4 Command", "2. Setup").
-_NUMBERED = re.compile(r"^(\d+\.(\d+\.)*\d*|\d+(\.\d+)+)\s+\S")
+#: A numbered item's start: a dotted section number then a word ("3.5.1. Interpreter", "1.2.4 Command", "2. Setup"),
+#: or a chapter's bare number then a capitalised word (texinfo's "1 Measuring Program Resource Use").
+_NUMBERED = re.compile(r"^(\d+\.(\d+\.)*\d*|\d+(\.\d+)+)\s+\S|^\d{1,2}\s+[A-Z][a-z]")
 #: A keyboard shortcut as a menu shows it beside its item: modifiers then a key ("Ctrl+X", "Ctrl+Shift+V", "⌘C").
 _SHORTCUT = re.compile(
     r"^((ctrl|control|shift|alt|option|opt|cmd|command|meta|super|win|fn)\s*[+-]\s*|[⌘⌥⇧⌃]\s*)+"
@@ -270,6 +272,7 @@ def join_pieces(
             continues_on_row(elements[i].text, elements[j].text)
             or (i in heading and j in heading and gap <= HEADING_PIECE_GAP and not _starts_a_count(elements[j].text))
             or inline_code(i, j, gap)
+            or gap < 0  # the detector's two boxes of one line overlap
         ):
             continue
         date = bool(_MONTH.match(elements[i].text)) and elements[j].text[:1].isdigit()

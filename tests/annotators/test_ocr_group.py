@@ -291,6 +291,18 @@ def _chip(im, x0, x1, y0, y1, colour=(232, 234, 237)):
     region[(region == 250).all(axis=-1)] = colour
 
 
+def test_a_chapter_title_with_a_bare_number_joins_along_its_row_and_down_its_lines():
+    """Texinfo's "1 Measuring Program Resource Use" at 390 px: the detector cut both lines ("1 Measuring" | "Program",
+    "Resource" | "Use", the second pair's boxes overlapping), none at heading size among the page's large type. A
+    bare chapter number and overlapping boxes join; a count before a word in lower case does not."""
+    title = [("1 Measuring", 40, 40, GREY), ("Program", 165, 40, GREY), ("Resource", 40, 62, GREY),
+             ("Use", 118, 62, GREY)]  # fmt: skip
+    els, im = _page(title)
+    assert _texts(_group(_join_pieces(els, im), im)) == ["1 Measuring Program Resource Use"]
+    els, im = _page([("12 comments", 40, 140, GREY), ("Share", 165, 140, GREY)])
+    assert _texts(_join_pieces(els, im)) == ["12 comments", "Share"]
+
+
 def test_inline_code_on_a_chip_joins_the_prose_around_it_and_a_highlighted_menu_item_does_not():
     """ "Every method returns a <code>Promise</code> unless a callback is given.": the gap split cuts at the chip's
     padding, and "Promise" starts in upper case, so no text cue joins; the chip does (rule 4): the background changes
