@@ -160,6 +160,8 @@ _CODE = re.compile(r"[=;{}]|\w[([]|/\*|\*/|->|::")
 _ITEM_MARKER = re.compile(r"^(\d+(\.\d+)*\.|\(?[a-zA-Z0-9]\))\s+(?=\S)")
 #: A count in a badge after a tab or link's name ("Issues" | "37", "Inbox" | "1.2k").
 _COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
+#: A line of code that is a comment ("// Creates a Buffer of length 10.", "# the default").
+_COMMENT = re.compile(r"^\s*(//|#)\s")
 _OPENING = "\"'“‘«("
 
 
@@ -178,11 +180,15 @@ def continues(first: str, second: str, display: bool = False) -> bool:
 
 def ends_code_statement(first: str, second: str) -> bool:
     """True when the line ``first`` ends a statement of code, so the line ``second`` below starts another: ``first``
-    ends with ``;``, ``{`` or ``}``, or it ends with ``)``, ``]`` or ``*/`` and both lines read as code
-    (:data:`_CODE`: an assignment, a call or index, a comment, a brace). A wrapped line of prose ending with ``)``
-    ("the size (in bytes)" | "is returned") goes on in no code, so it still joins."""
+    ends with ``;``, ``{`` or ``}``, or it is a comment (``//`` or ``#`` then a space) and ``second`` is not, or it
+    ends with ``)``, ``]`` or ``*/`` and both lines read as code (:data:`_CODE`: an assignment, a call or index, a
+    comment, a brace). A wrapped line of prose ending with ``)`` ("the size (in bytes)" | "is returned") goes on in
+    no code, so it still joins."""
     end = first.rstrip()
     if end.endswith((";", "{", "}")):
+        return True
+    comment = _COMMENT.match(first)
+    if comment and not second.lstrip().startswith(comment.group(1)):  # a comment line, then code
         return True
     return end.endswith((")", "]", "*/")) and bool(_CODE.search(first)) and bool(_CODE.search(second))
 

@@ -76,13 +76,16 @@ def test_lines_of_code_stay_apart_and_prose_ending_in_a_parenthesis_still_joins(
     """A code block's lines look like wrapped text (left-aligned, lower-case starts, the first line the widest): a
     line ending a statement (")", "*/" with code on both lines) starts no continuation. Prose ending with ")" does."""
     code = ["pctxt = libxslt.xpathParserContext(_obj=ctx)", "ctxt = pctxt.context()",
-            "/* allocate deflate state */", "strm.zalloc = Z_NULL;"]  # fmt: skip
+            "/* allocate deflate state */", "strm.zalloc = Z_NULL;",
+            "// Creates a zero-filled Buffer of length 10.", "const buf1 = Buffer.alloc(10);"]  # fmt: skip
     prose = ["returns the size of the buffer (in bytes)", "and the count of its items"]
     lines = [(t, 40, 40 + 21 * i, GREY) for i, t in enumerate(code[:2])]
-    lines += [(t, 40, 120 + 21 * i, GREY) for i, t in enumerate(code[2:])]
-    lines += [(t, 40, 200 + 21 * i, GREY) for i, t in enumerate(prose)]
-    els, im = _page(lines, size=(900, 260))
+    lines += [(t, 40, 120 + 21 * i, GREY) for i, t in enumerate(code[2:4])]
+    lines += [(t, 40, 200 + 21 * i, GREY) for i, t in enumerate(code[4:])]
+    lines += [(t, 40, 280 + 21 * i, GREY) for i, t in enumerate(prose)]
+    els, im = _page(lines, size=(900, 340))
     assert _texts(_group(els, im)) == [*code, " ".join(prose)]
+    assert not ends_code_statement("// Creates a zero-filled Buffer of length", "// 10 bytes")  # a comment goes on
     assert ends_code_statement("strm.zfree = Z_NULL;", "prose")  # a statement's ";" ends it whatever follows
     assert not ends_code_statement("the size (in bytes)", "is returned")
 
