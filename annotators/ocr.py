@@ -202,7 +202,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-comment"
+    VERSION = "2025.1-leadin"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -775,11 +775,11 @@ def list_marker_left(image: np.ndarray, box: tuple[float, float, float, float], 
 
 def backdrop(image: np.ndarray, box: tuple[float, float, float, float], side: str) -> np.ndarray | None:
     """The background colour at one end of a text's box: the commonest colour of the box's ``side`` (``"left"`` or
-    ``"right"``) half a line height wide, the page (or a chip of inline code the text starts or ends on) showing
-    between the glyph strokes, whose anti-aliased shades each cover few pixels. None when that strip is under two
-    pixels either way."""
+    ``"right"``) half a line height wide (or the box's width, if narrower), where the page (or a chip of inline code
+    the text starts or ends on) shows between the glyph strokes, whose anti-aliased shades each cover few pixels.
+    None when that strip is under two pixels either way."""
     x0, y0, x1, y1 = (int(round(v)) for v in box)
-    w = max(2, (y1 - y0) // 2)
+    w = max(2, min((y1 - y0) // 2, x1 - x0))
     lo, hi = (x0, x0 + w) if side == "left" else (x1 - w, x1)
     strip = image[max(0, y0) : max(0, y1), max(0, lo) : max(0, hi)]
     if strip.shape[0] < 2 or strip.shape[1] < 2:

@@ -26,11 +26,13 @@ row only when all of:
 4. **Or inline code on a chip** (when the caller can see backgrounds: ``backdrop``, :func:`annotators.ocr.backdrop`)
    stands in for rule 3. The gap split cuts at a chip's padding, and code often starts in upper case ("Every method
    returns a" | "Promise unless a callback is given."), so no text cue joins. A and B join when the background changes
-   between them (a chip opens B or closes A: :data:`CHIP_CONTRAST`), the text goes on on the page past the chip
-   (the chip ends inside B or before the piece after B; or it starts inside A or after the piece before A) or B is a
-   count on a chip (a tab's badge: "Issues" | "37", one link), and they stand at most :data:`INLINE_CODE_GAP` line
-   heights apart. A button at a row's end has no text after it, and a menu
-   bar's highlighted item stands further off, so neither joins.
+   between them (:data:`CHIP_CONTRAST`) and either a chip opens B after prose that leads into it (A's last word in
+   lower case, a function word or a colon: "returns a" | "Promise") and the text goes on on the page past the chip
+   (the chip ends inside B or before the piece after B), or a chip closes at A's end and the prose after it runs on
+   (B starts in lower case or with punctuation: "Promise" | "unless a callback"), the chip having opened inside A or
+   after the piece before A. A count on a chip joins the name before it (a tab's badge: "Issues" | "37", one link).
+   A button at a row's end has no text after it, and a menu bar's highlighted item sits among capitalised items
+   ("File" | "Edit" | "View"), so neither joins.
 
 Two pieces join whatever their colour, and B may be set down to :data:`MIN_SHORTCUT_HEIGHT` of A's height: a menu
 item and its keyboard shortcut ("Cut" | "Ctrl+X", up to :data:`MAX_SHORTCUT_GAP` line heights to the right: the DOM's
@@ -134,10 +136,6 @@ MIN_SHORTCUT_HEIGHT = 0.5
 #: Two backgrounds differ (a chip of inline code on the page) when a channel is this far apart (0-255): GitHub's
 #: ``#eff1f3`` on white is 16.
 CHIP_CONTRAST = 8.0
-#: ... and a chip of inline code stands at most this many line heights from the text around it (its padding and a
-#: word space: 0.55-0.65 on the truth set's reference page; a menu bar's items, one of them highlighted, stand 0.8-1
-#: apart).
-INLINE_CODE_GAP = 0.7
 _MONTH = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$", re.IGNORECASE)
 _SECTION = re.compile(r"^\d+(\.\d+)*\.$|^\d+(\.\d+)+$")
 #: A numbered item's start: a dotted section number then a word ("3.5.1. Interpreter", "1.2.4 Command", "2. Setup"),
@@ -191,6 +189,19 @@ def ends_code_statement(first: str, second: str) -> bool:
     if comment and not second.lstrip().startswith(comment.group(1)):  # a comment line, then code
         return True
     return end.endswith((")", "]", "*/")) and bool(_CODE.search(first)) and bool(_CODE.search(second))
+
+
+def _leads_in(text: str) -> bool:
+    """Whether a piece of prose ends as a sentence that goes on into what follows: its last word is in lower case, a
+    function word ("A", "the") or ends with a colon ("Class:"). A menu bar's or a tab row's items are capitalised."""
+    words = text.split()
+    return bool(words) and (words[-1][:1].islower() or words[-1].casefold() in FUNCTION_WORDS or words[-1][-1] == ":")
+
+
+def _runs_on(text: str) -> bool:
+    """Whether a piece of prose starts as the rest of a sentence: in lower case, or with punctuation (", Python's")."""
+    first = text.lstrip()[:1]
+    return first.islower() or first in ",.;:)"
 
 
 def continues_on_row(first: str, second: str) -> bool:
@@ -254,17 +265,17 @@ def join_pieces(
     def on(k: int | None, side: str, page: np.ndarray) -> bool:
         return k is not None and _same_backdrop(end(k, side), page)
 
-    def inline_code(i: int, j: int, gap: float) -> bool:  # rule 4: a chip of inline code starts at j or ends at i
-        if gap > INLINE_CODE_GAP:
-            return False
+    def inline_code(i: int, j: int) -> bool:  # rule 4: a chip of inline code starts at j or ends at i
         a, b = end(i, "right"), end(j, "left")
         if a is None or b is None or _same_backdrop(a, b):
             return False
-        if on(j, "right", a) or on(_piece_after(j, boxes, heights), "left", a):  # i on the page, a chip opens j
-            return True
         if _COUNT.match(elements[j].text.strip()) and _same_backdrop(end(j, "right"), b):  # a count's badge
             return True
-        return on(i, "left", b) or on(_piece_before(i, boxes, heights, MAX_PIECE_GAP), "right", b)
+        if _leads_in(elements[i].text) and (on(j, "right", a) or on(_piece_after(j, boxes, heights), "left", a)):
+            return True  # prose on the page, then a chip opens j and closes in it or before the next piece
+        return _runs_on(elements[j].text) and (
+            on(i, "left", b) or on(_piece_before(i, boxes, heights, MAX_PIECE_GAP), "right", b)
+        )  # a chip that opened in i or after the piece before it closes at i's end, then the prose goes on
 
     heading = _display_sized(heights, HEADING_RATIO)
     following: dict[int, int] = {}
@@ -277,7 +288,7 @@ def join_pieces(
         if not (
             continues_on_row(elements[i].text, elements[j].text)
             or (i in heading and j in heading and gap <= HEADING_PIECE_GAP and not _starts_a_count(elements[j].text))
-            or inline_code(i, j, gap)
+            or inline_code(i, j)
             or gap < 0  # the detector's two boxes of one line overlap
         ):
             continue

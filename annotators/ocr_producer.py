@@ -65,8 +65,9 @@ from schemas.records import GroundingLabel, Screenshot
 #: item to its next line, which hangs after the number (annotator ``2025.1-badge``); 18 = it joins a chapter's bare
 #: number to its title ("1 Measuring" | "Program") and two overlapping boxes of one row (annotator
 #: ``2025.1-chapter``); 19 = it no longer joins a comment line of code to the code below it ("// Creates a Buffer." |
-#: "const buf = ...", annotator ``2025.1-comment``).
-RECIPE_VERSION = "19"
+#: "const buf = ...", annotator ``2025.1-comment``); 20 = inline code on a chip joins its prose by the text's cues (the
+#: prose leads into the chip or runs on after it) instead of a gap limit (annotator ``2025.1-leadin``).
+RECIPE_VERSION = "20"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

@@ -310,19 +310,20 @@ def test_inline_code_on_a_chip_joins_the_prose_around_it_and_a_highlighted_menu_
     """ "Every method returns a <code>Promise</code> unless a callback is given.": the gap split cuts at the chip's
     padding, and "Promise" starts in upper case, so no text cue joins; the chip does (rule 4): the background changes
     between the two pieces and the text goes on on the page past the chip. A menu bar's highlighted item
-    ("File" | "Edit" | "View": further apart) and a button at a row's end (no text after it) stay apart."""
+    ("File" | "Edit" | "View": capitalised items, none leading into the next) and a button at a row's end (no text
+    after it) stay apart."""
     from annotators.ocr import backdrop
     from annotators.ocr_group import join_pieces
 
     rows = [("Every method returns a", 40, 40, GREY), ("Promise unless a callback is given.", 272, 40, GREY),
             ("The", 40, 100, GREY), ("documents", 82, 100, GREY), ("module reads it", 184, 100, GREY),
-            ("File", 40, 160, GREY), ("Edit", 98, 160, GREY), ("View", 156, 160, GREY),
+            ("File", 40, 160, GREY), ("Edit", 92, 160, GREY), ("View", 144, 160, GREY),
             ("Have an account?", 40, 220, GREY), ("Sign in", 212, 220, GREY),
             ("Issues", 40, 280, GREY), ("37", 112, 280, GREY), ("Pull requests", 170, 280, GREY)]  # fmt: skip
     els, im = _page(rows, size=(900, 320))
     _chip(im, 268, 346, 38, 62)  # "Promise", inside its piece
     _chip(im, 78, 176, 98, 122)  # the whole of "documents"
-    _chip(im, 94, 142, 158, 182)  # the highlighted "Edit", 18 px (0.9 line heights) from its neighbours
+    _chip(im, 87, 137, 158, 182)  # the highlighted "Edit" of a menu bar, as close to its neighbours as code
     _chip(im, 208, 286, 218, 242)  # a button at the row's end
     _chip(im, 108, 136, 278, 302)  # a tab's count in its badge: the tab's name and count are one link
 
