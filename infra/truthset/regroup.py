@@ -17,7 +17,8 @@ prints the split's summary and table by role. A change of the splitting inside :
 (before grouping) needs a new ``dump``; ``score`` refuses a cache of another annotator version unless told.
 
 ``--show imprecise|none|missed N`` lists N labels (or missed truth texts) of the dev split for tuning. The test split
-is only ever scored: the option is refused for it (never look at test labels one by one).
+is only ever scored: the option is refused for it (never look at test labels one by one). ``--kinds`` counts the
+imprecise labels by kind (a fragment of which role, more than a line, a misreading...), counts only, for any split.
 """
 
 from __future__ import annotations
@@ -103,7 +104,63 @@ def _names(p, t) -> bool:
     return t.data_type == LINE and _box_within(p.box, t.box) and names_part_of(p.text, t.text)
 
 
-def score(run_output: str, manifest: str, cache: str, split: str, show: str | None, n: int, any_version: bool) -> int:
+KINDS = ("in no truth element", "a fragment of a {role}", "more than the line of painted text it lies on",
+         "the text of its element misread", "other")  # fmt: skip
+
+
+def imprecise_kinds(truth, predictions) -> dict[str, int]:
+    """Counts of the imprecise predictions (point in no truth element of a matching text) by kind, and how many of them
+    are one word: counts only, so they may be printed for the test split. Kinds, by the smallest truth element the
+    point lies in: none; a fragment (a run of the element's words, shorter than it); more than a line (a ``line``
+    element whose text the prediction holds, with more); a misreading (text similarity 0.5-0.8); other."""
+    from annotators.evaluate import LINE, names_part_of, normalize_text, point_in_box, text_similarity
+
+    by_shot: dict[str, list] = {}
+    for t in truth:
+        by_shot.setdefault(t.image, []).append(t)
+    counts: dict[str, int] = {}
+    one_word = 0
+    for p in predictions:
+        inside = [t for t in by_shot.get(p.image, ()) if point_in_box(p.point, t.box)]
+        if any(_names(p, t) for t in inside):
+            continue
+        one_word += len(normalize_text(p.text).split()) == 1
+        if not inside:
+            kind = KINDS[0]
+        else:
+            t = min(inside, key=lambda t: (t.box[2] - t.box[0]) * (t.box[3] - t.box[1]))
+            said, whole = normalize_text(p.text), normalize_text(t.text)
+            if len(said) < len(whole) and names_part_of(p.text, t.text):
+                kind = KINDS[1].format(role=t.element or "text")
+            elif t.data_type == LINE and whole and whole in said:
+                kind = KINDS[2]
+            elif text_similarity(p.text, t.text) >= 0.5:
+                kind = KINDS[3]
+            else:
+                kind = KINDS[4]
+        counts[kind] = counts.get(kind, 0) + 1
+    counts["(of which one word)"] = one_word
+    return counts
+
+
+def format_kinds(counts: dict[str, int]) -> str:
+    """The kind counts as lines, most first, the one-word count last."""
+    rows = sorted(((k, v) for k, v in counts.items() if not k.startswith("(")), key=lambda kv: (-kv[1], kv[0]))
+    total = sum(v for _, v in rows)
+    lines = [f"imprecise labels by kind: {total}"] + [f"  {v:4d}  {k}" for k, v in rows]
+    return "\n".join([*lines, f"  ({counts.get('(of which one word)', 0)} of them are one word)"])
+
+
+def score(
+    run_output: str,
+    manifest: str,
+    cache: str,
+    split: str,
+    show: str | None,
+    n: int,
+    any_version: bool,
+    kinds: bool = False,
+) -> int:
     """Group, label and score one split from the cache; print the summary, the table by role and ``show``."""
     import dataclasses
 
@@ -136,6 +193,8 @@ def score(run_output: str, manifest: str, cache: str, split: str, show: str | No
     report = dataclasses.replace(report, ambiguous=tuple(ambiguous_labels(labels)))
     print(f"split {split}: {len(shots)} screenshots, {report.summary()}, ambiguous labels {report.ambiguous_labels}")
     print(report.format_split_details())
+    if kinds:
+        print(format_kinds(imprecise_kinds(truth, predictions)))
     if show:
         by_shot: dict[str, list] = {}
         for t in truth:
@@ -171,12 +230,15 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--show", choices=SHOW_CHOICES, help="list labels or misses of the dev split")
     s.add_argument("-n", type=int, default=40, help="how many to list (default 40)")
     s.add_argument("--any-version", action="store_true", help="score a cache of another OCR version")
+    s.add_argument("--kinds", action="store_true", help="count the imprecise labels by kind (counts only: any split)")
     args = p.parse_args(argv)
     if args.command == "dump":
         return dump(args.run_output, args.manifest, args.cache, set(args.splits.split(",")))
     if args.show and args.split != "dev":
         p.error("--show is for the dev split only: the test split is scored, never read label by label")
-    return score(args.run_output, args.manifest, args.cache, args.split, args.show, args.n, args.any_version)
+    return score(
+        args.run_output, args.manifest, args.cache, args.split, args.show, args.n, args.any_version, args.kinds
+    )
 
 
 if __name__ == "__main__":

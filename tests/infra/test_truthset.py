@@ -106,3 +106,30 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
     assert printed.startswith("split dev: 1 screenshots, truth ") and "recall" in printed and "missed:" in printed
     with pytest.raises(SystemExit):
         regroup.main(["score", str(out), str(manifest), str(cache), "--split", "test", "--show", "none"])
+
+
+def test_imprecise_labels_are_counted_by_kind():
+    from annotators.evaluate import LINE, Prediction, TruthRecord
+
+    regroup = _load("regroup")
+    truth = [
+        TruthRecord("s", "Reporting bugs and getting help", (0, 0, 200, 40), "link"),
+        TruthRecord("s", "Install the package first", (0, 50, 300, 70), "line", LINE),
+        TruthRecord("s", "Settings", (0, 80, 100, 100), "button"),
+    ]
+
+    def pred(text, x, y):
+        return Prediction("s", text, (x, y), (x - 5, y - 5, x + 5, y + 5))
+
+    predictions = [
+        pred("Reporting bugs", 50, 10),  # a fragment of the link
+        pred("Install the package first Then run the tests with pytest", 100, 60),  # more than its line
+        pred("Saftings", 50, 90),  # misread (a similar text, under 0.8)
+        pred("Newsletters", 500, 500),  # in no element
+        pred("Settings", 50, 92),  # precise: not counted
+    ]
+    counts = regroup.imprecise_kinds(truth, predictions)
+    assert counts == {"a fragment of a link": 1, "more than the line of painted text it lies on": 1,
+                      "the text of its element misread": 1, "in no truth element": 1,
+                      "(of which one word)": 2}  # fmt: skip
+    assert regroup.format_kinds(counts).splitlines()[0] == "imprecise labels by kind: 4"
