@@ -202,7 +202,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-leadin"
+    VERSION = "2025.1-rule"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -577,7 +577,9 @@ def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrCo
     marked = lambda box: list_marker_left(image, box, config)  # noqa: E731
     between = lambda a, b: other_ink_between(image, a, b)  # noqa: E731
     under = lambda box, side: backdrop(image, box, side)  # noqa: E731
-    return group_lines(join_pieces(elements, colour_of, TextElement, between, under), colour_of, TextElement, marked)
+    ruled = lambda a, b: rule_between(image, a, b, config)  # noqa: E731
+    pieces = join_pieces(elements, colour_of, TextElement, between, under)
+    return group_lines(pieces, colour_of, TextElement, marked, ruled)
 
 
 def _strips(height: int, size: int, overlap: int) -> list[tuple[int, int, int]]:
@@ -872,6 +874,25 @@ def other_ink_between(
     off, axis = between - bg, ink - bg
     t = float(off @ axis) / max(1e-6, float(axis @ axis))
     return float(np.linalg.norm(off - max(0.0, t) * axis)) >= OTHER_INK
+
+
+def rule_between(
+    image: np.ndarray, a: tuple[float, float, float, float], b: tuple[float, float, float, float], config: OcrConfig
+) -> bool:
+    """Whether a vertical rule stands between two boxes of one row (``a`` left of ``b``): a column of the gap whose
+    pixels all stand ``config.ink_contrast`` or more off the gap's background from half a line height above the two
+    boxes to half a line height below them, taller than any glyph (a panel's border, a side bar's edge). Text on the
+    other side of it is in another column. False for a gap under one pixel or a row at the image's edge."""
+    h = max(a[3] - a[1], b[3] - b[1])
+    top, bottom = min(a[1], b[1]) - 0.5 * h, max(a[3], b[3]) + 0.5 * h
+    if top < 0 or bottom > image.shape[0]:
+        return False
+    gap = _crop(image, (a[2] + 1, top, b[0] - 1, bottom)).astype(np.int16)
+    if gap.shape[0] < 2 or gap.shape[1] < 1:
+        return False
+    bg = np.median(gap.reshape(-1, 3), axis=0)
+    ink = np.abs(gap - bg).max(axis=-1) >= config.ink_contrast
+    return bool(ink.all(axis=0).any())
 
 
 def _contrast(crop: np.ndarray) -> int:

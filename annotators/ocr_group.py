@@ -51,7 +51,8 @@ line A to the line B just below it when the layout says B continues A, and only 
 2. **Same style.** The glyph colours of the two lines differ by at most :data:`MAX_COLOUR_DISTANCE` (summed RGB), so a
    blue link does not absorb the grey text under it.
 3. **Ends of lines.** A is the last text on its line and B the first on its own (no other text within
-   :data:`ROW_CLEARANCE` line heights), as a wrap leaves them.
+   :data:`ROW_CLEARANCE` line heights), as a wrap leaves them. Text across a vertical rule (a panel's border:
+   ``ruled``, :func:`annotators.ocr.rule_between`) is another column's and does not count.
 4. **It had to wrap.** B's first word would not have fitted after A: neither before B's own right edge nor before the
    right edge of the column A and B sit in (the widest line in a few line heights above and below that starts where
    they start, less a :data:`FIT_TOLERANCE`). A list of short links has room to spare after each item.
@@ -400,6 +401,7 @@ def group_lines(
     colour_of: Callable[[tuple[float, float, float, float]], np.ndarray | None],
     make: Callable[..., object],
     marked: Callable[[tuple[float, float, float, float]], bool | None] | None = None,
+    ruled: Callable[[tuple, tuple], bool] | None = None,
 ) -> list:
     """Join the wrapped lines of one element (see the module docstring).
 
@@ -411,6 +413,9 @@ def group_lines(
         make: builds a joined element from keyword arguments ``text``, ``box``, ``point``, ``confidence``.
         marked: what stands just left of the line in a box (rule 6): True for a list marker (a bullet), False for
             nothing, None for anything else; None (the argument): never asked.
+        ruled: called with two boxes of a row (left, right): True where a vertical rule stands between them
+            (:func:`annotators.ocr.rule_between`), so the right one is in another column and does not count against
+            rule 3; None: never asked.
 
     Returns:
         The elements, each run of joined lines replaced by one element at the place of its first line; an input
@@ -429,13 +434,18 @@ def group_lines(
 
     def clearance(i: int, side: int) -> float:
         gaps = [
-            (boxes[k][0] - boxes[i][2]) if side > 0 else (boxes[i][0] - boxes[k][2])
+            ((boxes[k][0] - boxes[i][2]) if side > 0 else (boxes[i][0] - boxes[k][2]), k)
             for k in range(n)
             if k != i
             and same_row(i, k)
             and (boxes[k][0] >= boxes[i][2] - 1 if side > 0 else boxes[k][2] <= boxes[i][0] + 1)
         ]
-        return min(gaps, default=float("inf")) / heights[i]
+        for gap, k in sorted(gaps):  # the nearest text not across a rule (another column's)
+            if gap / heights[i] >= ROW_CLEARANCE:
+                break
+            if ruled is None or not (ruled(boxes[i], boxes[k]) if side > 0 else ruled(boxes[k], boxes[i])):
+                return gap / heights[i]
+        return float("inf")
 
     marks: dict[int, bool | None] = {}
 

@@ -66,8 +66,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: number to its title ("1 Measuring" | "Program") and two overlapping boxes of one row (annotator
 #: ``2025.1-chapter``); 19 = it no longer joins a comment line of code to the code below it ("// Creates a Buffer." |
 #: "const buf = ...", annotator ``2025.1-comment``); 20 = inline code on a chip joins its prose by the text's cues (the
-#: prose leads into the chip or runs on after it) instead of a gap limit (annotator ``2025.1-leadin``).
-RECIPE_VERSION = "20"
+#: prose leads into the chip or runs on after it) instead of a gap limit (annotator ``2025.1-leadin``); 21 = text
+#: across a vertical rule (a panel's border) no longer keeps a line from ending its row, so a side bar's wrapped item
+#: beside another panel joins (:func:`annotators.ocr.rule_between`, annotator ``2025.1-rule``).
+RECIPE_VERSION = "21"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

@@ -54,6 +54,26 @@ def test_a_wrapped_link_becomes_one_element_clicked_on_its_first_line():
     assert joined.confidence == 0.95
 
 
+def test_a_wrapped_link_beside_a_panel_border_joins_though_the_next_panel_is_near():
+    """A side bar's wrapped list item ("• The programming" | "API") ends its line, but the next panel's text on the
+    same row stands a line height off, which rule 3 takes for more text on the line. A vertical rule between them (the
+    panel's border, taller than the text) puts that text in another column; without the rule the item stays two
+    lines."""
+    from annotators.ocr import OcrConfig, list_marker_left, rule_between
+
+    lines = [("The programming", 40, 60, BLUE), ("API", 40, 82, BLUE), ("Daniel Veillard", 215, 60, BLUE)]
+    els, im = _page(lines, size=(900, 160))
+    im[67:73, 24:30] = (20, 20, 20)  # the item's bullet
+
+    def group(ruled=None):
+        marked = lambda box: list_marker_left(im, box, OcrConfig())  # noqa: E731
+        return _texts(group_lines(els, lambda box: _glyph_color(_crop(im, box)), TextElement, marked, ruled))
+
+    assert group() == ["The programming", "API", "Daniel Veillard"]
+    im[20:140, 200:203] = (120, 100, 80)  # the border between the side bar and the next panel
+    assert group(lambda a, b: rule_between(im, a, b, OcrConfig())) == ["The programming API", "Daniel Veillard"]
+
+
 def test_a_two_word_button_wrapped_and_centred_becomes_one_element():
     els, im = _page([("Add to", 100, 100, GREY), ("cart", 110, 121, GREY)])
     assert _texts(_group(els, im)) == ["Add to cart"]
