@@ -10,10 +10,11 @@ row only when all of:
 
 1. **Geometry.** Same font size (heights within 25 %), vertical centres within :data:`ROW_CENTRE` line heights, and B
    starts at most :data:`MAX_PIECE_GAP` line heights after A ends (a slight overlap of two detections included).
-2. **Same style.** Glyph colours within :data:`MAX_COLOUR_DISTANCE` (an inline link split from the prose around it by
-   colour stays split), and no glyph ink of another colour between them (``split_between``: the black "][" of
-   "[Contents][index]", two links whatever case the second is read in). A month and the number after it ("Feb" |
-   "15, 2025") join whatever their shades: a short word's few glyphs read paler than a longer one's.
+2. **Same style.** Glyph colours within :data:`MAX_COLOUR_DISTANCE`, or :data:`MAX_SHADE_DISTANCE` where they differ
+   only in shade (a short word's few glyphs read paler or darker than a long piece's), so an inline link split from
+   the prose around it by colour stays split; and no glyph ink of another colour between them (``split_between``:
+   the black "][" of "[Contents][index]", two links whatever case the second is read in). A month and the number
+   after it ("Feb" | "15, 2025") join whatever their colours.
 3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
    letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), A is a section
    number, alone or with the start of its title, and B starts with a letter ("5.9." | "Implementation", "1.2.4
@@ -48,8 +49,8 @@ line A to the line B just below it when the layout says B continues A, and only 
    gap), the two have the same font size (line heights within 25 %), and B starts where A's block does: left-aligned
    (left edges within half a line height), centred (centres within half a line height) or further left (a wrapped
    inline link continues at the container's left edge).
-2. **Same style.** The glyph colours of the two lines differ by at most :data:`MAX_COLOUR_DISTANCE` (summed RGB), so a
-   blue link does not absorb the grey text under it.
+2. **Same style.** The glyph colours of the two lines differ by at most :data:`MAX_COLOUR_DISTANCE` (summed RGB; in
+   shade alone, :data:`MAX_SHADE_DISTANCE`), so a blue link does not absorb the grey text under it.
 3. **Ends of lines.** A is the last text on its line and B the first on its own (no other text within
    :data:`ROW_CLEARANCE` line heights), as a wrap leaves them. Text across a vertical rule (a panel's border:
    ``ruled``, :func:`annotators.ocr.rule_between`) is another column's and does not count.
@@ -104,6 +105,10 @@ MIN_LINE_GAP = -0.35
 MIN_HEIGHT_RATIO = 0.75
 #: Largest summed RGB distance between the two lines' glyph colours.
 MAX_COLOUR_DISTANCE = 60.0
+#: ... or, where they differ only in shade (their R, G and B differences within :data:`SHADE_SPREAD` of each other: a
+#: short word's few glyphs read paler or darker than a long one's), within this much.
+MAX_SHADE_DISTANCE = 90.0
+SHADE_SPREAD = 10.0
 #: No other text this many line heights to the right of A on its line, or to the left of B on its own.
 ROW_CLEARANCE = 1.5
 #: Pieces of one row closer than this many line heights are one line of text (rule 7: a side bar's link is not).
@@ -358,12 +363,15 @@ def _same_backdrop(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 
 
 def _same_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    """Same style: both glyph colours known and within :data:`MAX_COLOUR_DISTANCE` (summed RGB); colours given as
-    several stacked RGB rows (``colour_of``'s) must match row by row."""
+    """Same style: both glyph colours known and within :data:`MAX_COLOUR_DISTANCE` (summed RGB), or within
+    :data:`MAX_SHADE_DISTANCE` where R, G and B differ alike (a shade, not a hue); colours given as several stacked
+    RGB rows (``colour_of``'s) must match row by row."""
     if a is None or b is None:
         return False
-    d = np.abs(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)).sum(axis=-1)
-    return float(np.max(d)) <= MAX_COLOUR_DISTANCE
+    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    d = np.abs(diff).sum(axis=-1)
+    shade = np.ptp(np.atleast_2d(diff), axis=-1) <= SHADE_SPREAD  # lighter or darker alike in R, G and B
+    return bool(np.all((d <= MAX_COLOUR_DISTANCE) | (shade & (d <= MAX_SHADE_DISTANCE))))
 
 
 def _piece_after(i: int, boxes, heights) -> int | None:

@@ -68,8 +68,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: "const buf = ...", annotator ``2025.1-comment``); 20 = inline code on a chip joins its prose by the text's cues (the
 #: prose leads into the chip or runs on after it) instead of a gap limit (annotator ``2025.1-leadin``); 21 = text
 #: across a vertical rule (a panel's border) no longer keeps a line from ending its row, so a side bar's wrapped item
-#: beside another panel joins (:func:`annotators.ocr.rule_between`, annotator ``2025.1-rule``).
-RECIPE_VERSION = "21"
+#: beside another panel joins (:func:`annotators.ocr.rule_between`, annotator ``2025.1-rule``); 22 = two texts whose
+#: glyph colours differ only in shade join up to :data:`annotators.ocr_group.MAX_SHADE_DISTANCE` apart ("twice" | "in
+#: a row", "Continue with" | "Google"; annotator ``2025.1-shade``).
+RECIPE_VERSION = "22"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

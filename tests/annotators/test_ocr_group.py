@@ -365,6 +365,16 @@ def test_pieces_whose_text_continues_join_and_a_row_of_links_stays_apart():
                                              "5.9. Implementation Details"]  # fmt: skip
 
 
+def test_pieces_of_one_ink_read_in_two_shades_join_and_two_hues_as_far_apart_do_not():
+    """A short word's few glyphs read paler or darker than a long piece's (26 RGB a channel here, 78 summed): pieces
+    that differ only in shade join up to :data:`annotators.ocr_group.MAX_SHADE_DISTANCE`; a grey and a slate blue as
+    far apart, in hue, stay apart."""
+    els, im = _page([("twice", 40, 40, (38, 42, 47)), ("in a row writes it", 100, 40, (64, 68, 73))])
+    assert _texts(_join_pieces(els, im)) == ["twice in a row writes it"]
+    els, im = _page([("twice", 40, 40, (60, 60, 60)), ("in a row writes it", 100, 40, (60, 75, 110))])
+    assert _texts(_join_pieces(els, im)) == ["twice", "in a row writes it"]
+
+
 def test_pieces_stay_apart_in_another_colour_size_row_or_beyond_the_gap():
     # an inline link the colour split cut from its prose; a small "/ month" after a big price; a far piece
     els, im = _page([("Read about the", 40, 40, GREY), ("accessibility", 190, 40, BLUE)])
