@@ -202,7 +202,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-underscore"
+    VERSION = "2025.1-shade"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -578,8 +578,7 @@ def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrCo
     between = lambda a, b: other_ink_between(image, a, b)  # noqa: E731
     under = lambda box, side: backdrop(image, box, side)  # noqa: E731
     ruled = lambda a, b: rule_between(image, a, b, config)  # noqa: E731
-    linked = lambda a, b: link_joiner(image, a, b, config)  # noqa: E731
-    pieces = join_pieces(elements, colour_of, TextElement, between, under, linked)
+    pieces = join_pieces(elements, colour_of, TextElement, between, under)
     return group_lines(pieces, colour_of, TextElement, marked, ruled)
 
 
@@ -875,58 +874,6 @@ def other_ink_between(
     off, axis = between - bg, ink - bg
     t = float(off @ axis) / max(1e-6, float(axis @ axis))
     return float(np.linalg.norm(off - max(0.0, t) * axis)) >= OTHER_INK
-
-
-def underline_across(
-    image: np.ndarray, a: tuple[float, float, float, float], b: tuple[float, float, float, float], config: OcrConfig
-) -> bool:
-    """Whether one underline runs from the end of ``a`` across the gap under the start of ``b`` (two boxes of one row,
-    ``a`` left of ``b``): the two are one link, cut where its underline hid an underscore ("XML_Parse" read as
-    "XmL" | "Parse") or a word space. An underline that stops at the gap (two links side by side) does not.
-
-    Returns:
-        True where the crop from half a line height before ``a``'s end to half a line height after ``b``'s start has an
-        underline (:func:`_underline`) whose ink covers all but a tenth of its columns; False otherwise, or for boxes
-        too small to tell.
-    """
-    h = max(a[3] - a[1], b[3] - b[1])
-    lo, hi = max(a[0], a[2] - 0.5 * h), min(b[2], b[0] + 0.5 * h)
-    crop = _crop(image, (lo, min(a[1], b[1]), hi, max(a[3], b[3])))
-    if crop.shape[0] < 6 or crop.shape[1] < 2:
-        return False
-    rows, cols = _underline(crop, config.ink_contrast)
-    return bool(rows.any()) and float(cols.mean()) >= 0.9
-
-
-def underscore_between(
-    image: np.ndarray, a: tuple[float, float, float, float], b: tuple[float, float, float, float], config: OcrConfig
-) -> bool:
-    """Whether the gap between two boxes of one row (``a`` left of ``b``) holds an underscore and nothing else: ink
-    only in its bottom third, at most a fifth of the line high, across four fifths of the gap's width or more
-    ("XML_Parse" read as "XmL" | "Parse": the gap split took the underscore for a space; a space and an underscore,
-    "struct _name", leave a blank part). False for a gap under two pixels."""
-    top, bottom = min(a[1], b[1]), max(a[3], b[3])
-    gap = _crop(image, (a[2], top, b[0], bottom)).astype(np.int16)
-    h = gap.shape[0]
-    if h < 6 or gap.shape[1] < 2:
-        return False
-    bg = np.median(gap.reshape(-1, 3), axis=0)
-    ink = np.abs(gap - bg).max(axis=-1) >= config.ink_contrast
-    rows = np.flatnonzero(ink.any(axis=1))
-    if rows.size == 0 or rows[0] < h * 2 / 3 or rows.size > max(1, h // 5):
-        return False
-    return float(ink[rows].any(axis=0).mean()) >= 0.8
-
-
-def link_joiner(
-    image: np.ndarray, a: tuple[float, float, float, float], b: tuple[float, float, float, float], config: OcrConfig
-) -> str | None:
-    """How two pieces of one row (``a`` left of ``b``) that are one element read together: ``" "`` where one underline
-    runs across the gap (:func:`underline_across`: one link), ``"_"`` where the gap holds an underscore alone
-    (:func:`underscore_between`: one identifier), None where neither."""
-    if underline_across(image, a, b, config):
-        return " "
-    return "_" if underscore_between(image, a, b, config) else None
 
 
 def rule_between(

@@ -18,13 +18,11 @@ row only when all of:
 3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
    letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), A is a section
    number, alone or with the start of its title, and B starts with a letter ("5.9." | "Implementation", "1.2.4
-   Command" | "Info", a chapter's bare number: "1 Measuring" | "Program"), the two boxes overlap (the detector
-   cut one line in two: "Resource" | "Use"; a row's items never overlap), or the gap says they are one element
-   (``linked``, :func:`annotators.ocr.link_joiner`): one underline runs across it ("Daniel" | "Veillard", one link)
-   or an underscore alone fills it ("XML" | "Parse", one identifier, joined by "_"). Unlike a wrapped line, a function
-   word ending A does not count: on a row it ends many a nav item ("Log in" | "Newsletters"). Pieces set in heading
-   type (:data:`HEADING_RATIO` times the screenshot's median line height: a page title or a bold section title, whose
-   wide word spaces the detector or the gap split cuts at) join with no text cue when at most :data:`HEADING_PIECE_GAP`
+   Command" | "Info", a chapter's bare number: "1 Measuring" | "Program"), or the two boxes overlap (the detector
+   cut one line in two: "Resource" | "Use"; a row's items never overlap). Unlike a wrapped line, a function word
+   ending A does not count: on a row it ends many a nav item ("Log in" | "Newsletters"). Pieces set in heading type
+   (:data:`HEADING_RATIO` times the screenshot's median line height: a page title or a bold section title, whose wide
+   word spaces the detector or the gap split cuts at) join with no text cue when at most :data:`HEADING_PIECE_GAP`
    line heights apart, unless B starts with a number (a row of counts set large: "4 Branches" | "27 Tags").
 4. **Or inline code on a chip** (when the caller can see backgrounds: ``backdrop``, :func:`annotators.ocr.backdrop`)
    stands in for rule 3. The gap split cuts at a chip's padding, and code often starts in upper case ("Every method
@@ -239,7 +237,6 @@ def join_pieces(
     make: Callable[..., object],
     split_between: Callable[[tuple, tuple], bool] | None = None,
     backdrop: Callable[[tuple, str], np.ndarray | None] | None = None,
-    linked: Callable[[tuple, tuple], str | None] | None = None,
 ) -> list:
     """Join the pieces of one element's line (see "Pieces of one line" in the module docstring).
 
@@ -249,9 +246,6 @@ def join_pieces(
             lies between them (:func:`annotators.ocr.other_ink_between`), which keeps them apart; None: not checked.
         backdrop: called with a piece's box and ``"left"`` or ``"right"``: the background colour at that end
             (:func:`annotators.ocr.backdrop`), or None when it cannot be told; None: inline code is not looked for.
-        linked: called with two pieces' boxes (left, right): what joins them where they are one element whatever
-            their text (:func:`annotators.ocr.link_joiner`): ``" "`` under one underline (one link), ``"_"`` across
-            an underscore alone (one identifier), None otherwise; None (the argument): not asked.
 
     Returns:
         The elements, each run of joined pieces replaced by one element at the place of its first piece.
@@ -292,18 +286,15 @@ def join_pieces(
     heading = _display_sized(heights, HEADING_RATIO)
     following: dict[int, int] = {}
     preceding: dict[int, int] = {}
-    glue: dict[int, str] = {}
     for i in range(n):
         j = _piece_after(i, boxes, heights)
         if j is None or j in preceding:
             continue
         gap = (boxes[j][0] - boxes[i][2]) / ((heights[i] + heights[j]) / 2)
-        joiner = linked(boxes[i], boxes[j]) if linked is not None else None
         if not (
             continues_on_row(elements[i].text, elements[j].text)
             or (i in heading and j in heading and gap <= HEADING_PIECE_GAP and not _starts_a_count(elements[j].text))
             or inline_code(i, j)
-            or joiner is not None
             or gap < 0  # the detector's two boxes of one line overlap
         ):
             continue
@@ -313,8 +304,6 @@ def join_pieces(
         if split_between is not None and boxes[j][0] - boxes[i][2] >= 2 and split_between(boxes[i], boxes[j]):
             continue
         following[i], preceding[j] = j, i
-        if joiner is not None:  # an underscore the recogniser read already needs no other
-            glue[i] = " " if elements[i].text.endswith("_") or elements[j].text.startswith("_") else joiner
     for j in range(n):  # a menu item's shortcut or a price's unit, set smaller, paler, a shortcut far to the right
         text = elements[j].text.strip()
         shortcut = bool(_SHORTCUT.match(text))
@@ -326,7 +315,7 @@ def join_pieces(
         before = elements[i].text.strip()
         if (shortcut and not _SHORTCUT.match(before)) or (not shortcut and _AMOUNT.match(before)):
             following[i], preceding[j] = j, i
-    return _merge(elements, boxes, following, make, " ".join, centre=True, glue=glue)
+    return _merge(elements, boxes, following, make, " ".join, centre=True)
 
 
 def _starts_a_count(text: str) -> bool:
@@ -548,12 +537,10 @@ def _inline_wraps(elements, boxes, heights, centres, colours) -> list[tuple[int,
     return pairs
 
 
-def _merge(
-    elements, boxes, following: dict[int, int], make, join: Callable, centre: bool, glue: dict[int, str] | None = None
-) -> list:
+def _merge(elements, boxes, following: dict[int, int], make, join: Callable, centre: bool) -> list:
     """The elements with each chain ``i → following[i] → …`` replaced by one element made at its first one's place:
-    text ``join`` of the texts (or, where ``glue`` has a chain link's first element, that string between the two),
-    box the union, click point the box centre (``centre``) or the first one's, confidence the lowest."""
+    text ``join`` of the texts, box the union, click point the box centre (``centre``) or the first one's, confidence
+    the lowest."""
     after = set(following.values())
     out = []
     for i in range(len(elements)):
@@ -566,14 +553,9 @@ def _merge(
             out.append(elements[i])
             continue
         box = tuple(f(boxes[k][c] for k in chain) for c, f in enumerate((min, min, max, max)))
-        text = join([elements[k].text for k in chain])
-        if glue and any(k in glue for k in chain):
-            text = elements[chain[0]].text
-            for prev, k in zip(chain, chain[1:], strict=False):
-                text += glue.get(prev, " ") + elements[k].text
         out.append(
             make(
-                text=text,
+                text=join([elements[k].text for k in chain]),
                 box=box,
                 point=((box[0] + box[2]) / 2, (box[1] + box[3]) / 2) if centre else elements[i].point,
                 confidence=min(elements[k].confidence for k in chain),

@@ -70,10 +70,8 @@ from schemas.records import GroundingLabel, Screenshot
 #: across a vertical rule (a panel's border) no longer keeps a line from ending its row, so a side bar's wrapped item
 #: beside another panel joins (:func:`annotators.ocr.rule_between`, annotator ``2025.1-rule``); 22 = two texts whose
 #: glyph colours differ only in shade join up to :data:`annotators.ocr_group.MAX_SHADE_DISTANCE` apart ("twice" | "in
-#: a row", "Continue with" | "Google"; annotator ``2025.1-shade``); 23 = two pieces of a row join where one underline
-#: runs across the gap (one link) or an underscore alone fills it, then joined by "_" ('api' | 'key="sk_test' |
-#: '123")' read as 'api_key="sk_test_123")'; :func:`annotators.ocr.link_joiner`, annotator ``2025.1-underscore``).
-RECIPE_VERSION = "23"
+#: a row", "Continue with" | "Google"; annotator ``2025.1-shade``).
+RECIPE_VERSION = "22"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

@@ -15,7 +15,7 @@ from annotators.ocr import (
     group_elements,
     list_marker_left,
 )
-from annotators.ocr_group import continues, ends_code_statement, group_lines, join_pieces
+from annotators.ocr_group import continues, ends_code_statement, group_lines
 from tests.annotators.test_ocr import _dejavu, _font
 
 GREY, BLUE = (60, 60, 60), (20, 80, 220)
@@ -355,32 +355,6 @@ def test_inline_code_on_a_chip_joins_the_prose_around_it_and_a_highlighted_menu_
     assert "The documents module reads it" in texts, texts
     assert {"File", "Edit", "View", "Have an account?", "Sign in", "Issues 37", "Pull requests"} <= set(texts), texts
     assert "Every method returns a" in joined(None)  # the chip is the only cue
-
-
-def test_one_underline_or_an_underscore_across_a_gap_joins_the_pieces_of_one_link_or_identifier():
-    """ "Daniel" | "Veillard" under one underline are one link, joined by a space; "XML" | "Parse" with an underscore
-    alone in the gap (the gap split took it for a space, the recogniser dropped it) are one identifier, joined by
-    "_"; two links side by side, each underlined to its own end, stay apart, as does a gap holding a space and an
-    underscore the recogniser already read ("struct" | "_name")."""
-    from annotators.ocr import OcrConfig, link_joiner
-
-    rows = [("Daniel", 40, 40, BLUE), ("Veillard", 112, 40, BLUE),
-            ("XML", 40, 100, BLUE), ("Parse", 82, 100, BLUE),
-            ("Home", 40, 160, BLUE), ("About", 102, 160, BLUE),
-            ("struct", 40, 220, GREY), ("_name", 112, 220, GREY)]  # fmt: skip
-    els, im = _page(rows, size=(900, 260))
-    im[57:59, 40:192] = BLUE  # one underline under "Daniel Veillard", across the gap
-    im[117:119, 70:82] = BLUE  # an underscore in the gap of "XML_Parse" alone
-    im[177:179, 40:80] = BLUE  # "Home" underlined to its end
-    im[177:179, 102:152] = BLUE  # "About" underlined on its own
-    im[237:239, 106:112] = GREY  # the underscore of "_name", a space before it
-
-    def joined(linked):
-        return _texts(join_pieces(els, lambda box: _glyph_color(_crop(im, box)), TextElement, None, None, linked))
-
-    texts = joined(lambda a, b: link_joiner(im, a, b, OcrConfig()))
-    assert {"Daniel Veillard", "XML_Parse", "Home", "About", "struct", "_name"} == set(texts), texts
-    assert "Daniel" in joined(None) and "XML" in joined(None)
 
 
 def test_pieces_whose_text_continues_join_and_a_row_of_links_stays_apart():
