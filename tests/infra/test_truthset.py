@@ -86,8 +86,12 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
     shutil.copy(ROOT / "infra" / "truthset" / "pages" / "login.html", pages / "site" / "login.html")
     manifest = pages / "pages.jsonl"
     manifest.write_text(json.dumps({"path": "site/login.html", "site": "site", "split": "dev"}) + "\n")
+    from annotators.dom.browser import BrowserHost
+    from annotators.producer import release
+
     out = tmp_path / "out"
     run(["--pages", str(pages), "--viewports", "800x600", "--annotator", "ocr", "--output", str(out), "--quiet"])
+    release("browser", BrowserHost.close)  # the run's browser is this process's: leave none to later tests
     cache = tmp_path / "cache.pkl"
     assert regroup.main(["dump", str(out), str(manifest), str(cache)]) == 0
 

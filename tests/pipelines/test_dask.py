@@ -268,6 +268,9 @@ def test_render_job_on_dask_equals_the_default_runner_with_one_browser_per_worke
 
     if browser_missing():
         pytest.skip(browser_missing())
+    from annotators.dom.browser import BrowserHost
+    from annotators.producer import release
+
     site = tmp_path / "site"
     site.mkdir()
     for i in range(4):
@@ -280,6 +283,7 @@ def test_render_job_on_dask_equals_the_default_runner_with_one_browser_per_worke
     args = ["--pages", str(site), "--output"]
     common = ["--annotator", "none", "--dt", DT, "--quiet", "--viewports", "640x480,390x844@2m"]
     direct, dask = tmp_path / "direct", tmp_path / "dask"
+    release("browser", BrowserHost.close)  # an earlier test's browser of the same settings would be reused, uncounted
     want = run([*args, str(direct), *common])
     got = run([*args, str(dask), *common, *dask_args(cluster)])
     tables = _tables(direct)
