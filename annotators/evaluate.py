@@ -567,6 +567,18 @@ def _ratio_at_least(a: str, b: str, min_ratio: float) -> float:
     return sm.ratio()
 
 
+def names_element(p: Prediction, t: TruthRecord, min_ratio: float = 0.8) -> bool:
+    """Whether prediction ``p``, whose point lies in truth element ``t``, names it as :func:`evaluate`'s precision
+    counts: a similar text (normalised ratio at least ``min_ratio``), or a run of whole words of a :data:`LINE`
+    element that holds the prediction's box (:func:`_names_line_part`)."""
+    return text_similarity(p.text, t.text) >= min_ratio or _names_line_part(p, t, min_ratio)
+
+
+def _names_line_part(p: Prediction, t: TruthRecord, min_ratio: float) -> bool:
+    """A line part: ``t`` is a :data:`LINE`, ``p``'s box lies within it and ``p``'s text is a run of its words."""
+    return t.data_type == LINE and _box_within(p.box, t.box) and names_part_of(p.text, t.text, min_ratio)
+
+
 def _box_within(
     inner: tuple[float, float, float, float] | None, outer: tuple[float, float, float, float], slack: float = 0.25
 ) -> bool:
@@ -682,10 +694,7 @@ def evaluate(
         for j, p in enumerate(preds):
             inside = [i for i, t in enumerate(recs) if point_in_box(p.point, t.box)]
             precise = any((i, j) in text_ok for i in inside)
-            if not precise and any(
-                i in lines and _box_within(p.box, recs[i].box) and names_part_of(p.text, recs[i].text, min_ratio)
-                for i in inside
-            ):
+            if not precise and any(_names_line_part(p, recs[i], min_ratio) for i in inside):
                 precise = True
                 parts_here += 1
             smallest = min(inside, key=lambda i: _area(recs[i].box), default=None)

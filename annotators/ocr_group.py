@@ -76,9 +76,8 @@ line A to the line B just below it when the layout says B continues A, and only 
    and the one piece B of the line below that starts where A's line starts (or, in a numbered item, where its text
    starts after the number: "6. take one of the points <a>Get in" | "touch with me</a>") and ends before A starts
    join when they have one size and colour, the text continues (rule 5), A does not end a statement of code
-   (:func:`ends_code_statement`), and
-   their colour is the lesser part of the two lines' width: the prose around the link is the greater. Prose wrapped
-   beside inline code of another colour is the greater part, and stays apart.
+   (:func:`ends_code_statement`), and their colour is the lesser part of the two lines' width: the prose around the
+   link is the greater. Prose wrapped beside inline code of another colour is the greater part, and stays apart.
 
 The joined element's text is the lines' texts joined by a space (none after a hyphen that ends a word: the web wraps a
 compound at its hyphen, "Byte-" | "Compilation"), its box the union of the lines, its click point the first line's
@@ -355,11 +354,9 @@ def _similar_heights(a: float, b: float) -> bool:
 
 def _same_backdrop(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     """Two background colours are one (both known, no channel :data:`CHIP_CONTRAST` or more apart)."""
-    return (
-        a is not None
-        and b is not None
-        and float(np.abs(np.asarray(a, float) - np.asarray(b, float)).max()) < (CHIP_CONTRAST)
-    )
+    if a is None or b is None:
+        return False
+    return float(np.abs(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)).max()) < CHIP_CONTRAST
 
 
 def _same_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:

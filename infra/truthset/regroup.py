@@ -28,6 +28,7 @@ import pickle
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,14 +95,14 @@ def labels_of(shots, cached: dict) -> list[dict]:
     return rows
 
 
-def _names(p, t) -> bool:
-    """Whether prediction ``p`` names truth element ``t`` as :func:`annotators.evaluate.evaluate`'s precision says:
-    a similar text, or a run of words of a line that holds the prediction's box."""
-    from annotators.evaluate import LINE, _box_within, names_part_of, text_similarity
+def _containing(truth) -> Callable:
+    """``prediction`` → the truth elements of its screenshot whose box holds its point."""
+    from annotators.evaluate import point_in_box
 
-    if text_similarity(p.text, t.text) >= 0.8:
-        return True
-    return t.data_type == LINE and _box_within(p.box, t.box) and names_part_of(p.text, t.text)
+    by_shot: dict[str, list] = {}
+    for t in truth:
+        by_shot.setdefault(t.image, []).append(t)
+    return lambda p: [t for t in by_shot.get(p.image, ()) if point_in_box(p.point, t.box)]
 
 
 KINDS = ("in no truth element", "a fragment of a {role}", "more than the line of painted text it lies on",
@@ -113,16 +114,14 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
     are one word: counts only, so they may be printed for the test split. Kinds, by the smallest truth element the
     point lies in: none; a fragment (a run of the element's words, shorter than it); more than a line (a ``line``
     element whose text the prediction holds, with more); a misreading (text similarity 0.5-0.8); other."""
-    from annotators.evaluate import LINE, names_part_of, normalize_text, point_in_box, text_similarity
+    from annotators.evaluate import LINE, names_element, names_part_of, normalize_text, text_similarity
 
-    by_shot: dict[str, list] = {}
-    for t in truth:
-        by_shot.setdefault(t.image, []).append(t)
+    containing = _containing(truth)
     counts: dict[str, int] = {}
     one_word = 0
     for p in predictions:
-        inside = [t for t in by_shot.get(p.image, ()) if point_in_box(p.point, t.box)]
-        if any(_names(p, t) for t in inside):
+        inside = containing(p)
+        if any(names_element(p, t) for t in inside):
             continue
         one_word += len(normalize_text(p.text).split()) == 1
         if not inside:
@@ -164,13 +163,7 @@ def score(
     """Group, label and score one split from the cache; print the summary, the table by role and ``show``."""
     import dataclasses
 
-    from annotators.evaluate import (
-        ambiguous_labels,
-        evaluate,
-        point_in_box,
-        predictions_from_labels,
-        truth_from_dom,
-    )
+    from annotators.evaluate import ambiguous_labels, evaluate, names_element, predictions_from_labels, truth_from_dom
     from annotators.ocr import OcrAnnotator
     from schemas.tables import read_shards
 
@@ -196,18 +189,16 @@ def score(
     if kinds:
         print(format_kinds(imprecise_kinds(truth, predictions)))
     if show:
-        by_shot: dict[str, list] = {}
-        for t in truth:
-            by_shot.setdefault(t.image, []).append(t)
         picked = []
         if show == "missed":
             picked = [f"{t.image[:8]} {t.element or '-'} {t.text!r}" for t in report.missed]
         else:
+            containing = _containing(truth)
             for p in predictions:
-                inside = [t for t in by_shot.get(p.image, ()) if point_in_box(p.point, t.box)]
+                inside = containing(p)
                 if show == "none" and not inside:
                     picked.append(f"{p.image[:8]} ({p.point[0]:.0f},{p.point[1]:.0f}) {p.text!r}")
-                elif show == "imprecise" and inside and not any(_names(p, t) for t in inside):
+                elif show == "imprecise" and inside and not any(names_element(p, t) for t in inside):
                     names = " | ".join(f"{t.element}:{t.text[:60]!r}" for t in inside)
                     picked.append(f"{p.image[:8]} ({p.point[0]:.0f},{p.point[1]:.0f}) {p.text!r} in {names}")
         print(f"{len(picked)} {show}:")
