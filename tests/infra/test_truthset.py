@@ -110,6 +110,14 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
     assert printed.startswith("split dev: 1 screenshots, truth ") and "recall" in printed and "missed:" in printed
     with pytest.raises(SystemExit):
         regroup.main(["score", str(out), str(manifest), str(cache), "--split", "test", "--show", "none"])
+    with pytest.raises(SystemExit, match="no screenshot of split 'test'"):
+        regroup.main(["score", str(out), str(manifest), str(cache), "--split", "test"])
+    stale = tmp_path / "stale.pkl"
+    with open(stale, "wb") as f:
+        pickle.dump({"version": "2024.0-old", "elements": cached}, f)
+    with pytest.raises(SystemExit, match="was read by OCR 2024.0-old"):  # grouped by code it was not read with
+        regroup.main(["score", str(out), str(manifest), str(stale)])
+    assert regroup.main(["score", str(out), str(manifest), str(stale), "--any-version"]) == 0
 
 
 def test_imprecise_labels_are_counted_by_kind():
