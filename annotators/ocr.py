@@ -47,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from annotators.ocr_group import group_lines, join_pieces
+from annotators.dom.labels import MAX_INSTRUCTION_NAME
+from annotators.ocr_group import group_lines, join_long_lines, join_pieces
 
 _SEPARATOR_CHARS = "/|·•>»›–—"
 # Check boxes, radio buttons and square icons that the (Chinese + English) recogniser reads as a character.
@@ -202,7 +203,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-shade"
+    VERSION = "2025.1-longline"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -559,7 +560,8 @@ class OcrAnnotator:
 # ---------------------------------------------------------------------- helpers
 def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrConfig) -> list[TextElement]:
     """Join the pieces of one element's line and the wrapped lines of one element (:mod:`annotators.ocr_group`), with
-    the colour, list-marker and ink-between cues read from the screenshot.
+    the colour, list-marker and ink-between cues read from the screenshot, then the pieces of a line of prose too long
+    to name (:func:`annotators.ocr_group.join_long_lines`: it gives no label, as the DOM labels give it none).
 
     The grouping step of :meth:`OcrAnnotator.read` (when ``config.group_lines``), kept apart so that a cache of the
     ungrouped elements (``OcrConfig(group_lines=False)``) can be grouped again by the same code
@@ -579,7 +581,8 @@ def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrCo
     under = lambda box, side: backdrop(image, box, side)  # noqa: E731
     ruled = lambda a, b: rule_between(image, a, b, config)  # noqa: E731
     pieces = join_pieces(elements, colour_of, TextElement, between, under)
-    return group_lines(pieces, colour_of, TextElement, marked, ruled)
+    grouped = group_lines(pieces, colour_of, TextElement, marked, ruled)
+    return join_long_lines(grouped, colour_of, TextElement, MAX_INSTRUCTION_NAME)
 
 
 def _strips(height: int, size: int, overlap: int) -> list[tuple[int, int, int]]:

@@ -474,6 +474,67 @@ def group_lines(
     return _merge(elements, boxes, following, make, _join, centre=False)
 
 
+def join_long_lines(
+    elements: Sequence,
+    colour_of: Callable[[tuple[float, float, float, float]], np.ndarray | None],
+    make: Callable[..., object],
+    max_chars: int,
+) -> list:
+    """Join the pieces of a line of prose longer than ``max_chars`` characters into one element: the line.
+
+    The detector and the gap split cut a long line of prose into pieces at wide word spaces (justified text, a
+    command's synopsis: "THIS SOFTWARE IS PROVIDED BY" | "THE AUTHOR \"AS IS\" AND ..."), and each piece would name a
+    fragment of the line. The DOM labels give such a line no label at all (``max_text_chars``: no one quotes it whole
+    in an instruction), so its pieces are joined back into the line they are, which then gives no label either
+    (:func:`annotators.ocr_producer.elements_to_labels`). A row's run is its pieces each following the one before
+    (rule 1 of :func:`join_pieces`: same size, at most :data:`MAX_PIECE_GAP` line heights apart); the prose is the
+    colour of its longest piece, and pieces of another colour (a link, as the DOM cuts its lines at links) cut the run
+    into segments. Only a segment of prose over ``max_chars`` characters is joined: a shorter one is a line the DOM
+    labels too, and a link keeps its own label.
+
+    Args:
+        elements: text elements with ``text``, ``box``, ``point`` and ``confidence`` (after :func:`group_lines`: a
+            wrapped element spans two rows and is in no run).
+        colour_of: the glyph colour of the text in a box, or None when it cannot be told (such a piece cuts a run).
+        make: builds a joined element from keyword arguments ``text``, ``box``, ``point``, ``confidence``.
+        max_chars: the longest line of prose left in pieces.
+
+    Returns:
+        The elements, each joined segment replaced by one element (box the union, click point its centre) at the place
+        of its first piece; a list of the others unchanged.
+    """
+    n = len(elements)
+    if n < 2:
+        return list(elements)
+    boxes, heights = _boxes_and_heights(elements)
+    before: dict[int, int] = {}
+    for i in range(n):
+        j = _piece_after(i, boxes, heights)
+        if j is not None and (j not in before or boxes[i][2] > boxes[before[j]][2]):
+            before[j] = i  # two pieces ending before j: the nearer one is on its row
+    after = {i: j for j, i in before.items()}
+    following: dict[int, int] = {}
+    for start in range(n):
+        if start in before:
+            continue
+        run = [start]
+        while run[-1] in after and after[run[-1]] not in run:
+            run.append(after[run[-1]])
+        if len(run) < 2 or len(_join([elements[k].text for k in run])) <= max_chars:
+            continue
+        colours = [colour_of(boxes[k]) for k in run]
+        prose = colours[max(range(len(run)), key=lambda q: len(elements[run[q]].text))]
+        segment: list[int] = []
+        for q in range(len(run) + 1):
+            if q < len(run) and _same_colour(colours[q], prose):
+                segment.append(run[q])
+                continue
+            if len(segment) > 1 and len(_join([elements[k].text for k in segment])) > max_chars:
+                following.update(zip(segment, segment[1:], strict=False))
+            segment = []
+    return _merge(elements, boxes, following, make, _join, centre=True)
+
+
 def _same_row(i: int, k: int, centres, heights) -> bool:
     """Whether line ``k``'s vertical centre lies within half of line ``i``'s height of ``i``'s."""
     return abs(centres[i] - centres[k]) < 0.5 * heights[i]

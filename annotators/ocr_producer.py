@@ -70,8 +70,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: across a vertical rule (a panel's border) no longer keeps a line from ending its row, so a side bar's wrapped item
 #: beside another panel joins (:func:`annotators.ocr.rule_between`, annotator ``2025.1-rule``); 22 = two texts whose
 #: glyph colours differ only in shade join up to :data:`annotators.ocr_group.MAX_SHADE_DISTANCE` apart ("twice" | "in
-#: a row", "Continue with" | "Google"; annotator ``2025.1-shade``).
-RECIPE_VERSION = "22"
+#: a row", "Continue with" | "Google"; annotator ``2025.1-shade``); 24 (23 was withdrawn) = the pieces of a line of
+#: prose over :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` characters, cut at its wide spaces, are joined into
+#: the line and so give no label, as the DOM labels give it none (:func:`annotators.ocr_group.join_long_lines`,
+#: annotator ``2025.1-longline``).
+RECIPE_VERSION = "24"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

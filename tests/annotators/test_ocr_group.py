@@ -512,3 +512,41 @@ def test_words_of_a_display_heading_join_along_the_row_and_down_its_lines():
     # the same words at the body's size stay apart: a row and a list of links
     els, im = _page([("Measuring", 40, 40, GREY), ("Program", 140, 40, GREY), ("Resource Use", 40, 61, GREY)])
     assert _texts(_group(_join_pieces(els, im), im)) == ["Measuring", "Program", "Resource Use"]
+
+
+# ---------------------------------------------------------------------- a line too long to name (join_long_lines)
+def _join_long(els, im, max_chars=120):
+    from annotators.ocr_group import join_long_lines
+
+    return join_long_lines(els, lambda box: _glyph_color(_crop(im, box)), TextElement, max_chars)
+
+
+def test_pieces_of_a_line_of_prose_too_long_to_name_become_the_line_and_a_link_keeps_the_lines_the_dom_draws():
+    """A licence's justified line read in pieces at its wide spaces ("THIS SOFTWARE IS PROVIDED BY" | ...): each
+    piece names a fragment of a line the DOM labels give no label (over 120 characters). Its pieces become the line,
+    which gives no label either. A link of another colour cuts a long row into lines the DOM does label ("Libxslt is
+    the" | link | "..."): those stay, and so does a row of short cells."""
+    a, b, c = (
+        "THIS SOFTWARE IS PROVIDED BY",
+        "THE AUTHOR AS IS AND ANY EXPRESS OR IMPLIED WARRANTIES",
+        "INCLUDING BUT NOT LIMITED TO THE IMPLIED WARRANTIES",
+    )
+    x1, x2 = 20 + ADV * len(a) + 8, 20 + ADV * (len(a) + len(b)) + 16
+    els, im = _page([(a, 20, 40, GREY), (b, x1, 40, GREY), (c, x2, 40, GREY)], size=(1600, 200))
+    (line,) = _join_long(els, im)
+    assert line.text == f"{a} {b} {c}" and len(line.text) > 120
+    assert line.box == (20, 40, x2 + ADV * len(c), 60)
+    assert line.point == ((20 + x2 + ADV * len(c)) / 2, 50)
+    # the middle piece a link: two lines of prose under 120 characters, each the DOM's, and the link
+    els, im = _page([(a, 20, 40, GREY), (b, x1, 40, BLUE), (c, x2, 40, GREY)], size=(1600, 200))
+    assert _texts(_join_long(els, im)) == [a, b, c]
+    # a row no longer than the limit (a table's cells, a nav bar) is left as it is
+    els, im = _page([(a, 20, 40, GREY), (b, x1, 40, GREY), (c, x2, 40, GREY)], size=(1600, 200))
+    assert _texts(_join_long(els, im, max_chars=len(line.text))) == [a, b, c]
+    # the joined line gives no label; its pieces each gave one
+    from annotators.ocr_producer import OcrProducer, elements_to_labels
+    from tests.annotators.test_ocr_producer import _shot
+
+    producer = OcrProducer(run_id="r", config_hash="h")
+    assert len(elements_to_labels(_shot(1600, 200), els, OcrAnnotator, producer)) == 3
+    assert elements_to_labels(_shot(1600, 200), _join_long(els, im), OcrAnnotator, producer) == []
