@@ -203,7 +203,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-longline"
+    VERSION = "2025.1-underline"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -489,6 +489,17 @@ class OcrAnnotator:
             k = max(1, round(0.5 * h))
             return underlined(e1, s2) and underlined(max(s1, e1 - k), e1) and underlined(s2, min(e2, s2 + k))
 
+        def bare(a: int, b: int) -> bool:
+            return b > a and float(under_cols[a:b].mean()) < BARE_SHARE
+
+        def link_edge(
+            i: int,
+        ) -> bool:  # an underline starts or ends between words i and i + 1 (a link's first or last)
+            (s1, e1), (s2, e2) = words[i], words[i + 1]
+            return not underlined(e1, s2) and (
+                (underlined(s1, e1) and bare(s2, e2)) or (bare(s1, e1) and underlined(s2, e2))
+            )
+
         bg = np.median(crop[:, start:end].reshape(-1, 3), axis=0)
         colors, ends, starts = [], [], []
         for s, e in words:
@@ -514,7 +525,9 @@ class OcrAnnotator:
         pieces: list[_Piece] = []
         s0 = start
         for i in range(len(words) - 1):
-            if (ends[i] or starts[i + 1] or _colours_differ(colors[i], colors[i + 1], cfg)) and not one_link(i):
+            if (ends[i] or starts[i + 1] or _colours_differ(colors[i], colors[i + 1], cfg) or link_edge(i)) and not (
+                one_link(i)
+            ):
                 pieces.append(_Piece(s0, words[i][1]))
                 s0 = words[i + 1][0]
         pieces.append(_Piece(s0, end))
@@ -577,7 +590,7 @@ def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrCo
     """
     colour_of = lambda box: text_colours(image, box, config)  # noqa: E731
     marked = lambda box: list_marker_left(image, box, config)  # noqa: E731
-    between = lambda a, b: other_ink_between(image, a, b)  # noqa: E731
+    between = lambda a, b: other_ink_between(image, a, b) or underline_ends_between(image, a, b, config)  # noqa: E731
     under = lambda box, side: backdrop(image, box, side)  # noqa: E731
     ruled = lambda a, b: rule_between(image, a, b, config)  # noqa: E731
     pieces = join_pieces(elements, colour_of, TextElement, between, under)
@@ -657,6 +670,11 @@ UNDERLINE_ROWS = 0.15
 #: Two words are one underlined link (no colour split between them: "The <code>phony</code> rule") when their
 #: underline covers this share of the gap between them and of each word's end next to it.
 UNDERLINED_SHARE = 0.6
+#: A word with an underline under less than this share of it is bare: an underline that ends between an underlined
+#: word and a bare one is a link's end beside its prose, which splits them whatever their colours (a grey link in black
+#: prose reads only a shade apart: "on <a>GitHub</a>. You can"). The descenders of a bare word ("report") touch the
+#: underline's rows under up to a fifth of it.
+BARE_SHARE = 0.3
 
 
 def _underline(crop: np.ndarray, ink_contrast: int) -> tuple[np.ndarray, np.ndarray]:
@@ -877,6 +895,38 @@ def other_ink_between(
     off, axis = between - bg, ink - bg
     t = float(off @ axis) / max(1e-6, float(axis @ axis))
     return float(np.linalg.norm(off - max(0.0, t) * axis)) >= OTHER_INK
+
+
+def underline_ends_between(
+    image: np.ndarray, a: tuple[float, float, float, float], b: tuple[float, float, float, float], config: OcrConfig
+) -> bool:
+    """Whether an underline ends between two boxes of one row (``a`` left of ``b``): one is underlined (an underline
+    under :data:`UNDERLINED_SHARE` of its columns) and the other bare (under less than :data:`BARE_SHARE`), so one is a
+    link and the other the prose beside it, however close their colours (a grey link in black prose).
+
+    Args:
+        image: the screenshot (H, W, 3) RGB.
+        a / b: the two pieces' boxes (x0, y0, x1, y1) in its pixels.
+        config: the annotator's settings (``ink_contrast``).
+
+    Returns:
+        True as above; False where the row has no underline (:func:`_underline`: a thin rule low in the row, at least
+        :data:`UNDERLINE_RUN` line heights long), both or neither are underlined, or the boxes are too small to tell.
+    """
+    top, bottom = min(a[1], b[1]), max(a[3], b[3])
+    x0 = int(min(a[0], b[0]))
+    row = _crop(image, (x0, top, max(a[2], b[2]), bottom))
+    if row.shape[0] < 2 or row.shape[1] < 2:
+        return False
+    cols = _underline(row, config.ink_contrast)[1]
+    shares = []
+    for box in (a, b):
+        under = cols[max(0, int(box[0]) - x0) : max(0, int(box[2]) - x0)]
+        if under.size == 0:
+            return False
+        shares.append(float(under.mean()))
+    (sa, sb) = shares
+    return (sa >= UNDERLINED_SHARE and sb < BARE_SHARE) or (sb >= UNDERLINED_SHARE and sa < BARE_SHARE)
 
 
 def rule_between(

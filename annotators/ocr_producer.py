@@ -73,8 +73,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: a row", "Continue with" | "Google"; annotator ``2025.1-shade``); 24 (23 was withdrawn) = the pieces of a line of
 #: prose over :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` characters, cut at its wide spaces, are joined into
 #: the line and so give no label, as the DOM labels give it none (:func:`annotators.ocr_group.join_long_lines`,
-#: annotator ``2025.1-longline``).
-RECIPE_VERSION = "24"
+#: annotator ``2025.1-longline``); 25 = the end of an underline between two words splits them, and keeps two pieces
+#: apart, however close their colours (a grey underlined link in black prose: "The project is" | "hosted on GitHub" |
+#: ". You can report", :func:`annotators.ocr.underline_ends_between`, annotator ``2025.1-underline``).
+RECIPE_VERSION = "25"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

@@ -211,6 +211,17 @@ def _draw_advancing(d: ImageDraw.ImageDraw, xy: tuple[float, float], runs, font)
     return x
 
 
+def _read_rows(annotator, rows, font, size: tuple[int, int], background: tuple[int, int, int]) -> list[list[str]]:
+    """Each row of (text, colour, underlined) runs drawn alone on an image of ``size`` (:func:`_draw_advancing`) and
+    read: its elements' texts, case-folded, without spaces."""
+    read = []
+    for runs in rows:
+        im = Image.new("RGB", size, background)
+        _draw_advancing(ImageDraw.Draw(im), (20.0, 20.0), runs, font)
+        read.append([e.text.casefold().replace(" ", "") for e in annotator.annotate(np.asarray(im))])
+    return read
+
+
 def test_a_link_in_prose_splits_off_by_colour_whatever_its_punctuation_and_however_close_in_rgb(annotator):
     """A word's colour leaves out the punctuation at its ends: the black full stop after an underlined red link, or
     the grey brackets around a blue address, do not make it the prose's colour, and a black comma between two red
@@ -267,12 +278,7 @@ def test_a_bracket_of_the_prose_colour_opening_a_link_splits_it_from_the_link_be
          ("archives", brown, True), (") in order to get", black, False)],
         [("the size ", black, False), ("(in bytes) is", black, False)],
     ]  # fmt: skip
-    read = []
-    for runs in rows:
-        im = Image.new("RGB", (900, 80), (255, 250, 205))
-        _draw_advancing(ImageDraw.Draw(im), (20.0, 20.0), runs, font)
-        read.append([e.text.casefold().replace(" ", "") for e in annotator.annotate(np.asarray(im))])
-    links, prose = read
+    links, prose = _read_rows(annotator, rows, font, (900, 80), (255, 250, 205))
     assert sum(t.startswith("xml-bindings@") and "archives" not in t for t in links) == 1, links
     assert "archives" in {t.strip("()") for t in links}, links
     assert "contactthe" in links and "inordertoget" in links, links
@@ -290,6 +296,23 @@ def test_one_underline_keeps_a_link_whole_though_a_word_of_it_is_another_colour(
     x = _draw_advancing(d, (20.0, 20), [("The ", blue, False), ("phony", navy, False), (" rule", blue, False)], font)
     d.line((20, 20 + ascent + 1, x, 20 + ascent + 1), fill=blue, width=2)
     assert [e.text for e in annotator.annotate(np.asarray(im))] == ["The phony rule"]
+
+
+def test_a_grey_underlined_link_splits_from_black_prose_where_its_underline_ends(annotator):
+    """underscore.js's links are grey (68) and underlined in black prose: set small, the prose reads 15-50 grey and
+    the link 76-83, under ``color_split`` apart, so colour alone keeps "on <a>GitHub</a>. You can report" one piece.
+    An underline that ends between an underlined word and a bare one splits them, also where the link's last word
+    holds a bare "'s" ("with <a>jQuery</a>'s tux")."""
+    font = _dejavu(15)
+    black, grey = (0, 0, 0), (68, 68, 68)
+    rows = [
+        [("The project is ", black, False), ("hosted on GitHub", grey, True), (". You can report bugs", black, False)],
+        [("go along with ", black, False), ("jQuery", grey, True), ("'s tux and more", black, False)],
+    ]
+    github, jquery = _read_rows(annotator, rows, font, (700, 60), (255, 255, 255))
+    assert any(t.startswith("hostedongithub") and "report" not in t for t in github), github
+    assert any(t.startswith("youcanreport") or t.startswith(".youcanreport") for t in github), github
+    assert any(t.startswith("jquery") and "tux" not in t for t in jquery), jquery
 
 
 PROSE = (
