@@ -203,7 +203,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-underline"
+    VERSION = "2025.1-underline2"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -440,17 +440,21 @@ class OcrAnnotator:
         start = runs[0][0]
         words: list[tuple[int, int]] = []  # words of the current piece
         wstart = runs[0][0]
+        rule = _long_runs(under_cols, UNDERLINE_RUN * h, max(1, round(UNDERLINE_SKIP * h)))  # the underline itself
         for i, g in enumerate(gaps):
             end = runs[i][1]
-            if g >= word_at:
+            if g >= word_at or (
+                _underline_edge(rule, runs[i], runs[i + 1])
+                and min(_ink_height(crop, runs[k], under_rows, cfg.ink_contrast) for k in (i, i + 1)) >= 0.3 * h
+            ):  # a word space, or an underline's end between two letters (not a full stop or quote after a link)
                 words.append((wstart, end))
                 wstart = runs[i + 1][0]
             if i in splits:
-                pieces.extend(self._color_split(crop, words, start, end, runs, under_cols))
+                pieces.extend(self._color_split(crop, words, start, end, runs, under_cols, rule))
                 start = runs[i + 1][0]
                 words = []
         words.append((wstart, runs[-1][1]))
-        pieces.extend(self._color_split(crop, words, start, runs[-1][1], runs, under_cols))
+        pieces.extend(self._color_split(crop, words, start, runs[-1][1], runs, under_cols, rule))
         # slivers at a line's ends are fragments of neighbouring glyphs the detector box cut through
         return [p for p in pieces if p.x1 - p.x0 >= max(2.0, 0.15 * h)] or None
 
@@ -462,6 +466,7 @@ class OcrAnnotator:
         end: int,
         runs: list[tuple[int, int]],
         under_cols: np.ndarray,
+        rule: np.ndarray,
     ) -> list[_Piece]:
         """Split a piece between adjacent words whose glyph colours differ by more than ``color_split`` (RGB) or
         their hues by more than ``chroma_split``.
@@ -474,7 +479,10 @@ class OcrAnnotator:
         the punctuation before a word is darker than the word and of another hue, the word starts a piece: the black
         bracket between two links of one colour ("org (archives)"); a thin bracket of the word's own colour reads
         paler, not darker, so "(in bytes)" stays whole.
-        ``under_cols``: per column of the crop, whether an underline (:func:`_underline`) lies under it."""
+        ``under_cols``: per column of the crop, whether an underline (:func:`_underline`) lies under it; ``rule``:
+        whether the underline's own long run does (:func:`_long_runs`: not a descender touching its rows). Where an
+        underline starts or ends between two words, one underlined and the other bare (:func:`_underline_edge`), they
+        are a link and its prose and split, whatever their colours."""
         cfg = self.config
         if (cfg.color_split <= 0 and cfg.chroma_split <= 0) or len(words) < 2:
             return [_Piece(start, end)]
@@ -489,16 +497,8 @@ class OcrAnnotator:
             k = max(1, round(0.5 * h))
             return underlined(e1, s2) and underlined(max(s1, e1 - k), e1) and underlined(s2, min(e2, s2 + k))
 
-        def bare(a: int, b: int) -> bool:
-            return b > a and float(under_cols[a:b].mean()) < BARE_SHARE
-
-        def link_edge(
-            i: int,
-        ) -> bool:  # an underline starts or ends between words i and i + 1 (a link's first or last)
-            (s1, e1), (s2, e2) = words[i], words[i + 1]
-            return not underlined(e1, s2) and (
-                (underlined(s1, e1) and bare(s2, e2)) or (bare(s1, e1) and underlined(s2, e2))
-            )
+        def link_edge(i: int) -> bool:  # an underline starts or ends between words i and i + 1
+            return _underline_edge(rule, words[i], words[i + 1])
 
         bg = np.median(crop[:, start:end].reshape(-1, 3), axis=0)
         colors, ends, starts = [], [], []
@@ -670,6 +670,8 @@ UNDERLINE_ROWS = 0.15
 #: Two words are one underlined link (no colour split between them: "The <code>phony</code> rule") when their
 #: underline covers this share of the gap between them and of each word's end next to it.
 UNDERLINED_SHARE = 0.6
+#: An underline's gaps up to this many line heights wide are where it skips a descender's ink (1-2 px at 20 px).
+UNDERLINE_SKIP = 0.1
 #: A word with an underline under less than this share of it is bare: an underline that ends between an underlined
 #: word and a bare one is a link's end beside its prose, which splits them whatever their colours (a grey link in black
 #: prose reads only a shade apart: "on <a>GitHub</a>. You can"). The descenders of a bare word ("report") touch the
@@ -694,6 +696,48 @@ def _underline(crop: np.ndarray, ink_contrast: int) -> tuple[np.ndarray, np.ndar
     if not rows.any() or rows.sum() > max(1, round(UNDERLINE_ROWS * h)):
         return none
     return rows, ink[rows].any(axis=0)
+
+
+def _ink_height(crop: np.ndarray, span: tuple[int, int], skip_rows: np.ndarray, ink_contrast: int) -> int:
+    """How many rows of ``crop``'s columns ``span`` (``[start, end)``) hold ink, from the first to the last, leaving
+    out ``skip_rows`` (an underline's): a letter's x-height or more, a full stop's or a quote's few rows."""
+    part = crop[:, span[0] : span[1]].astype(np.int16)
+    bg = np.median(crop.reshape(-1, 3), axis=0).astype(np.int16)
+    rows = np.flatnonzero((np.abs(part - bg).max(axis=-1) >= ink_contrast).any(axis=1) & ~skip_rows)
+    return int(rows[-1] - rows[0] + 1) if rows.size else 0
+
+
+def _long_runs(mask: np.ndarray, length: float, bridge: int) -> np.ndarray:
+    """``mask`` with only its runs of True at least ``length`` long left True, gaps of at most ``bridge`` closed first
+    (a browser's underline skips the ink of a descender, "page", by a pixel or two on each side)."""
+    out = np.zeros_like(mask)
+    runs = _runs(mask, 0)
+    merged: list[list[int]] = []
+    for s, e in runs:
+        if merged and s - merged[-1][1] <= bridge:
+            merged[-1][1] = e
+        else:
+            merged.append([s, e])
+    for s, e in merged:
+        if e - s >= length:
+            out[s:e] = True
+    return out
+
+
+def _underline_edge(rule: np.ndarray, a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether an underline (``rule``: per column, under an underline's long run) starts or ends between the ink spans
+    ``a`` and ``b`` (``[start, end)``, ``a`` left of ``b``; False otherwise): the gap between them is not under it, and
+    one of them is (at least :data:`UNDERLINED_SHARE` of its columns) while the other is bare (under
+    :data:`BARE_SHARE`)."""
+    (s1, e1), (s2, e2) = a, b
+
+    def share(x0: int, x1: int) -> float:
+        return float(rule[x0:x1].mean()) if x1 > x0 else 0.0
+
+    if s2 < e1 or share(e1, s2) >= UNDERLINED_SHARE:  # out of order, or one underline across the gap
+        return False
+    sa, sb = share(s1, e1), share(s2, e2)
+    return (sa >= UNDERLINED_SHARE and sb < BARE_SHARE) or (sb >= UNDERLINED_SHARE and sa < BARE_SHARE)
 
 
 def _without_punctuation(runs: list[tuple[int, int]], height: int) -> list[tuple[int, int]]:

@@ -105,8 +105,9 @@ MIN_LINE_GAP = -0.35
 MIN_HEIGHT_RATIO = 0.75
 #: Largest summed RGB distance between the two lines' glyph colours.
 MAX_COLOUR_DISTANCE = 60.0
-#: ... or, where they differ only in shade (their R, G and B differences within :data:`SHADE_SPREAD` of each other: a
-#: short word's few glyphs read paler or darker than a long one's), within this much.
+#: ... or, where they differ only in shade (their R, G and B differences within :data:`SHADE_SPREAD` of each other, or
+#: one mixed toward white or black: a short word's few glyphs read paler or darker than a long one's),
+#: within this much.
 MAX_SHADE_DISTANCE = 90.0
 SHADE_SPREAD = 10.0
 #: No other text this many line heights to the right of A on its line, or to the left of B on its own.
@@ -363,14 +364,30 @@ def _same_backdrop(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 
 def _same_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     """Same style: both glyph colours known and within :data:`MAX_COLOUR_DISTANCE` (summed RGB), or within
-    :data:`MAX_SHADE_DISTANCE` where R, G and B differ alike (a shade, not a hue); colours given as several stacked
+    :data:`MAX_SHADE_DISTANCE` where one is a shade of the other (:func:`_shades`); colours given as several stacked
     RGB rows (``colour_of``'s) must match row by row."""
     if a is None or b is None:
         return False
-    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    d = np.abs(diff).sum(axis=-1)
-    shade = np.ptp(np.atleast_2d(diff), axis=-1) <= SHADE_SPREAD  # lighter or darker alike in R, G and B
-    return bool(np.all((d <= MAX_COLOUR_DISTANCE) | (shade & (d <= MAX_SHADE_DISTANCE))))
+    a2 = np.atleast_2d(np.asarray(a, dtype=np.float64))
+    b2 = np.atleast_2d(np.asarray(b, dtype=np.float64))
+    d = np.abs(b2 - a2).sum(axis=-1)
+    return bool(np.all((d <= MAX_COLOUR_DISTANCE) | (_shades(a2, b2) & (d <= MAX_SHADE_DISTANCE))))
+
+
+def _shades(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per row of two ``(n, 3)`` RGB arrays: whether one colour is a shade of the other, as a short word's few glyphs
+    read paler or darker than a long piece's: lighter or darker alike in R, G and B (within :data:`SHADE_SPREAD`), or
+    one mixed toward white or black (a saturated blue's anti-aliased glyphs, (0, 0, 238) read as (39, 39, 240): its
+    red and green rise, its blue cannot), no channel more than half of :data:`SHADE_SPREAD` off that mix."""
+    diff = b - a
+    out = np.ptp(diff, axis=-1) <= SHADE_SPREAD
+    for x, y in ((a, b), (b, a)):
+        for target in (255.0, 0.0):
+            axis = target - x
+            t = ((y - x) * axis).sum(axis=-1) / np.maximum((axis * axis).sum(axis=-1), 1e-9)
+            t = np.clip(t, 0.0, 1.0)[:, None]
+            out |= np.abs(y - x - t * axis).max(axis=-1) <= SHADE_SPREAD / 2
+    return out
 
 
 def _piece_after(i: int, boxes, heights) -> int | None:

@@ -75,8 +75,12 @@ from schemas.records import GroundingLabel, Screenshot
 #: the line and so give no label, as the DOM labels give it none (:func:`annotators.ocr_group.join_long_lines`,
 #: annotator ``2025.1-longline``); 25 = the end of an underline between two words splits them, and keeps two pieces
 #: apart, however close their colours (a grey underlined link in black prose: "The project is" | "hosted on GitHub" |
-#: ". You can report", :func:`annotators.ocr.underline_ends_between`, annotator ``2025.1-underline``).
-RECIPE_VERSION = "25"
+#: ". You can report", :func:`annotators.ocr.underline_ends_between`, annotator ``2025.1-underline``); 26 = the
+#: underline is told by its own long run (the skips a browser leaves at descenders bridged, not a descender touching
+#: its rows), and also splits two words whose space is too narrow to split at ("Gitter" | "channel."), and a colour
+#: mixed toward white or black is a shade of it (a saturated blue's short piece: "run-time library" |
+#: "documentation", :func:`annotators.ocr_group._shades`; annotator ``2025.1-underline2``).
+RECIPE_VERSION = "26"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

@@ -302,7 +302,9 @@ def test_a_grey_underlined_link_splits_from_black_prose_where_its_underline_ends
     """underscore.js's links are grey (68) and underlined in black prose: set small, the prose reads 15-50 grey and
     the link 76-83, under ``color_split`` apart, so colour alone keeps "on <a>GitHub</a>. You can report" one piece.
     An underline that ends between an underlined word and a bare one splits them, also where the link's last word
-    holds a bare "'s" ("with <a>jQuery</a>'s tux")."""
+    holds a bare "'s" ("with <a>jQuery</a>'s tux"), and between two letters two pixels apart ("<a>Gitter</a> channel",
+    a space too narrow to split at): the underline is told by its own long run, the gaps it leaves at descenders
+    ("page") bridged."""
     font = _dejavu(15)
     black, grey = (0, 0, 0), (68, 68, 68)
     rows = [
@@ -313,6 +315,30 @@ def test_a_grey_underlined_link_splits_from_black_prose_where_its_underline_ends
     assert any(t.startswith("hostedongithub") and "report" not in t for t in github), github
     assert any(t.startswith("youcanreport") or t.startswith(".youcanreport") for t in github), github
     assert any(t.startswith("jquery") and "tux" not in t for t in jquery), jquery
+    # two pixels between the link and the word after it, too narrow a space to split at: the underline's end splits
+    im = Image.new("RGB", (700, 60), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    x = _draw_advancing(d, (20.0, 20.0), [("or chat in the ", black, False), ("Gitter", grey, True)], font)
+    _draw_advancing(d, (x + 2, 20.0), [("channel.", black, False)], font)
+    gitter = [e.text.casefold().replace(" ", "") for e in annotator.annotate(np.asarray(im))]
+    assert "gitter" in gitter, gitter
+
+
+def test_an_underline_is_its_long_run_across_the_skips_at_descenders_and_its_end_is_told_between_two_spans():
+    """A browser's underline skips a descender's ink by a pixel or two each side ("issues page"): those gaps are
+    bridged, so the underline is one long run; ink of bare glyphs touching its rows (a descender, a baseline) makes
+    only short runs, which are none. An underline ends between two spans where one is under it and the other bare,
+    and not where it runs on across the gap (under a link's trailing space) or both are bare."""
+    from annotators.ocr import _long_runs, _underline_edge
+
+    mask = np.array([1] * 30 + [0, 0] + [1] * 20 + [0] * 10 + [1, 1, 1, 0, 1, 1] + [0] * 5, dtype=bool)
+    rule = _long_runs(mask, length=31, bridge=2)
+    assert rule[:52].all() and not rule[52:].any()  # 30 + a 2-px skip + 20, one run; the bare 3 + 2 dropped
+    assert not _long_runs(mask, length=31, bridge=1).any()  # without the bridge no run is long enough
+    assert _underline_edge(rule, (40, 52), (56, 62))  # underlined, then bare after a blank gap
+    assert _underline_edge(rule, (56, 62), (40, 52)) is False  # spans out of order: b starts before a ends
+    assert not _underline_edge(rule, (0, 20), (22, 40))  # one link across the gap
+    assert not _underline_edge(rule, (56, 60), (62, 70))  # both bare
 
 
 PROSE = (

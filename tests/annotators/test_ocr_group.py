@@ -368,11 +368,19 @@ def test_pieces_whose_text_continues_join_and_a_row_of_links_stays_apart():
 def test_pieces_of_one_ink_read_in_two_shades_join_and_two_hues_as_far_apart_do_not():
     """A short word's few glyphs read paler or darker than a long piece's (26 RGB a channel here, 78 summed): pieces
     that differ only in shade join up to :data:`annotators.ocr_group.MAX_SHADE_DISTANCE`; a grey and a slate blue as
-    far apart, in hue, stay apart."""
+    far apart, in hue, stay apart. A colour mixed toward white (or black) is a shade of it too."""
     els, im = _page([("twice", 40, 40, (38, 42, 47)), ("in a row writes it", 100, 40, (64, 68, 73))])
     assert _texts(_join_pieces(els, im)) == ["twice in a row writes it"]
     els, im = _page([("twice", 40, 40, (60, 60, 60)), ("in a row writes it", 100, 40, (60, 75, 110))])
     assert _texts(_join_pieces(els, im)) == ["twice", "in a row writes it"]
+    # a saturated blue's short piece reads mixed toward white, (0, 0, 238) as (39, 39, 240): its red and green rise,
+    # its blue cannot (GCC's "run-time library" | "documentation", one link wrapped); an orange as far off does not
+    from annotators.ocr_group import _same_colour
+
+    assert _same_colour(np.array([39.0, 39.0, 240.0]), np.array([0.0, 0.0, 238.0]))
+    assert _same_colour(np.array([[0.0, 0.0, 238.0]] * 2), np.array([[39.0, 39.0, 240.0]] * 2))  # stacked rows
+    assert _same_colour(np.array([200.0, 30.0, 30.0]), np.array([150.0, 22.0, 22.0]))  # a red mixed toward black
+    assert not _same_colour(np.array([39.0, 0.0, 238.0]), np.array([0.0, 39.0, 238.0]))  # as far off in hue
 
 
 def test_pieces_stay_apart_in_another_colour_size_row_or_beyond_the_gap():
