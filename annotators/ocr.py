@@ -203,7 +203,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-underline2"
+    VERSION = "2025.1-pad2"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -343,7 +343,7 @@ class OcrAnnotator:
             lines.append((q, x0, y0, x1, y1))
         out: list[tuple[int, int, int, int, str, float]] = []
         unread: list[tuple[int, int, int, int]] = []
-        pending: list[tuple[int, int, int, _Piece]] = []  # (line y0, y1, pad, piece) needing recognition
+        pending: list[tuple[int, int, tuple[int, int], _Piece]] = []  # (line y0, y1, pads, piece) to recognise
         for (q, x0, y0, x1, y1), (text, conf) in zip(lines, self._recognise(crops), strict=True):
             line_text = _clean(text)
             if not line_text:
@@ -366,14 +366,18 @@ class OcrAnnotator:
                         out.append((sub.x0, y0, sub.x1, y1, sub.text, sub.confidence))
                 continue
             pad = max(2, (y1 - y0) // 4)
+            for k, p in enumerate(pieces):
+                # padded, but short of the next piece's ink: its glyphs would be read too
+                left = pad if k == 0 else max(0, min(pad, p.x0 - pieces[k - 1].x1 - 1))
+                right = pad if k == len(pieces) - 1 else max(0, min(pad, pieces[k + 1].x0 - p.x1 - 1))
+                pending.append((y0, y1, (left, right), p))
             for p in pieces:
                 p.x0 += x0
                 p.x1 += x0
-                pending.append((y0, y1, pad, p))
         if pending:
             crops = []
-            for y0, y1, pad, p in pending:
-                crops.append(bgr[y0:y1, max(0, p.x0 - pad) : min(W, p.x1 + pad)])
+            for y0, y1, (left, right), p in pending:
+                crops.append(bgr[y0:y1, max(0, p.x0 - left) : min(W, p.x1 + right)])
             for (y0, y1, _pad, p), (text, conf) in zip(pending, self._recognise(crops), strict=True):
                 for sub in self._separator_split(rgb[y0:y1], p, _clean(text), float(conf)):
                     if _keep(sub.text, sub.confidence, cfg.min_confidence):
@@ -440,7 +444,7 @@ class OcrAnnotator:
         start = runs[0][0]
         words: list[tuple[int, int]] = []  # words of the current piece
         wstart = runs[0][0]
-        rule = _long_runs(under_cols, UNDERLINE_RUN * h, max(1, round(UNDERLINE_SKIP * h)))  # the underline itself
+        rule = _underline_rule(crop, under_rows, under_cols, cfg.ink_contrast)  # the underline itself
         for i, g in enumerate(gaps):
             end = runs[i][1]
             if g >= word_at or (
@@ -594,7 +598,7 @@ def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrCo
     under = lambda box, side: backdrop(image, box, side)  # noqa: E731
     ruled = lambda a, b: rule_between(image, a, b, config)  # noqa: E731
     pieces = join_pieces(elements, colour_of, TextElement, between, under)
-    grouped = group_lines(pieces, colour_of, TextElement, marked, ruled)
+    grouped = group_lines(pieces, colour_of, TextElement, marked, ruled, lambda box: underlined(image, box, config))
     return join_long_lines(grouped, colour_of, TextElement, MAX_INSTRUCTION_NAME)
 
 
@@ -670,8 +674,10 @@ UNDERLINE_ROWS = 0.15
 #: Two words are one underlined link (no colour split between them: "The <code>phony</code> rule") when their
 #: underline covers this share of the gap between them and of each word's end next to it.
 UNDERLINED_SHARE = 0.6
-#: An underline's gaps up to this many line heights wide are where it skips a descender's ink (1-2 px at 20 px).
+#: An underline's gaps up to this many line heights wide are where it skips a glyph's ink (1-2 px at 20 px) ...
 UNDERLINE_SKIP = 0.1
+#: ... and up to this many where a descender passes under it (a "g" in a 34 px crop: 7 px).
+UNDERLINE_DESCENDER_SKIP = 0.5
 #: A word with an underline under less than this share of it is bare: an underline that ends between an underlined
 #: word and a bare one is a link's end beside its prose, which splits them whatever their colours (a grey link in black
 #: prose reads only a shade apart: "on <a>GitHub</a>. You can"). The descenders of a bare word ("report") touch the
@@ -707,20 +713,55 @@ def _ink_height(crop: np.ndarray, span: tuple[int, int], skip_rows: np.ndarray, 
     return int(rows[-1] - rows[0] + 1) if rows.size else 0
 
 
-def _long_runs(mask: np.ndarray, length: float, bridge: int) -> np.ndarray:
-    """``mask`` with only its runs of True at least ``length`` long left True, gaps of at most ``bridge`` closed first
-    (a browser's underline skips the ink of a descender, "page", by a pixel or two on each side)."""
+def _underline_rule(crop: np.ndarray, under_rows: np.ndarray, under_cols: np.ndarray, ink_contrast: int) -> np.ndarray:
+    """Per column of a line crop, whether the underline's own long run (:data:`UNDERLINE_RUN` line heights) lies under
+    it: ``under_cols`` (:func:`_underline`) without a glyph's ink that merely touches the underline's rows, its skips
+    at glyphs and descenders bridged (:func:`_long_runs`; a descender is ink on the two rows just below the
+    underline). All False without an underline."""
+    h = crop.shape[0]
+    rows = np.flatnonzero(under_rows)
+    if rows.size == 0:
+        return np.zeros_like(under_cols)
+    band = crop[rows[-1] + 1 : rows[-1] + 3].astype(np.int16)
+    bg = np.median(crop.reshape(-1, 3), axis=0).astype(np.int16)
+    descends = (np.abs(band - bg).max(axis=-1) >= ink_contrast).any(axis=0) if band.shape[0] else None
+    return _long_runs(
+        under_cols,
+        UNDERLINE_RUN * h,
+        max(1, round(UNDERLINE_SKIP * h)),
+        descends,
+        round(UNDERLINE_DESCENDER_SKIP * h),
+    )
+
+
+def _long_runs(
+    mask: np.ndarray, length: float, bridge: int, descends: np.ndarray | None = None, skip: int = 0
+) -> np.ndarray:
+    """``mask`` with only its runs of True at least ``length`` long left True, gaps of at most ``bridge`` closed first.
+
+    A browser's underline skips a glyph's ink by a pixel or two on each side ("page"), and a descender's by more
+    ("bindings": 7 px at a 34 px line). Where ``descends`` (per column: a descender passes just under the underline)
+    marks a narrow run (at most ``skip`` wide: the descender crossing the underline's rows), the gaps of at most
+    ``skip`` on both its sides close too, but only when runs lie on both sides: a bare word's descender before a link
+    ("designed by <a>Marc</a>") has underline on one side only and stays apart.
+    """
     out = np.zeros_like(mask)
     runs = _runs(mask, 0)
-    merged: list[list[int]] = []
-    for s, e in runs:
-        if merged and s - merged[-1][1] <= bridge:
-            merged[-1][1] = e
-        else:
-            merged.append([s, e])
-    for s, e in merged:
-        if e - s >= length:
-            out[s:e] = True
+    joined = [False] * max(0, len(runs) - 1)  # joined[k]: runs k and k + 1 are one
+    for k in range(len(runs) - 1):
+        joined[k] = runs[k + 1][0] - runs[k][1] <= bridge
+    if descends is not None:
+        for k in range(1, len(runs) - 1):
+            s, e = runs[k]
+            if e - s <= skip and descends[s:e].any() and s - runs[k - 1][1] <= skip and runs[k + 1][0] - e <= skip:
+                joined[k - 1] = joined[k] = True
+    start = 0
+    for k in range(len(runs)):
+        if k == len(runs) - 1 or not joined[k]:
+            s, e = runs[start][0], runs[k][1]
+            if e - s >= length:
+                out[s:e] = True
+            start = k + 1
     return out
 
 
@@ -939,6 +980,23 @@ def other_ink_between(
     off, axis = between - bg, ink - bg
     t = float(off @ axis) / max(1e-6, float(axis @ axis))
     return float(np.linalg.norm(off - max(0.0, t) * axis)) >= OTHER_INK
+
+
+def underlined(image: np.ndarray, box: tuple[float, float, float, float], config: OcrConfig) -> bool | None:
+    """Whether the text in ``box`` is underlined: True where an underline's long run (:func:`_underline_rule`) lies
+    under at least :data:`UNDERLINED_SHARE` of its ink's span, False where under less than :data:`BARE_SHARE` (or the
+    crop has no underline), None in between or for a box too small to tell (a short word cannot show a run
+    :data:`UNDERLINE_RUN` line heights long)."""
+    crop = _crop(image, box)
+    h, w = crop.shape[:2]
+    if h < 6 or w < UNDERLINE_RUN * h:
+        return None
+    rows, cols = _underline(crop, config.ink_contrast)
+    ink = np.flatnonzero(_ink_columns(crop, config.ink_contrast, rows))
+    if ink.size == 0:
+        return None
+    share = float(_underline_rule(crop, rows, cols, config.ink_contrast)[ink[0] : ink[-1] + 1].mean())
+    return True if share >= UNDERLINED_SHARE else False if share < BARE_SHARE else None
 
 
 def underline_ends_between(

@@ -79,6 +79,9 @@ line A to the line B just below it when the layout says B continues A, and only 
    join when they have one size and colour, the text continues (rule 5), A does not end a statement of code
    (:func:`ends_code_statement`), and their colour is the lesser part of the two lines' width: the prose around the
    link is the greater. Prose wrapped beside inline code of another colour is the greater part, and stays apart.
+   Where the caller can see underlines (``underlined``, :func:`annotators.ocr.underlined`), they are part of the
+   style: a grey underlined link in black prose reads a shade apart, and two underlined single words continue each
+   other ("There is a <a>modular" | "version</a> with").
 
 The joined element's text is the lines' texts joined by a space (none after a hyphen that ends a word: the web wraps a
 compound at its hyphen, "Byte-" | "Compilation"), its box the union of the lines, its click point the first line's
@@ -170,9 +173,10 @@ _COMMENT = re.compile(r"^\s*(//|#)\s")
 _OPENING = "\"'“‘«("
 
 
-def continues(first: str, second: str, display: bool = False) -> bool:
+def continues(first: str, second: str, display: bool = False, single_words: bool = False) -> bool:
     """True when the text ``second`` reads as the continuation of ``first`` (rule 5 of the module docstring);
-    ``display``: both lines are set in display type (a heading's title-case words continue it)."""
+    ``display``: both lines are set in display type (a heading's title-case words continue it); ``single_words``: a
+    lower-case single word continues a single word too (the two lines are known to be one link's)."""
     if _LIST_MARKER.match(second):
         return False
     words = first.split()
@@ -180,7 +184,8 @@ def continues(first: str, second: str, display: bool = False) -> bool:
         return True
     # A lower-case start alone does not join two single words: in a list of names ("Contributions" | "libexslt", a
     # file tree's ".github" | "docs", an API's "assert.fail()" | "assert.ok()") each is an item of its own.
-    return second.lstrip(_OPENING)[:1].islower() and not (len(words) == 1 and len(second.split()) == 1)
+    lone = len(words) == 1 and len(second.split()) == 1 and not single_words
+    return second.lstrip(_OPENING)[:1].islower() and not lone
 
 
 def ends_code_statement(first: str, second: str) -> bool:
@@ -426,6 +431,7 @@ def group_lines(
     make: Callable[..., object],
     marked: Callable[[tuple[float, float, float, float]], bool | None] | None = None,
     ruled: Callable[[tuple, tuple], bool] | None = None,
+    underlined: Callable[[tuple[float, float, float, float]], bool | None] | None = None,
 ) -> list:
     """Join the wrapped lines of one element (see the module docstring).
 
@@ -440,6 +446,9 @@ def group_lines(
         ruled: called with two boxes of a row (left, right): True where a vertical rule stands between them
             (:func:`annotators.ocr.rule_between`), so the right one is in another column and does not count against
             rule 3; None: never asked.
+        underlined: whether the text in a box is underlined (:func:`annotators.ocr.underlined`: True, False, or None
+            when it cannot be told), which rule 7 reads as part of the style (a grey underlined link in black prose
+            reads a shade apart); None: never asked.
 
     Returns:
         The elements, each run of joined lines replaced by one element at the place of its first line; an input
@@ -487,7 +496,7 @@ def group_lines(
         if clearance(i, +1) < ROW_CLEARANCE or clearance(j, -1) < ROW_CLEARANCE:
             continue
         following[i], preceding[j] = j, i
-    for i, j in _inline_wraps(elements, boxes, heights, centres, colours):
+    for i, j in _inline_wraps(elements, boxes, heights, centres, colours, underlined):
         if i not in following and j not in preceding:
             following[i], preceding[j] = j, i
     return _merge(elements, boxes, following, make, _join, centre=False)
@@ -572,11 +581,24 @@ def _line_run(i: int, boxes, heights, centres) -> list[int]:
     return row[lo : hi + 1]
 
 
-def _inline_wraps(elements, boxes, heights, centres, colours) -> list[tuple[int, int]]:
+def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None) -> list[tuple[int, int]]:
     """Rule 7 of the module docstring: an inline link wrapped from the end of one line of prose to the start of the
     next ("... <a>Get in" | "touch with me</a> ..."): pairs (i, j) of the last piece of a line and the first piece of
-    the line below, starting where that line starts, of one size and colour, whose text continues, set in a colour
-    that is the lesser part of the two lines (the prose around it is the greater)."""
+    the line below, starting where that line starts, of one size and style, whose text continues, set in a style that
+    is the lesser part of the two lines (the prose around it is the greater). The style is the colour, and where
+    ``underlined`` can tell (``(box) -> bool | None``) whether a piece is underlined: two underlined pieces are one
+    link wrapped whatever their words (a lower-case single word after another, "modular" | "version", continues),
+    and the prose beside an underlined link is of another style however close its colour."""
+    under: dict[int, bool | None] = {}
+
+    def is_under(k: int) -> bool | None:
+        if k not in under:
+            under[k] = underlined(boxes[k]) if underlined is not None else None
+        return under[k]
+
+    def same_style(k: int, i: int) -> bool:
+        return _same_colour(colours[k], colours[i]) and (is_under(k) is None or is_under(k) == is_under(i))
+
     pairs = []
     for i in range(len(boxes)):
         here = _line_run(i, boxes, heights, centres)
@@ -604,11 +626,14 @@ def _inline_wraps(elements, boxes, heights, centres, colours) -> list[tuple[int,
             continue
         if ends_code_statement(elements[i].text, elements[j].text):
             continue
-        if not _same_colour(colours[i], colours[j]) or not continues(elements[i].text, elements[j].text):
+        if not same_style(j, i):
+            continue
+        link = is_under(i) is True and is_under(j) is True  # one underline's two lines
+        if not continues(elements[i].text, elements[j].text, single_words=link):
             continue
         width = {True: 0.0, False: 0.0}
         for k in {*here, *there}:
-            width[_same_colour(colours[k], colours[i])] += boxes[k][2] - boxes[k][0]
+            width[same_style(k, i)] += boxes[k][2] - boxes[k][0]
         if width[True] < width[False]:
             pairs.append((i, j))
     return pairs

@@ -79,8 +79,15 @@ from schemas.records import GroundingLabel, Screenshot
 #: underline is told by its own long run (the skips a browser leaves at descenders bridged, not a descender touching
 #: its rows), and also splits two words whose space is too narrow to split at ("Gitter" | "channel."), and a colour
 #: mixed toward white or black is a shade of it (a saturated blue's short piece: "run-time library" |
-#: "documentation", :func:`annotators.ocr_group._shades`; annotator ``2025.1-underline2``).
-RECIPE_VERSION = "26"
+#: "documentation", :func:`annotators.ocr_group._shades`; annotator ``2025.1-underline2``); 27 = the underline's
+#: skips at a descender are bridged up to half a line height, where the descender shows just below it and the
+#: underline runs on on both its sides, so a link's word is no longer cut at its "g" ("Perl XSLT binding" | "ngs",
+#: recipe 26's fault; :func:`annotators.ocr._long_runs`); a piece's crop is padded no further than a pixel short of the
+#: next piece of its line, so a narrow split reads none of its neighbour's glyphs ("processing of !",
+#: "Gitter!"); and an underline is part of the style that tells an inline link wrapped in prose (rule 7 of
+#: :mod:`annotators.ocr_group`: "modular" | "version", one underlined grey link in black prose; annotator
+#: ``2025.1-pad2``).
+RECIPE_VERSION = "27"
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.

@@ -315,26 +315,41 @@ def test_a_grey_underlined_link_splits_from_black_prose_where_its_underline_ends
     assert any(t.startswith("hostedongithub") and "report" not in t for t in github), github
     assert any(t.startswith("youcanreport") or t.startswith(".youcanreport") for t in github), github
     assert any(t.startswith("jquery") and "tux" not in t for t in jquery), jquery
-    # two pixels between the link and the word after it, too narrow a space to split at: the underline's end splits
-    im = Image.new("RGB", (700, 60), (255, 255, 255))
-    d = ImageDraw.Draw(im)
-    x = _draw_advancing(d, (20.0, 20.0), [("or chat in the ", black, False), ("Gitter", grey, True)], font)
-    _draw_advancing(d, (x + 2, 20.0), [("channel.", black, False)], font)
-    gitter = [e.text.casefold().replace(" ", "") for e in annotator.annotate(np.asarray(im))]
-    assert "gitter" in gitter, gitter
+    # two pixels between the link and the word after it, too narrow a space to split at: the underline's end splits,
+    # and the link's crop, padded no further than a pixel short of the next word, holds none of its first letter
+    for after in ("channel.", "lines", "faster"):
+        im = Image.new("RGB", (700, 60), (255, 255, 255))
+        d = ImageDraw.Draw(im)
+        x = _draw_advancing(d, (20.0, 20.0), [("or chat in the ", black, False), ("Gitter", grey, True)], font)
+        _draw_advancing(d, (x + 2, 20.0), [(after, black, False)], font)
+        gitter = [e.text.casefold().replace(" ", "") for e in annotator.annotate(np.asarray(im))]
+        assert "gitter" in gitter, gitter
 
 
 def test_an_underline_is_its_long_run_across_the_skips_at_descenders_and_its_end_is_told_between_two_spans():
-    """A browser's underline skips a descender's ink by a pixel or two each side ("issues page"): those gaps are
-    bridged, so the underline is one long run; ink of bare glyphs touching its rows (a descender, a baseline) makes
-    only short runs, which are none. An underline ends between two spans where one is under it and the other bare,
-    and not where it runs on across the gap (under a link's trailing space) or both are bare."""
+    """A browser's underline skips a glyph's ink by a pixel or two each side ("issues page"), and a descender's by
+    up to half a line height ("bindings"): those gaps are bridged, so the underline is one long run; ink of bare
+    glyphs touching its rows (a descender, a baseline) makes only short runs, which are none. An underline ends
+    between two spans where one is under it and the other bare, and not where it runs on across the gap (under a
+    link's trailing space) or both are bare."""
     from annotators.ocr import _long_runs, _underline_edge
 
     mask = np.array([1] * 30 + [0, 0] + [1] * 20 + [0] * 10 + [1, 1, 1, 0, 1, 1] + [0] * 5, dtype=bool)
     rule = _long_runs(mask, length=31, bridge=2)
     assert rule[:52].all() and not rule[52:].any()  # 30 + a 2-px skip + 20, one run; the bare 3 + 2 dropped
     assert not _long_runs(mask, length=31, bridge=1).any()  # without the bridge no run is long enough
+    # "bindings": the underline skips the "g"'s descender by 7 px before it and 2 after, where ink lies just below it
+    gapped = np.array([1] * 30 + [0] * 7 + [1] * 3 + [0] * 2 + [1] * 9, dtype=bool)
+    descends = np.zeros(51, dtype=bool)
+    descends[37:40] = True
+    assert _long_runs(gapped, length=45, bridge=2, descends=descends, skip=8).all()
+    assert not _long_runs(gapped, length=45, bridge=2, descends=np.zeros(51, dtype=bool), skip=8).any()
+    assert not _long_runs(gapped, length=45, bridge=2, descends=descends, skip=6).any()  # wider than a skip
+    # "designed by <a>Marc</a>": a bare word's descender 5 px before a link's underline has underline on one side only
+    by = np.array([1] * 3 + [0] * 5 + [1] * 40, dtype=bool)
+    rule = _long_runs(by, length=31, bridge=2, descends=np.array([True] * 3 + [False] * 45), skip=8)
+    assert not rule[:8].any() and rule[8:].all()
+    rule = _long_runs(mask, length=31, bridge=2)
     assert _underline_edge(rule, (40, 52), (56, 62))  # underlined, then bare after a blank gap
     assert _underline_edge(rule, (56, 62), (40, 52)) is False  # spans out of order: b starts before a ends
     assert not _underline_edge(rule, (0, 20), (22, 40))  # one link across the gap

@@ -130,6 +130,27 @@ def test_an_inline_link_wrapped_to_the_next_line_of_prose_becomes_one_element():
     assert "digest);" in texts and "return 0" in texts
 
 
+def test_a_grey_underlined_link_wrapped_in_black_prose_joins_by_its_underline():
+    """underscore.js: "There is a <a>modular" | "version</a> with clickable import references": the link's grey reads a
+    shade from the prose's black (the same colour to rule 2), so by colour the link is no lesser part of its lines,
+    and two single lower-case words do not continue each other (a list of names). Both lines underlined, the prose
+    bare: one link wrapped. Without the underlines they stay apart."""
+    from annotators.ocr import underlined
+
+    black, grey = (45, 45, 45), (75, 75, 75)  # 90 apart summed, a shade: one colour to rule 2
+    rows = [("There is a", 40, 40, black), ("modular", 150, 40, grey), ("version", 40, 62, grey),
+            ("with clickable import references", 120, 62, black)]  # fmt: skip
+    config = OcrConfig()
+    for lined in (True, False):
+        els, im = _page(rows, size=(900, 120))
+        if lined:
+            for e in els[1:3]:  # under the link's two lines, low in their boxes
+                im[int(e.box[3]) - 3, int(e.box[0]) : int(e.box[2])] = grey
+        grouped = group_lines(els, lambda box, im=im: _glyph_color(_crop(im, box)), TextElement, None, None,
+                              lambda box, im=im: underlined(im, box, config))  # fmt: skip
+        assert ("modular version" in _texts(grouped)) is lined, _texts(grouped)
+
+
 def test_a_tight_list_of_links_stays_apart():
     # same left edge, no gap, same colour: the geometry of a wrap; the text says each line starts anew
     rows = ["Home", "Introduction", "Documentation", "How to help", "Downloads"]
