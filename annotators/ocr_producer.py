@@ -86,8 +86,12 @@ from schemas.records import GroundingLabel, Screenshot
 #: next piece of its line, so a narrow split reads none of its neighbour's glyphs ("processing of !",
 #: "Gitter!"); and an underline is part of the style that tells an inline link wrapped in prose (rule 7 of
 #: :mod:`annotators.ocr_group`: "modular" | "version", one underlined grey link in black prose; annotator
-#: ``2025.1-pad2``).
-RECIPE_VERSION = "27"
+#: ``2025.1-pad2``); 28 = text cut by the screenshot's left or right edge gives no label (:data:`EDGE_CUT`).
+RECIPE_VERSION = "28"
+#: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
+#: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
+#: cut by the top or bottom edge out of recall the same way).
+EDGE_CUT = 2.0
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.
@@ -300,7 +304,8 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
         or more than :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` characters (a paragraph: no one quotes it whole
         in an instruction, and the DOM labels draw the same line), glyph icons (:func:`is_glyph_noise`, unless
         ``config.drop_glyphs`` is off), wrong-script readings (unless ``config.drop_wrong_script`` is off), no area
-        inside the image, or a text repeated more than ten times give none.
+        inside the image, text cut by its left or right edge (:data:`EDGE_CUT`), or a text repeated more than ten times
+        give none.
     """
     w, h = shot.width, shot.height
     ordered = sorted(elements, key=lambda e: (round(e.box[1]), round(e.box[0]), e.text))
@@ -314,7 +319,7 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
         if not config.min_element_chars <= len(text) <= MAX_INSTRUCTION_NAME:
             continue
         x0, y0, x1, y1 = (min(max(v, 0.0), lim) for v, lim in zip(el.box, (w, h, w, h), strict=True))
-        if x1 <= x0 or y1 <= y0:
+        if x1 <= x0 or y1 <= y0 or x0 <= EDGE_CUT or x1 >= w - EDGE_CUT:  # no area, or cut by the left or right edge
             continue
         kept.append((el, text, (x0, y0, x1, y1)))
     if config.drop_wrong_script:

@@ -93,8 +93,15 @@ def test_a_text_longer_than_an_instruction_name_gets_no_label():
     assert [lb.element_text for lb in labels] == [longest, "Save"]
 
 
+def test_text_cut_by_the_left_or_right_edge_gets_no_label():
+    """A page wider than its viewport: "Joe Wres" touches the screenshot's right edge and "nstall" its left; their
+    labels would name cut words. Text two pixels clear of an edge keeps its label."""
+    labels = _labels([_el("Joe Wres", 740, 10), _el("nstall", 0, 40), _el("Save", 10, 90), _el("Edit", 737, 120)])
+    assert [lb.element_text for lb in labels] == ["Save", "Edit"]
+
+
 def test_the_recipe_version_is_in_the_config_hash():
-    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "27"
+    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "28"
     cfg = AnnotateConfig(run_id="r", config_hash="h")
     assert cfg.producer().recipe_version == RECIPE_VERSION
     assert config_hash(cfg) != config_hash(dataclasses.replace(cfg, recipe_version="1"))
