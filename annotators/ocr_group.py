@@ -61,7 +61,9 @@ line A to the line B just below it when the layout says B continues A, and only 
 5. **The text continues.** B starts with a lower-case letter (unless A and B are single words: a list of names,
    "Contributions" | "libexslt", a file tree's ".github" | "docs"), or A ends with a hyphen or a function word ("for",
    "the", "and"…), or A starts with a section number ("3.5.1. Interpreter" | "Name": the next item would start with
-   its own), or both are set in display type (a title's words); and B does not start like a list item ("2.3.", "•",
+   its own), or both are set in display type (a title's words), or A is a line of prose (:data:`PROSE_WORDS` words or
+   more) that ends a sentence and B has two words or more (the paragraph goes on with its next sentence, "... unless
+   told." | "Callbacks run once ..."); and B does not start like a list item ("2.3.", "•",
    "a)") and A does not end a statement of code (:func:`ends_code_statement`: a code block's lines are left-aligned
    and start in lower case like wrapped text, "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()").
    This is what tells a wrapped link from a tight list of links whose geometry is the same (a table of contents in a
@@ -171,6 +173,10 @@ _COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 #: A line of code that is a comment ("// Creates a Buffer of length 10.", "# the default").
 _COMMENT = re.compile(r"^\s*(//|#)\s")
 _OPENING = "\"'“‘«("
+_CLOSING = "\"'”’»)"
+#: A line of at least this many words ending a sentence is prose: the next line of its paragraph continues it, whatever
+#: its case (a new sentence), where it had to wrap.
+PROSE_WORDS = 5
 
 
 def continues(first: str, second: str, display: bool = False, single_words: bool = False) -> bool:
@@ -185,7 +191,10 @@ def continues(first: str, second: str, display: bool = False, single_words: bool
     # A lower-case start alone does not join two single words: in a list of names ("Contributions" | "libexslt", a
     # file tree's ".github" | "docs", an API's "assert.fail()" | "assert.ok()") each is an item of its own.
     lone = len(words) == 1 and len(second.split()) == 1 and not single_words
-    return second.lstrip(_OPENING)[:1].islower() and not lone
+    if second.lstrip(_OPENING)[:1].islower() and not lone:
+        return True
+    # a sentence of prose ended and the paragraph goes on with the next one, which had to wrap (rule 4)
+    return len(words) >= PROSE_WORDS and first.rstrip(_CLOSING)[-1:] in ".?!" and len(second.split()) >= 2
 
 
 def ends_code_statement(first: str, second: str) -> bool:

@@ -151,6 +151,19 @@ def test_a_grey_underlined_link_wrapped_in_black_prose_joins_by_its_underline():
         assert ("modular version" in _texts(grouped)) is lined, _texts(grouped)
 
 
+def test_a_paragraph_goes_on_with_its_next_sentence_where_the_line_had_to_wrap():
+    """ "Every method returns a promise unless told." | "Callbacks run once the work is done.": a line of prose (five
+    words or more) ended a sentence where it had to wrap, and the paragraph goes on with the next, capitalised. A
+    shorter line ending a sentence (a heading, a list's item: "Installation notes for developers.") does not."""
+    prose = [("Every method returns a promise unless told.", 40, 40, GREY),
+             ("Callbacks run once the work is done.", 40, 62, GREY)]  # fmt: skip
+    short = [("Installation notes for developers.", 40, 140, GREY), ("Callbacks run once done.", 40, 162, GREY)]
+    els, im = _page([*prose, *short], size=(900, 220))
+    texts = _texts(_group(els, im))
+    assert "Every method returns a promise unless told. Callbacks run once the work is done." in texts, texts
+    assert "Installation notes for developers." in texts and "Callbacks run once done." in texts, texts
+
+
 def test_a_tight_list_of_links_stays_apart():
     # same left edge, no gap, same colour: the geometry of a wrap; the text says each line starts anew
     rows = ["Home", "Introduction", "Documentation", "How to help", "Downloads"]
