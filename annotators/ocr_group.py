@@ -174,6 +174,8 @@ _COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 _COMMENT = re.compile(r"^\s*(//|#)\s")
 _OPENING = "\"'“‘«("
 _CLOSING = "\"'”’»)"
+#: A piece of a long line of prose this short reads paler than the prose around it (:func:`join_long_lines`).
+FAINT_WORD = 3
 #: A line of at least this many words ending a sentence is prose: the next line of its paragraph continues it, whatever
 #: its case (a new sentence), where it had to wrap.
 PROSE_WORDS = 5
@@ -525,7 +527,8 @@ def join_long_lines(
     in an instruction), so its pieces are joined back into the line they are, which then gives no label either
     (:func:`annotators.ocr_producer.elements_to_labels`). A row's run is its pieces each following the one before
     (rule 1 of :func:`join_pieces`: same size, at most :data:`MAX_PIECE_GAP` line heights apart); the prose is the
-    colour of its longest piece, and pieces of another colour (a link, as the DOM cuts its lines at links) cut the run
+    colour of its longest piece (or, for a word of up to :data:`FAINT_WORD` letters, a shade of it however far: its few
+    thin strokes read paler), and pieces of another colour (a link, as the DOM cuts its lines at links) cut the run
     into segments. Only a segment of prose over ``max_chars`` characters is joined: a shorter one is a line the DOM
     labels too, and a link keeps its own label.
 
@@ -563,13 +566,25 @@ def join_long_lines(
         prose = colours[max(range(len(run)), key=lambda q: len(elements[run[q]].text))]
         segment: list[int] = []
         for q in range(len(run) + 1):
-            if q < len(run) and _same_colour(colours[q], prose):
+            if q < len(run) and (
+                _same_colour(colours[q], prose) or _faint_word(elements[run[q]].text, colours[q], prose)
+            ):
                 segment.append(run[q])
                 continue
             if len(segment) > 1 and len(_join([elements[k].text for k in segment])) > max_chars:
                 following.update(zip(segment, segment[1:], strict=False))
             segment = []
     return _merge(elements, boxes, following, make, _join, centre=True)
+
+
+def _faint_word(text: str, colour: np.ndarray | None, prose: np.ndarray | None) -> bool:
+    """A word of at most :data:`FAINT_WORD` characters whose glyph colour is a shade of ``prose``'s however far (its
+    few thin strokes read paler than a long piece's: "to" at 63 in prose read at 28)."""
+    if len(text.strip()) > FAINT_WORD or colour is None or prose is None:
+        return False
+    a = np.atleast_2d(np.asarray(prose, dtype=np.float64))
+    b = np.atleast_2d(np.asarray(colour, dtype=np.float64))
+    return bool(np.all(_shades(a, b)))
 
 
 def _same_row(i: int, k: int, centres, heights) -> bool:

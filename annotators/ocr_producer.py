@@ -88,8 +88,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: :mod:`annotators.ocr_group`: "modular" | "version", one underlined grey link in black prose; annotator
 #: ``2025.1-pad2``); 28 = text cut by the screenshot's left or right edge gives no label (:data:`EDGE_CUT`); 29 = a
 #: paragraph's line of prose that ends a sentence where it had to wrap joins the next line, whatever its case (rule 5
-#: of :mod:`annotators.ocr_group`, :data:`annotators.ocr_group.PROSE_WORDS`; annotator ``2025.1-sentence``).
-RECIPE_VERSION = "29"
+#: of :mod:`annotators.ocr_group`, :data:`annotators.ocr_group.PROSE_WORDS`; annotator ``2025.1-sentence``); 30 = a
+#: word of up to three letters in a line of prose too long to name reads paler than the prose (its few thin strokes)
+#: and no longer cuts it ("... if not, write" | "to" | "the Free Software Foundation ...",
+#: :data:`annotators.ocr_group.FAINT_WORD`; annotator ``2025.1-faint``).
+RECIPE_VERSION = "30"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

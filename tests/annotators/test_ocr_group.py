@@ -585,6 +585,18 @@ def test_pieces_of_a_line_of_prose_too_long_to_name_become_the_line_and_a_link_k
     # a row no longer than the limit (a table's cells, a nav bar) is left as it is
     els, im = _page([(a, 20, 40, GREY), (b, x1, 40, GREY), (c, x2, 40, GREY)], size=(1600, 200))
     assert _texts(_join_long(els, im, max_chars=len(line.text))) == [a, b, c]
+    # a word of two letters reads paler than the prose around it (its few thin strokes), further than a shade's limit
+    d, e = (
+        "YOU SHOULD HAVE RECEIVED A COPY OF THE LICENCE ALONG WITH THIS DOCUMENT IF NOT WRITE",
+        "THE FREE SOFTWARE FOUNDATION INCORPORATED",
+    )
+    xd = 20 + ADV * len(d) + 8
+    faint = [(d, 20, 40, (28, 28, 28)), ("to", xd, 40, (70, 70, 70)), (e, xd + ADV * 2 + 8, 40, (28, 28, 28))]
+    els, im = _page(faint, size=(1600, 200))
+    assert _texts(_join_long(els, im)) == [f"{d} to {e}"]
+    els, im = _page([faint[0], (faint[1][0], xd, 40, BLUE), faint[2]], size=(1600, 200))
+    assert _texts(_join_long(els, im)) == [d, "to", e]  # a short link of another hue still cuts the line
+    els, im = _page([(a, 20, 40, GREY), (b, x1, 40, GREY), (c, x2, 40, GREY)], size=(1600, 200))
     # the joined line gives no label; its pieces each gave one
     from annotators.ocr_producer import OcrProducer, elements_to_labels
     from tests.annotators.test_ocr_producer import _shot
