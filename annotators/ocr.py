@@ -1002,9 +1002,9 @@ def underlined(image: np.ndarray, box: tuple[float, float, float, float], config
 def underline_ends_between(
     image: np.ndarray, a: tuple[float, float, float, float], b: tuple[float, float, float, float], config: OcrConfig
 ) -> bool:
-    """Whether an underline ends between two boxes of one row (``a`` left of ``b``): one is underlined (an underline
-    under :data:`UNDERLINED_SHARE` of its columns) and the other bare (under less than :data:`BARE_SHARE`), so one is a
-    link and the other the prose beside it, however close their colours (a grey link in black prose).
+    """Whether an underline ends between two boxes of one row (``a`` left of ``b``): one is underlined and the other
+    bare (:func:`_underline_edge` on the underline's own run across the two, :func:`_underline_rule`), so one is a link
+    and the other the prose beside it, however close their colours (a grey link in black prose).
 
     Args:
         image: the screenshot (H, W, 3) RGB.
@@ -1013,22 +1013,20 @@ def underline_ends_between(
 
     Returns:
         True as above; False where the row has no underline (:func:`_underline`: a thin rule low in the row, at least
-        :data:`UNDERLINE_RUN` line heights long), both or neither are underlined, or the boxes are too small to tell.
+        :data:`UNDERLINE_RUN` line heights long), one underline runs across the gap, both or neither are underlined,
+        or the boxes are too small to tell.
     """
-    top, bottom = min(a[1], b[1]), max(a[3], b[3])
     x0 = int(min(a[0], b[0]))
-    row = _crop(image, (x0, top, max(a[2], b[2]), bottom))
+    row = _crop(image, (x0, min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])))
     if row.shape[0] < 2 or row.shape[1] < 2:
         return False
-    cols = _underline(row, config.ink_contrast)[1]
-    shares = []
-    for box in (a, b):
-        under = cols[max(0, int(box[0]) - x0) : max(0, int(box[2]) - x0)]
-        if under.size == 0:
-            return False
-        shares.append(float(under.mean()))
-    (sa, sb) = shares
-    return (sa >= UNDERLINED_SHARE and sb < BARE_SHARE) or (sb >= UNDERLINED_SHARE and sa < BARE_SHARE)
+    rows, cols = _underline(row, config.ink_contrast)
+    rule = _underline_rule(row, rows, cols, config.ink_contrast)
+    span_a = (max(0, int(a[0]) - x0), max(0, int(a[2]) - x0))
+    span_b = (max(0, int(b[0]) - x0), max(0, int(b[2]) - x0))
+    if span_a[1] <= span_a[0] or span_b[1] <= span_b[0]:
+        return False
+    return _underline_edge(rule, span_a, span_b)
 
 
 def rule_between(
