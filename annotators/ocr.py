@@ -493,13 +493,13 @@ class OcrAnnotator:
 
         h = crop.shape[0]
 
-        def underlined(a: int, b: int) -> bool:
+        def covered(a: int, b: int) -> bool:
             return b > a and float(under_cols[a:b].mean()) >= UNDERLINED_SHARE
 
         def one_link(i: int) -> bool:  # one underline runs from word i's end, across the gap, under word i + 1's start
             (s1, e1), (s2, e2) = words[i], words[i + 1]
             k = max(1, round(0.5 * h))
-            return underlined(e1, s2) and underlined(max(s1, e1 - k), e1) and underlined(s2, min(e2, s2 + k))
+            return covered(e1, s2) and covered(max(s1, e1 - k), e1) and covered(s2, min(e2, s2 + k))
 
         def link_edge(i: int) -> bool:  # an underline starts or ends between words i and i + 1
             return _underline_edge(rule, words[i], words[i + 1])
