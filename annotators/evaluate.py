@@ -56,6 +56,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from annotators.dom.labels import is_placeholder_label
 from annotators.scripts import unreadable_scripts
 
 #: ``data_type`` of a truth record that is a line of painted text, not an element: scored for precision only.
@@ -817,7 +818,8 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
     """Ground truth from the DOM labels (``annotator='dom'``) of a run: one record per labelled element.
 
     A DOM element has a row per referring expression; its truth text is the visible text (``dom-text``) where it has
-    one, else its field label / placeholder, else its accessible name. ``element`` is the DOM role. ``data_type``
+    one, else its field's placeholder (painted inside the field, where its label is painted beside it), else its
+    field label, else its accessible name. ``element`` is the DOM role. ``data_type``
     is :data:`LINE` for the DOM's lines of painted text that is no element (role ``line``: scored for precision only)
     and :data:`ICON` for an element that shows no text of its own (what OCR cannot read), told from its recipes:
 
@@ -847,7 +849,11 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
             continue
         image_height[r["screenshot_id"]] = float(r.get("image_height") or 0)
         key = (r["screenshot_id"], *(round(float(r[k]), 1) for k in ("x0", "y0", "x1", "y1")))
-        elements.setdefault(key, {}).setdefault(r["recipe"], r)
+        by_recipe = elements.setdefault(key, {})
+        # a field's placeholder is painted inside it, its label beside it: the placeholder row wins, whatever the
+        # row order (which follows the label ids, so changes with the config hash)
+        if r["recipe"] not in by_recipe or (r["recipe"] == "dom-field" and is_placeholder_label(r["instruction"])):
+            by_recipe[r["recipe"]] = r
     out = []
     for (sid, x0, y0, x1, y1), by_recipe in elements.items():
         first = next(by_recipe[k] for k in DOM_TEXT_RECIPES if k in by_recipe)

@@ -42,7 +42,7 @@ can run the script inside them and keep what their parent shows.
 from __future__ import annotations
 
 #: Bumped whenever the rules above change what is extracted (part of the DOM recipes' versions, so of config_hash).
-EXTRACT_VERSION = "4"
+EXTRACT_VERSION = "5"
 
 EXTRACT_JS = r"""
 (opts) => {
@@ -182,12 +182,18 @@ EXTRACT_JS = r"""
   const runs = new Map();
   const mixed = new Set();  // elements with text of another owner (or of a control) inside: their own is a fragment
   const seq = new Map();  // text node -> its index among the painted text nodes (document order)
+  // Painted text nodes that a whitespace-only text node precedes: the space between two highlighted tokens
+  // ("<span>class</span> <span>Point</span>") is a node of its own, so a line would read "classPoint" without it.
+  const spaceBefore = new Set();
+  let blank = false;
   const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    if (!n.nodeValue.trim()) continue;
+    if (!n.nodeValue.trim()) { blank = true; continue; }
     let skip = false;
     for (let e = n.parentElement; e; e = e.parentElement) if (SKIP_TEXT.has(e.tagName)) { skip = true; break; }
     if (skip) continue;
+    if (blank) spaceBefore.add(n);
+    blank = false;
     seq.set(n, seq.size);
     const owner = ownerOf(n);
     if (owner) for (let e = owner.parentElement; e && !mixed.has(e); e = e.parentElement) mixed.add(e);
@@ -202,27 +208,28 @@ EXTRACT_JS = r"""
   // list with its rects. Words of the viewport's band only (text far above or below is not measured).
   const lineRuns = (nodes) => {
     const lines = [];
-    let cur = null, prev = null, prevSeq = -2, spaceBefore = false;
+    let cur = null, prev = null, prevSeq = -2, gap = false;
     for (const n of nodes) {
       const s = n.nodeValue;
       const at = seq.get(n);
       if (at !== prevSeq + 1) cur = null;  // other text came in between
       prevSeq = at;
+      if (spaceBefore.has(n)) gap = true;
       range.selectNodeContents(n);
       const whole = range.getBoundingClientRect();
-      if (whole.bottom < -VH || whole.top > 2 * VH) { cur = null; spaceBefore = /\s$/.test(s); continue; }
+      if (whole.bottom < -VH || whole.top > 2 * VH) { cur = null; gap = /\s$/.test(s); continue; }
       for (const m of s.matchAll(/\S+/g)) {
         range.setStart(n, m.index); range.setEnd(n, m.index + m[0].length);
         const rs = [...range.getClientRects()].filter((r) => r.width >= 1 && r.height >= 1);
-        if (!rs.length) { spaceBefore = true; continue; }
+        if (!rs.length) { gap = true; continue; }
         const r = rs[0];
-        const space = spaceBefore || m.index > 0 && /\s/.test(s[m.index - 1]);
+        const space = gap || m.index > 0 && /\s/.test(s[m.index - 1]);
         if (!cur || (prev && (r.top >= prev.bottom - 1 || r.left < prev.left - 1))) { cur = []; lines.push(cur); }
         cur.push({word: m[0], space: cur.length > 0 && space, rects: rs});
         prev = rs[rs.length - 1];
-        spaceBefore = false;
+        gap = false;
       }
-      spaceBefore = /\s$/.test(s);
+      gap = /\s$/.test(s);
     }
     return lines;
   };

@@ -84,6 +84,16 @@ def _usable(text: str | None) -> bool:
     return bool(text) and len(text) <= MAX_INSTRUCTION_NAME and any(map(str.isalnum, text))
 
 
+#: How a field's placeholder label begins: the placeholder is the text painted inside an empty field, its label is
+#: painted beside it (an element of its own), so an evaluation takes this one as the field's visible text.
+PLACEHOLDER_INSTRUCTION = "click the field with placeholder"
+
+
+def is_placeholder_label(instruction: str) -> bool:
+    """Whether a ``dom-field`` label's instruction names the field by its placeholder (not by its label)."""
+    return instruction.startswith(PLACEHOLDER_INSTRUCTION + " ")
+
+
 def _candidates(i: int, el: dict) -> Iterable[_Candidate]:
     text, name, role = el.get("text"), el.get("name"), el.get("role") or ""
     noun = ROLE_NOUNS.get(role)
@@ -98,7 +108,7 @@ def _candidates(i: int, el: dict) -> Iterable[_Candidate]:
             yield _Candidate("dom-field", f"click the {_q(el['label'])} field", el["label"], i)
         if _usable(el.get("placeholder")):
             ph = el["placeholder"]
-            yield _Candidate("dom-field", f"click the field with placeholder {_q(ph)}", ph, i)
+            yield _Candidate("dom-field", f"{PLACEHOLDER_INSTRUCTION} {_q(ph)}", ph, i)
 
 
 def _reading_key(el: dict) -> tuple[int, float]:

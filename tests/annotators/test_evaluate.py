@@ -391,6 +391,24 @@ def test_truth_from_dom_tells_elements_that_show_no_text_from_their_recipes():
     }
 
 
+def test_a_fields_truth_text_is_its_placeholder_whatever_the_row_order():
+    """An empty field paints its placeholder inside its box and its label beside it: the placeholder is its truth
+    text, in either order of its two ``dom-field`` rows (the order follows label ids, so changes between runs)."""
+    from annotators.dom.labels import PLACEHOLDER_INSTRUCTION
+    from annotators.evaluate import truth_from_dom
+    from tests.annotators.test_formats import label_row
+
+    sid = "d" * 64
+    field = {"box": (0, 0, 100, 20), "annotator": "dom", "recipe": "dom-field", "role": "textbox"}
+    by_label = label_row(sid, 1, instruction='click the "Work email" field', element_text="Work email", **field)
+    by_placeholder = label_row(
+        sid, 2, instruction=f'{PLACEHOLDER_INSTRUCTION} "you@x.com"', element_text="you@x.com", **field
+    )
+    for rows in ([by_label, by_placeholder], [by_placeholder, by_label]):
+        assert [t.text for t in truth_from_dom(rows)] == ["you@x.com"]
+    assert [t.text for t in truth_from_dom([by_label])] == ["Work email"]
+
+
 def test_text_the_screenshots_edge_cuts_through_leaves_visible_text_recall():
     """A link scrolled half out of view keeps a DOM box a few pixels high at the screenshot's edge: its text is a
     strip of glyphs, out of OCR's reach like an icon. A full-height text at the edge, a low text away from it and a

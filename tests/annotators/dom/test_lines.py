@@ -48,3 +48,16 @@ def test_text_that_is_no_element_is_extracted_line_by_line(host, tmp_path):
         assert y1 - y0 < 30 and x0 <= e["point"][0] <= x1 and y0 <= e["point"][1] <= y1, e
     labels = dom_labels(_shot(800, 600), els, (800, 600), 1.0, "h", "r")
     assert {lb.instruction for lb in labels if lb.role == "line"} >= {'click "Read about"', 'click "first."'}
+
+
+def test_the_space_between_highlighted_tokens_is_kept(host, tmp_path):
+    # Pygments-style highlighting: each token a span, the spaces between them text nodes of their own
+    body = (
+        '<pre style="font:14px monospace;margin:10px"><span class="k">class</span> <span class="nc">Point</span>:\n'
+        '    <span class="n">x</span><span class="p">:</span> <span class="nb">int</span></pre>'
+        '<p style="font:16px/1.4 sans-serif;width:600px;margin:10px"><span>Absolute</span> <span>information</span>'
+        ' <a href="#b">here</a> <span>and</span><span>there</span></p>'
+    )
+    got = host.render(page(tmp_path, "h.html", body), str(tmp_path), Viewport(800, 600), "light", 1)
+    texts = [e["text"] for e in _lines(got.screens[0].elements)]
+    assert texts == ["class Point:", "x: int", "Absolute information", "andthere"]
