@@ -44,9 +44,12 @@ TUNED_SITES = frozenset({"screenmill-truthset", "screenmill-samples"})
 #: so that the test split stays the set of pages every earlier figure was measured on.
 #: The second group (stop 32) are the last HTML documentation on this machine that no split used: an API reference
 #: in one long page with a side bar of links (underscore.js), a release-notes page, a DocBook guide and a DocBook spec.
+#: The third group (stop 33) are Sphinx builds of four Python packages' documentation (``build_sphinx.sh``), in four
+#: themes, with prose full of inline code and links: a kind of page the Debian docs show little of.
 DEV_SITES = frozenset(
     {"nettle-manual", "expat-reference", "xtrans-manual", "zlib-howto", "bzip2-manual", "fontconfig-user"}
     | {"underscore-docs", "gcc-news", "base-passwd-guide", "shared-mime-spec"}
+    | {"click-docs", "attrs-docs", "dateutil-docs", "babel-docs"}
 )
 
 
@@ -153,6 +156,41 @@ SITES = (
 )
 
 
+def sphinx_sites(root: Path) -> tuple[Site, ...]:
+    """The Sphinx-built sites under ``root`` (``build_sphinx.sh``'s output folder); pages of a failed build are
+    skipped by :func:`collect` with a note."""
+    return (
+        Site(
+            "click-docs",
+            root / "click-html",
+            ("quickstart.html", "options.html", "why.html", "api.html"),
+            "pypi:click==8.1.7",
+            "BSD-3-Clause",
+        ),
+        Site(
+            "attrs-docs",
+            root / "attrs-html",
+            ("overview.html", "examples.html", "init.html", "api.html"),
+            "pypi:attrs==23.2.0",
+            "MIT",
+        ),
+        Site(
+            "dateutil-docs",
+            root / "dateutil-html",
+            ("index.html", "parser.html", "relativedelta.html", "rrule.html"),
+            "pypi:python-dateutil==4.0.0",
+            "Apache-2.0 or BSD-3-Clause",
+        ),
+        Site(
+            "babel-docs",
+            root / "babel-html",
+            ("intro.html", "dates.html", "numbers.html", "messages.html"),
+            "pypi:babel==2.19.0",
+            "BSD-3-Clause",
+        ),
+    )
+
+
 def split_of(site: str) -> str:
     """``dev`` or ``test`` for a site: tuned and added-for-dev sites are ``dev``; others by the parity of a salted
     SHA-256, so the assignment is stable across machines and runs and never depends on a page's content."""
@@ -200,8 +238,9 @@ def collect(out: Path, sites: tuple[Site, ...] = SITES) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", type=Path, help="folder to fill (pages, assets, pages.jsonl)")
+    p.add_argument("--sphinx", type=Path, help="also take the Sphinx builds in this folder (build_sphinx.sh's OUT)")
     args = p.parse_args(argv)
-    records = collect(args.out)
+    records = collect(args.out, SITES + (sphinx_sites(args.sphinx) if args.sphinx else ()))
     sites: dict[str, str] = {r["site"]: r["split"] for r in records}
     for split in ("dev", "test"):
         names = sorted(s for s, v in sites.items() if v == split)
