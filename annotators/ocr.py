@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from annotators.dom.labels import MAX_INSTRUCTION_NAME
-from annotators.ocr_group import group_lines, join_long_lines, join_pieces
+from annotators.ocr_group import group_lines, join_code_rows, join_long_lines, join_pieces
 
 _SEPARATOR_CHARS = "/|·•>»›–—"
 # Check boxes, radio buttons and square icons that the (Chinese + English) recogniser reads as a character.
@@ -203,7 +203,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-faint"
+    VERSION = "2025.1-code"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -597,7 +597,8 @@ def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrCo
     between = lambda a, b: other_ink_between(image, a, b) or underline_ends_between(image, a, b, config)  # noqa: E731
     under = lambda box, side: backdrop(image, box, side)  # noqa: E731
     ruled = lambda a, b: rule_between(image, a, b, config)  # noqa: E731
-    pieces = join_pieces(elements, colour_of, TextElement, between, under)
+    code = join_code_rows(elements, colour_of, TextElement)
+    pieces = join_pieces(code, colour_of, TextElement, between, under)
     grouped = group_lines(pieces, colour_of, TextElement, marked, ruled, lambda box: underlined(image, box, config))
     return join_long_lines(grouped, colour_of, TextElement, MAX_INSTRUCTION_NAME)
 

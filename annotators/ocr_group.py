@@ -36,6 +36,14 @@ row only when all of:
    A button at a row's end has no text after it, and a menu bar's highlighted item sits among capitalised items
    ("File" | "Edit" | "View"), so neither joins.
 
+5. **Or a line of syntax-highlighted code** (:func:`join_code_rows`, before the rules above). A highlighter paints a
+   code line's tokens in several colours ("format_decimal(" | "12345," | "locale='" | "de_DE'"), and the colour split
+   cuts the line at each change, so every token would name a fragment that cuts a word. A row's run of pieces (rule 1,
+   in one font, up to :data:`CODE_PIECE_GAP` line heights apart: a dropped comma) joins when it is painted in
+   :data:`CODE_COLOURS` colours or more (a line of text with a link is two), reads as code, and its pieces are tokens
+   (few words each, most of them holding a digit, an underscore or punctuation). A space goes where two pieces stand a
+   character's advance apart: "format_decimal(12345, locale='de_DE'".
+
 Two pieces join whatever their colour, and B may be set down to :data:`MIN_SHORTCUT_HEIGHT` of A's height: a menu
 item and its keyboard shortcut ("Cut" | "Ctrl+X", up to :data:`MAX_SHORTCUT_GAP` line heights to the right: the DOM's
 menu item holds both, and its row is what is clicked), and an amount and its unit ("$0" | "/ month").
@@ -85,6 +93,12 @@ line A to the line B just below it when the layout says B continues A, and only 
    style: a grey underlined link in black prose reads a shade apart, and two underlined single words continue each
    other ("There is a <a>modular" | "version</a> with").
 
+8. **Closer than the column's pitch** (:func:`_tighter_than_pitch`). Where rule 5 finds no text cue, B still continues
+   A when it follows A closer than the lines of their column (same start, size and colour) follow each other, and
+   those stand at a regular pitch: a side bar whose links stand 1.6 line heights apart and whose wrapped link's second
+   line stands 0.9 below its first ("API Reference for the attr" | "Namespace"). A list at an even pitch says
+   nothing, and a line that starts like a list item starts one.
+
 The joined element's text is the lines' texts joined by a space (none after a hyphen that ends a word: the web wraps a
 compound at its hyphen, "Byte-" | "Compilation"), its box the union of the lines, its click point the first line's
 centre (like the DOM labels: the first line of a wrapped link is where a person clicks), its confidence the lowest of
@@ -125,6 +139,11 @@ FIT_TOLERANCE = 0.3
 COLUMN_REACH = 6.0
 #: Words a line does not end on unless the sentence goes on (lower-case, as compared).
 FUNCTION_WORDS = frozenset("a an the of to and or for with in on at by from as into your our its is are be &".split())
+#: Rule 8: a line follows the one above closer than its column's shortest step by this many line heights, over at least
+#: this many other steps, all within this many line heights of each other.
+PITCH_MARGIN = 0.3
+PITCH_LINES = 2
+PITCH_SPREAD = 0.35
 #: Largest gap between two pieces of one line, in line heights (B may also overlap A by up to MIN_PIECE_GAP).
 MAX_PIECE_GAP = 1.0
 MIN_PIECE_GAP = -0.35
@@ -172,6 +191,26 @@ _ITEM_MARKER = re.compile(r"^(\d+(\.\d+)*\.|\(?[a-zA-Z0-9]\))\s+(?=\S)")
 _COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 #: A line of code that is a comment ("// Creates a Buffer of length 10.", "# the default").
 _COMMENT = re.compile(r"^\s*(//|#)\s")
+#: A line of code: an assignment, a call, a brace, a console or shell prompt (">>>" is often read "vvv"), a keyword
+#: that starts a statement.
+_CODE_ROW = re.compile(
+    r"[=;{}]|\w[([]|->|::|^(>>>|\.\.\.|[vV]{3}|\$|%)\s|^(import|from|def|class|return|const|let|var|function|if|for)\s"
+)
+#: A code line's pieces are tokens of at most this many words, a string or a comment excepted.
+CODE_TOKEN_WORDS = 3
+#: A highlighter's colours: a code line is painted in at least this many (a line of text and its link are two).
+CODE_COLOURS = 3
+#: A code line is set in one font: its pieces' heights are within this ratio.
+CODE_HEIGHT_RATIO = 0.85
+#: A code line's pieces may stand this many line heights apart (a comma and a space the colour split dropped between
+#: two tokens: "1.2345" | "locale=") ...
+CODE_PIECE_GAP = 1.6
+#: ... and a space stands between two where their gap is a character's advance or more (a token's box is its ink:
+#: "format_decimal(" | "12345," stand half an advance apart).
+CODE_SPACE = 1.0
+#: A token of code: it holds a digit, an underscore or punctuation (a plain word is prose's as much as code's).
+_CODE_TOKEN = re.compile(r"[\d_()\[\]{}=.,:;'\"<>+*/%-]")
+_QUOTED = re.compile(r"^\s*(['\"“‘]|#|//)")
 _OPENING = "\"'“‘«("
 _CLOSING = "\"'”’»)"
 #: A piece of a long line of prose this short reads paler than the prose around it (:func:`join_long_lines`).
@@ -336,6 +375,90 @@ def join_pieces(
     return _merge(elements, boxes, following, make, " ".join, centre=True)
 
 
+def join_code_rows(
+    elements: Sequence,
+    colour_of: Callable[[tuple[float, float, float, float]], np.ndarray | None],
+    make: Callable[..., object],
+) -> list:
+    """Join the tokens of a line of syntax-highlighted code into the line (rule 5 of :func:`join_pieces`).
+
+    A highlighter paints a code line's tokens in several colours ("format_decimal(" | "12345," | "locale='" |
+    "de_DE'"), and the colour split cuts it at every change, so each token would name a fragment that cuts a word.
+    A row's run of pieces (each following the one before: rule 1, same size, at most :data:`MAX_PIECE_GAP` line
+    heights apart) is one line of code when it is painted in two colours or more, its text reads as code
+    (:data:`_CODE_ROW`: an assignment, a call, a brace, a console prompt, a keyword that starts a statement), and its
+    pieces are tokens (at most :data:`CODE_TOKEN_WORDS` words each, a string or a comment excepted): prose with an
+    inline link has pieces of many words. The line's text puts a space only where the gap between two pieces is as
+    wide as half a character (its advance read from the pieces' widths): "format_decimal(12345, locale='de_DE')".
+
+    Args:
+        elements / colour_of / make: as for :func:`group_lines`.
+
+    Returns:
+        The elements, each code line's pieces replaced by one element (box the union, click point its centre) at the
+        place of its first piece; a list of the others unchanged.
+    """
+    n = len(elements)
+    if n < 2:
+        return list(elements)
+    boxes, heights = _boxes_and_heights(elements)
+    following: dict[int, int] = {}
+    texts: dict[int, str] = {}
+    # one font: a link set smaller after a signature ("[source]") is no token of it
+    for run in _row_runs(boxes, heights, CODE_PIECE_GAP, CODE_HEIGHT_RATIO):
+        pieces = [elements[k].text for k in run]
+        if len(run) < 2 or any(len(t.split()) > CODE_TOKEN_WORDS and not _QUOTED.match(t) for t in pieces):
+            continue  # prose: pieces of many words
+        if 2 * sum(bool(_CODE_TOKEN.search(t)) for t in pieces) < len(run):
+            continue  # prose with links: most pieces are plain words
+        advance = sum(boxes[k][2] - boxes[k][0] for k in run) / max(1, sum(len(t) for t in pieces))
+        text = pieces[0]
+        for p, q in zip(run, run[1:], strict=False):
+            text += (" " if boxes[q][0] - boxes[p][2] >= CODE_SPACE * advance else "") + elements[q].text
+        if not _CODE_ROW.search(text) or _colour_count([colour_of(boxes[k]) for k in run]) < CODE_COLOURS:
+            continue  # not code; or a line of text, or a signature, with a link of another colour
+        following.update(zip(run, run[1:], strict=False))
+        texts[run[0]] = text
+    joined = set(following.values())
+    merged = _merge(elements, boxes, following, make, " ".join, centre=True)
+    firsts = [k for k in range(n) if k not in joined]
+    return [
+        make(text=texts[k], box=e.box, point=e.point, confidence=e.confidence) if k in texts else e
+        for k, e in zip(firsts, merged, strict=True)
+    ]
+
+
+def _row_runs(boxes, heights, max_gap: float = MAX_PIECE_GAP, height_ratio: float = 0.0) -> list[list[int]]:
+    """Every row's runs of pieces, left to right, each piece following the one before (:func:`_piece_after`, at most
+    ``max_gap`` line heights on; heights within ``height_ratio`` of each other); a piece in no run is a run alone."""
+    before: dict[int, int] = {}
+    for i in range(len(boxes)):
+        j = _piece_after(i, boxes, heights, max_gap)
+        if j is None or min(heights[i], heights[j]) < height_ratio * max(heights[i], heights[j]):
+            continue
+        if j not in before or boxes[i][2] > boxes[before[j]][2]:
+            before[j] = i  # two pieces ending before j: the nearer one is on its row
+    after = {i: j for j, i in before.items()}
+    runs = []
+    for start in range(len(boxes)):
+        if start in before:
+            continue
+        run = [start]
+        while run[-1] in after and after[run[-1]] not in run:
+            run.append(after[run[-1]])
+        runs.append(run)
+    return runs
+
+
+def _colour_count(colours: Sequence[np.ndarray | None]) -> int:
+    """How many distinct glyph colours (:func:`_same_colour` apart) the known ``colours`` hold."""
+    distinct: list[np.ndarray] = []
+    for c in colours:
+        if c is not None and not any(_same_colour(c, d) for d in distinct):
+            distinct.append(c)
+    return len(distinct)
+
+
 def _starts_a_count(text: str) -> bool:
     """Whether a piece starts with a number: the next item of a row of counts ("4 Branches" | "27 Tags"), not the
     next word of a heading."""
@@ -406,8 +529,9 @@ def _shades(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _piece_after(i: int, boxes, heights) -> int | None:
-    """The nearest piece starting right after piece ``i`` on its row (rule 1 of :func:`join_pieces`)."""
+def _piece_after(i: int, boxes, heights, max_gap: float = MAX_PIECE_GAP) -> int | None:
+    """The nearest piece starting right after piece ``i`` on its row (rule 1 of :func:`join_pieces`; at most
+    ``max_gap`` line heights after it)."""
     a = boxes[i]
     best = None
     for j, b in enumerate(boxes):
@@ -415,7 +539,7 @@ def _piece_after(i: int, boxes, heights) -> int | None:
             continue
         if not _similar_heights(heights[i], heights[j]):
             continue
-        if not _follows_on_row(a, b, (heights[i] + heights[j]) / 2, MAX_PIECE_GAP):
+        if not _follows_on_row(a, b, (heights[i] + heights[j]) / 2, max_gap):
             continue
         if best is None or b[0] < boxes[best][0]:
             best = j
@@ -547,19 +671,8 @@ def join_long_lines(
     if n < 2:
         return list(elements)
     boxes, heights = _boxes_and_heights(elements)
-    before: dict[int, int] = {}
-    for i in range(n):
-        j = _piece_after(i, boxes, heights)
-        if j is not None and (j not in before or boxes[i][2] > boxes[before[j]][2]):
-            before[j] = i  # two pieces ending before j: the nearer one is on its row
-    after = {i: j for j, i in before.items()}
     following: dict[int, int] = {}
-    for start in range(n):
-        if start in before:
-            continue
-        run = [start]
-        while run[-1] in after and after[run[-1]] not in run:
-            run.append(after[run[-1]])
+    for run in _row_runs(boxes, heights):
         if len(run) < 2 or len(_join([elements[k].text for k in run])) <= max_chars:
             continue
         colours = [colour_of(boxes[k]) for k in run]
@@ -741,4 +854,47 @@ def _wraps(
         return True
     if ends_code_statement(elements[i].text, text):
         return False
-    return continues(elements[i].text, text, display=i in display and j in display)
+    return continues(elements[i].text, text, display=i in display and j in display) or (
+        not _LIST_MARKER.match(text) and _tighter_than_pitch(i, j, boxes, heights, colours)
+    )
+
+
+def _tighter_than_pitch(i: int, j: int, boxes, heights, colours) -> bool:
+    """Whether line ``j`` follows line ``i`` closer than the lines of their column follow each other (rule 8 of the
+    module docstring). The column's lines start where ``i`` starts and have its size and colour, within
+    :data:`COLUMN_REACH` line heights; its steps are from one to the next with no other text between them (a nested
+    item). At least :data:`PITCH_LINES` steps besides ``i`` to ``j``, all within :data:`PITCH_SPREAD` line heights
+    of each other (a regular pitch), and ``i`` to ``j`` at least :data:`PITCH_MARGIN` line heights shorter than the
+    shortest of them ("API Reference for the attr" | "Namespace" in a side bar whose links stand 1.6 line heights
+    apart, its wrapped line 0.9)."""
+    a, h = boxes[i], (heights[i] + heights[j]) / 2
+    column = sorted(
+        (
+            k
+            for k in range(len(boxes))
+            if abs(boxes[k][0] - a[0]) <= 0.5 * h
+            and abs(boxes[k][1] - a[1]) <= COLUMN_REACH * h
+            and _similar_heights(heights[k], h)
+            and _same_colour(colours[k], colours[i])
+        ),
+        key=lambda k: boxes[k][1],
+    )
+
+    def between(p, q):  # other text between two lines of the column, over its width (a nested item)
+        x0, x1 = a[0] - 0.5 * h, max(boxes[p][2], boxes[q][2])
+        return any(
+            boxes[p][3] <= (boxes[k][1] + boxes[k][3]) / 2 <= boxes[q][1] and boxes[k][0] < x1 and boxes[k][2] > x0
+            for k in range(len(boxes))
+            if k not in (p, q)
+        )
+
+    steps = [
+        boxes[q][1] - boxes[p][1]
+        for p, q in zip(column, column[1:], strict=False)
+        if (p, q) != (i, j) and not between(p, q)
+    ]
+    if len(steps) < PITCH_LINES:
+        return False
+    if max(steps) - min(steps) > PITCH_SPREAD * h:  # no regular pitch: groups, separators, headings between
+        return False
+    return boxes[j][1] - a[1] <= min(steps) - PITCH_MARGIN * h

@@ -91,8 +91,12 @@ from schemas.records import GroundingLabel, Screenshot
 #: of :mod:`annotators.ocr_group`, :data:`annotators.ocr_group.PROSE_WORDS`; annotator ``2025.1-sentence``); 30 = a
 #: word of up to three letters in a line of prose too long to name reads paler than the prose (its few thin strokes)
 #: and no longer cuts it ("... if not, write" | "to" | "the Free Software Foundation ...",
-#: :data:`annotators.ocr_group.FAINT_WORD`; annotator ``2025.1-faint``).
-RECIPE_VERSION = "30"
+#: :data:`annotators.ocr_group.FAINT_WORD`; annotator ``2025.1-faint``); 31 = a line of syntax-highlighted code, its
+#: tokens in three colours or more, is one element, not a label per token ("format_decimal(" | "12345," | "locale='",
+#: :func:`annotators.ocr_group.join_code_rows`), and a side bar's wrapped link whose second line stands closer than
+#: its list's regular pitch joins it without a text cue ("API Reference for the attr" | "Namespace", rule 8 of
+#: :mod:`annotators.ocr_group`; annotator ``2025.1-code``).
+RECIPE_VERSION = "31"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

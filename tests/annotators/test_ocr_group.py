@@ -604,3 +604,68 @@ def test_pieces_of_a_line_of_prose_too_long_to_name_become_the_line_and_a_link_k
     producer = OcrProducer(run_id="r", config_hash="h")
     assert len(elements_to_labels(_shot(1600, 200), els, OcrAnnotator, producer)) == 3
     assert elements_to_labels(_shot(1600, 200), _join_long(els, im), OcrAnnotator, producer) == []
+
+
+# ---------------------------------------------------------------------- syntax-highlighted code (join_code_rows)
+RED, GREEN = (200, 30, 30), (20, 140, 40)
+
+
+def _code(pieces, y=40, size=(900, 120)):
+    """One row of pieces (text, x0, colour[, height]) → join_code_rows' texts."""
+    from annotators.ocr_group import join_code_rows
+
+    els, im = _page([(t, x, y, c, *h) for t, x, c, *h in pieces], size=size)
+    return _texts(join_code_rows(els, lambda box: _glyph_color(_crop(im, box)), TextElement))
+
+
+def test_a_highlighted_code_line_is_one_element_spaced_where_its_gaps_are():
+    # ">>> format(1.5, locale='en')": the prompt, a name, a number, a keyword argument, a string, four colours; a
+    # token's box is its ink, so "format(" | "1.5," stand apart by less than a glyph's advance (ADV) and take no space
+    row = [(">>>", 40, GREY), ("format(", 80, BLUE), ("1.5,", 154, GREEN), ("locale=", 204, BLUE), ("'en')", 274, RED)]
+    assert _code(row) == [">>> format(1.5, locale='en')"]
+
+
+def test_a_line_of_text_with_a_link_is_no_code_line():
+    # two colours (text and its link): an API signature with a link to its return type, prose with an inline link
+    assert _code([("parse(x=None,", 40, GREY), ("Command", 180, BLUE)]) == ["parse(x=None,", "Command"]
+    # three colours, code-like pieces, but of many words: prose
+    row = [("Call the format() function,", 40, GREY), ("x=1,", 320, BLUE), ("to set it,", 370, GREY), ("y", 480, RED)]
+    assert _code(row) == ["Call the format() function,", "x=1,", "to set it,", "y"]
+    # three colours, tokens of few words, but most of them plain words
+    row = [("See", 40, GREY), ("x=1", 90, BLUE), ("and", 130, GREY), ("Locale", 170, RED)]
+    assert _code(row) == ["See", "x=1", "and", "Locale"]
+
+
+def test_a_smaller_link_after_a_code_line_is_no_token_of_it():
+    row = [("parse(", 40, BLUE), ("info=None,", 104, GREEN), ("**kw)", 214, RED), ("[source]", 274, GREY, 16)]
+    assert _code(row) == ["parse(info=None, **kw)", "[source]"]
+
+
+def test_a_wrapped_side_bar_link_closer_than_the_lists_pitch_is_one_element():
+    """Title-case words give no text cue ("API Reference for the attr" | "Namespace"), but the side bar's links stand
+    at a regular pitch of 1.6 line heights and the wrapped line 0.9 below its first (rule 8). In a list at an even
+    pitch the same two lines are two items."""
+    items = [
+        "Initialization",
+        "Comparison",
+        "Hashing",
+        "API Reference for the attr",
+        "Namespace",
+        "Extending",
+        "Glossary",
+    ]
+
+    def side_bar(steps):
+        ys = [40 + sum(steps[:k]) for k in range(len(items))]
+        return _texts(_group(*_page([(t, 40, y, BLUE) for t, y in zip(items, ys, strict=True)], size=(600, 300))))
+
+    assert side_bar([32, 32, 32, 18, 32, 32]) == [*items[:3], "API Reference for the attr Namespace", *items[5:]]
+    assert side_bar([22] * 6) == items
+    assert side_bar([32, 40, 24, 18, 32, 32]) == items  # no regular pitch: groups, separators between
+
+
+def test_a_numbered_item_closer_than_the_lists_pitch_starts_an_item():
+    items = ["1 Overview", "2 Invoking", "3 Conventions", "4 Example", "5 Options", "6 Index"]
+    ys = [40 + sum([32, 32, 18, 32, 32][:k]) for k in range(len(items))]
+    els, im = _page([(t, 40, y, BLUE) for t, y in zip(items, ys, strict=True)], size=(600, 300))
+    assert _texts(_group(els, im)) == items
