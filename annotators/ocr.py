@@ -203,7 +203,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-code"
+    VERSION = "2025.1-dots"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -331,11 +331,14 @@ class OcrAnnotator:
         if not quads:
             return [], []
         H, W = rgb.shape[:2]
-        lines, crops = [], []
+        boxes = []
         for q in _bridge_missed_ink([np.asarray(quad, dtype=np.float32) for quad in quads], rgb, cfg.ink_contrast):
             x0, y0, x1, y1 = _pixel_box(q, W, H)
-            if x1 - x0 < 2 or y1 - y0 < 2:
-                continue
+            if x1 - x0 >= 2 and y1 - y0 >= 2:
+                boxes.append((q, x0, y0, x1, y1))
+        rgb, bgr = _erase_dotted_rules(rgb, bgr, [b[1:] for b in boxes], cfg.ink_contrast)
+        lines, crops = [], []
+        for q, x0, y0, x1, y1 in boxes:
             if _is_axis_aligned(q):
                 crops.append(bgr[y0:y1, x0:x1])
             else:
@@ -648,6 +651,86 @@ def _runs(mask: np.ndarray, offset: int) -> list[tuple[int, int]]:
     starts = np.flatnonzero(d == 1)
     ends = np.flatnonzero(d == -1)
     return [(int(s) + offset, int(e) + offset) for s, e in zip(starts, ends, strict=True)]
+
+
+#: A dotted underline (``border-bottom: 1px dotted``, an ``<abbr>``'s default): dots at most this many line heights
+#: wide (and 1 px), at a regular pitch (their starts :data:`DOT_PITCH_SLACK` px from the median step), at least
+#: :data:`DOT_COUNT` of them over :data:`UNDERLINE_RUN` line heights, in a band at most :data:`UNDERLINE_ROWS` line
+#: heights thick with no ink just above or below it (a row through glyph stems at a regular pitch, "mmm", has ink
+#: above it).
+DOT_WIDTH = 0.12
+DOT_PITCH_SLACK = 1
+DOT_COUNT = 6
+
+
+def _dotted_rule(crop: np.ndarray, ink_contrast: int) -> np.ndarray:
+    """The pixels of a dotted underline in a line crop (boolean, the crop's shape; all False without one): see
+    :data:`DOT_WIDTH`. The recogniser reads its dots as full stops between the words ("Basic.Concepts...Creating"),
+    and the gap split sees them as ink in every word space."""
+    h, w = crop.shape[:2]
+    out = np.zeros((h, w), dtype=bool)
+    if h < 6 or w < UNDERLINE_RUN * h:
+        return out
+    bg = np.median(crop.reshape(-1, 3), axis=0)
+    ink = np.abs(crop.astype(np.int16) - bg.astype(np.int16)).max(axis=-1) >= ink_contrast
+    widest = max(1, round(DOT_WIDTH * h))
+    rows = np.zeros((h, w), dtype=bool)
+    for r in range(int(h * (1 - UNDERLINE_ZONE)), h):
+        dots = [(s, e) for s, e in _runs(ink[r], 0) if e - s <= widest]
+        if len(dots) < DOT_COUNT:
+            continue
+        steps = np.diff([s for s, _ in dots])
+        pitch = float(np.median(steps))
+        chain = [dots[0]]
+        for (s, e), step in zip(dots[1:], steps, strict=True):
+            # a descender or a glyph's foot may take a dot's place: a step of two or three pitches goes on
+            if pitch >= 2 and min(abs(step - m * pitch) for m in (1, 2, 3)) <= DOT_PITCH_SLACK:
+                chain.append((s, e))
+                continue
+            _mark_dots(rows[r], chain, h, pitch)
+            chain = [(s, e)]
+        _mark_dots(rows[r], chain, h, pitch)
+    for top, bottom in _runs(rows.any(axis=1), 0):  # each band of rows holding dots
+        cols = rows[top:bottom].any(axis=0)
+        if bottom - top > max(1, round(UNDERLINE_ROWS * h)):
+            continue
+        if any(0 <= edge < h and ink[edge, cols].mean() > 0.2 for edge in (top - 1, bottom)):
+            continue  # ink just above or below: glyphs, not a rule
+        out[top:bottom] = rows[top:bottom]
+    return out
+
+
+def _mark_dots(row: np.ndarray, chain: list[tuple[int, int]], h: int, pitch: float) -> None:
+    """Mark a chain of dots (``[start, end)`` runs) on ``row`` when it is a dotted rule: :data:`DOT_COUNT` dots or
+    more over :data:`UNDERLINE_RUN` line heights, most of them one ``pitch`` from the one before (a few two or three,
+    where a descender took a dot's place)."""
+    if len(chain) < DOT_COUNT or chain[-1][1] - chain[0][0] < UNDERLINE_RUN * h:
+        return
+    steps = np.diff([s for s, _ in chain])
+    if np.mean(np.abs(steps - pitch) <= DOT_PITCH_SLACK) < 0.8:
+        return
+    for s, e in chain:
+        row[s:e] = True
+
+
+def _erase_dotted_rules(
+    rgb: np.ndarray, bgr: np.ndarray, boxes: list[tuple[int, int, int, int]], ink_contrast: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The strip with the dotted underlines of its line ``boxes`` (:func:`_dotted_rule`) painted over in their
+    line's background colour (copies; the inputs unchanged and returned as they are where there is none)."""
+    out = None
+    for x0, y0, x1, y1 in boxes:
+        crop = rgb[y0:y1, x0:x1]
+        dots = _dotted_rule(crop, ink_contrast)
+        if not dots.any():
+            continue
+        if out is None:
+            out = rgb.copy()
+        bg = np.median(crop.reshape(-1, 3), axis=0).astype(rgb.dtype)
+        out[y0:y1, x0:x1][dots] = bg
+    if out is None:
+        return rgb, bgr
+    return out, np.ascontiguousarray(out[:, :, ::-1])
 
 
 def _ink_columns(crop: np.ndarray, ink_contrast: int, under: np.ndarray | None = None) -> np.ndarray:

@@ -95,8 +95,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: tokens in three colours or more, is one element, not a label per token ("format_decimal(" | "12345," | "locale='",
 #: :func:`annotators.ocr_group.join_code_rows`), and a side bar's wrapped link whose second line stands closer than
 #: its list's regular pitch joins it without a text cue ("API Reference for the attr" | "Namespace", rule 8 of
-#: :mod:`annotators.ocr_group`; annotator ``2025.1-code``).
-RECIPE_VERSION = "31"
+#: :mod:`annotators.ocr_group`; annotator ``2025.1-code``); 32 = a dotted underline (``border-bottom: dotted``, an
+#: ``<abbr>``) is painted over before a line is read and split, so its dots are no full stops between the words
+#: ("Basic.Concepts...Creating") nor ink in its word spaces (:func:`annotators.ocr._dotted_rule`, annotator
+#: ``2025.1-dots``).
+RECIPE_VERSION = "32"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).
