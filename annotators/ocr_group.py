@@ -57,7 +57,10 @@ line A to the line B just below it when the layout says B continues A, and only 
 1. **Geometry.** B starts within half a line height below A's bottom (line spacing, not a paragraph or list-item
    gap), the two have the same font size (line heights within 25 %), and B starts where A's block does: left-aligned
    (left edges within half a line height), centred (centres within half a line height) or further left (a wrapped
-   inline link continues at the container's left edge).
+   inline link continues at the container's left edge). Prose set with a loose line height (a phone's 1.5: 0.55
+   line heights between the detector's boxes) may stand up to :data:`LOOSE_LINE_GAP` apart where that step is the
+   screenshot's own line pitch (:func:`_on_pitch`: the step most pairs of aligned lines of that size share) and no
+   text stands further right on either row (a table's rows stand at an even pitch too).
 2. **Same style.** The glyph colours of the two lines differ by at most :data:`MAX_COLOUR_DISTANCE` (summed RGB; in
    shade alone, :data:`MAX_SHADE_DISTANCE`), so a blue link does not absorb the grey text under it.
 3. **Ends of lines.** A is the last text on its line and B the first on its own (no other text within
@@ -119,6 +122,14 @@ import numpy as np
 
 #: Largest gap between A's bottom and B's top, in line heights (negative gaps: detector boxes overlap).
 MAX_LINE_GAP = 0.5
+#: ... or up to this many at the screenshot's own line pitch (:func:`_on_pitch`): prose set with a loose line height
+#: (1.5 on a phone: 0.55 line heights between the detector's boxes), where a gap this wide can also be a paragraph's
+#: on a page set tighter. The pitch is the step (top to top, within :data:`PITCH_SLACK` of it or 2 px) most pairs of
+#: aligned lines of one size (heights within :data:`PITCH_HEIGHTS`) share, at least :data:`PITCH_PAIRS` of them.
+LOOSE_LINE_GAP = 0.7
+PITCH_SLACK = 0.03
+PITCH_HEIGHTS = 0.8
+PITCH_PAIRS = 3
 MIN_LINE_GAP = -0.35
 #: Smallest ratio of the two line heights (same font size).
 MIN_HEIGHT_RATIO = 0.75
@@ -489,9 +500,9 @@ def _boxes_and_heights(elements: Sequence) -> tuple[list[tuple[float, ...]], lis
     return boxes, [max(b[3] - b[1], 1e-6) for b in boxes]
 
 
-def _similar_heights(a: float, b: float) -> bool:
-    """Same font size: the smaller height at least :data:`MIN_HEIGHT_RATIO` of the larger."""
-    return min(a, b) / max(a, b) >= MIN_HEIGHT_RATIO
+def _similar_heights(a: float, b: float, ratio: float = MIN_HEIGHT_RATIO) -> bool:
+    """Same font size: the smaller height at least ``ratio`` (:data:`MIN_HEIGHT_RATIO`) of the larger."""
+    return min(a, b) / max(a, b) >= ratio
 
 
 def _same_backdrop(a: np.ndarray | None, b: np.ndarray | None) -> bool:
@@ -615,6 +626,9 @@ def group_lines(
                 return gap / heights[i]
         return float("inf")
 
+    def text_right_of(i: int) -> bool:  # other text anywhere to the right of line i on its row (a table row)
+        return any(k != i and same_row(i, k) and boxes[k][0] >= boxes[i][2] - 1 for k in range(n))
+
     marks: dict[int, bool | None] = {}
 
     def mark(i: int) -> bool | None:
@@ -622,11 +636,28 @@ def group_lines(
             marks[i] = marked(boxes[i]) if marked is not None else None
         return marks[i]
 
+    below = [_line_below(i, boxes, heights, centres, LOOSE_LINE_GAP) for i in range(n)]
+    steps: list[tuple[float, float]] = []  # (line height, step in px to the line below) of aligned line pairs
+    for i, j in enumerate(below):
+        if (
+            j is not None
+            and abs(boxes[j][0] - boxes[i][0]) <= 0.5 * heights[i]
+            and _similar_heights(heights[i], heights[j], PITCH_HEIGHTS)
+        ):
+            steps.append((heights[i], boxes[j][1] - boxes[i][1]))
+
     following: dict[int, int] = {}
     preceding: dict[int, int] = {}
     for i in range(n):
-        j = _line_below(i, boxes, heights, centres)
-        if j is None or j in preceding or not _wraps(i, j, elements, boxes, heights, colours, display, mark):
+        j = below[i]
+        if j is None or j in preceding:
+            continue
+        h = (heights[i] + heights[j]) / 2
+        if boxes[j][1] - boxes[i][3] > MAX_LINE_GAP * h and not (
+            _on_pitch(i, j, boxes, heights, steps) and not text_right_of(i) and not text_right_of(j)
+        ):
+            continue  # a loose gap: only at the screenshot's own line pitch, with no text further right (a table)
+        if not _wraps(i, j, elements, boxes, heights, colours, display, mark):
             continue
         if clearance(i, +1) < ROW_CLEARANCE or clearance(j, -1) < ROW_CLEARANCE:
             continue
@@ -803,15 +834,33 @@ def _merge(elements, boxes, following: dict[int, int], make, join: Callable, cen
     return out
 
 
-def _line_below(i: int, boxes, heights, centres) -> int | None:
-    """The nearest line starting just below line ``i`` and overlapping it horizontally (or centred under it)."""
+def _on_pitch(i: int, j: int, boxes, heights, steps: list[tuple[float, float]]) -> bool:
+    """Whether line ``j`` stands below line ``i`` at the screenshot's line pitch for their size: the step (top to top,
+    in px) the most aligned line pairs of that size (heights within :data:`PITCH_HEIGHTS`) share, within
+    :data:`PITCH_SLACK` of it, held by at least :data:`PITCH_PAIRS` of them (``i`` to ``j`` among them). A paragraph's
+    or an item's gap adds its margin to the pitch."""
+    h, step = heights[i], boxes[j][1] - boxes[i][1]
+    same = [s for hk, s in steps if _similar_heights(hk, h, PITCH_HEIGHTS)]
+
+    def near(a: float, b: float) -> bool:
+        return abs(a - b) <= max(2.0, PITCH_SLACK * b)
+
+    if len(same) < PITCH_PAIRS:
+        return False
+    count, pitch = max((sum(near(t, s) for t in same), -s) for s in same)
+    return count >= PITCH_PAIRS and near(step, -pitch)
+
+
+def _line_below(i: int, boxes, heights, centres, max_gap: float = MAX_LINE_GAP) -> int | None:
+    """The nearest line starting just below line ``i`` (at most ``max_gap`` line heights) and overlapping it
+    horizontally (or centred under it)."""
     a = boxes[i]
     best = None
     for j, b in enumerate(boxes):
         if j == i or centres[j] <= centres[i]:
             continue
         h = (heights[i] + heights[j]) / 2
-        if not MIN_LINE_GAP * h <= b[1] - a[3] <= MAX_LINE_GAP * h:
+        if not MIN_LINE_GAP * h <= b[1] - a[3] <= max_gap * h:
             continue
         if b[0] > a[2] or (b[2] < a[0] and abs((a[0] + a[2]) - (b[0] + b[2])) / 2 > 2 * h):
             continue

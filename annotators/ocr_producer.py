@@ -98,8 +98,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: :mod:`annotators.ocr_group`; annotator ``2025.1-code``); 32 = a dotted underline (``border-bottom: dotted``, an
 #: ``<abbr>``) is painted over before a line is read and split, so its dots are no full stops between the words
 #: ("Basic.Concepts...Creating") nor ink in its word spaces (:func:`annotators.ocr._dotted_rule`, annotator
-#: ``2025.1-dots``).
-RECIPE_VERSION = "32"
+#: ``2025.1-dots``); 33 = loosely set prose joins its lines up to :data:`annotators.ocr_group.LOOSE_LINE_GAP` line
+#: heights apart where that step is the screenshot's own line pitch and no text stands further right on either row (a
+#: phone's paragraphs at a 1.5 line height, :func:`annotators.ocr_group._on_pitch`; annotator ``2025.1-pitch``).
+RECIPE_VERSION = "33"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -669,3 +669,33 @@ def test_a_numbered_item_closer_than_the_lists_pitch_starts_an_item():
     ys = [40 + sum([32, 32, 18, 32, 32][:k]) for k in range(len(items))]
     els, im = _page([(t, 40, y, BLUE) for t, y in zip(items, ys, strict=True)], size=(600, 300))
     assert _texts(_group(els, im)) == items
+
+
+def test_loosely_set_prose_joins_at_the_screenshots_own_line_pitch():
+    """A phone sets prose at a loose line height: 0.55 line heights between the detector's boxes, past rule 1's 0.5.
+    Such a gap joins where it is the screenshot's own line pitch (the step most aligned line pairs of that size
+    share), and nothing stands further right on either row (a table's rows at an even pitch, "3 days ago")."""
+
+    def read(steps, cells=()):
+        lines = [
+            ("The module provides powerful", 40, 40),
+            ("extensions to the standard module", 40, 40 + steps[0]),
+            ("It is based on the specification of", 40, 140),
+            ("the excellent work done by him in", 40, 140 + steps[1]),
+            ("his own module for dates.", 40, 140 + 2 * steps[1]),
+            *cells,
+        ]
+        els, im = _page([(t, x, y, GREY) for t, x, y in lines], size=(900, 300))
+        return _texts(_group(els, im))
+
+    assert read((31, 31)) == [
+        "The module provides powerful extensions to the standard module",
+        "It is based on the specification of the excellent work done by him in his own module for dates.",
+    ]
+    # the other paragraph set tighter: 31 px is no line step of this screenshot's
+    assert read((31, 26))[:2] == ["The module provides powerful", "extensions to the standard module"]
+    # a table's rows: a cell further right on the row
+    assert read((31, 31), [("3 days ago", 600, 40)])[:2] == [
+        "The module provides powerful",
+        "extensions to the standard module",
+    ]
