@@ -39,8 +39,9 @@ row only when all of:
 5. **Or a line of syntax-highlighted code** (:func:`join_code_rows`, before the rules above). A highlighter paints a
    code line's tokens in several colours ("format_decimal(" | "12345," | "locale='" | "de_DE'"), and the colour split
    cuts the line at each change, so every token would name a fragment that cuts a word. A row's run of pieces (rule 1,
-   in one font, up to :data:`CODE_PIECE_GAP` line heights apart: a dropped comma) joins when it is painted in
-   :data:`CODE_COLOURS` colours or more (a line of text with a link is two), reads as code, and its pieces are tokens
+   in one font, up to :data:`CODE_PIECE_GAP` line heights apart: a comma or an operator the recogniser dropped) joins
+   when it is painted in :data:`CODE_COLOURS` colours or more (a line of text with a link is two; after a console's
+   prompt, ">>>", two), reads as code, and its pieces are tokens
    (few words each, most of them holding a digit, an underscore or punctuation). A space goes where two pieces stand a
    character's advance apart: "format_decimal(12345, locale='de_DE'".
 
@@ -204,18 +205,20 @@ _COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 _COMMENT = re.compile(r"^\s*(//|#)\s")
 #: A line of code: an assignment, a call, a brace, a console or shell prompt (">>>" is often read "vvv"), a keyword
 #: that starts a statement.
+_PROMPT = re.compile(r"^(>>>|\.\.\.|[vV]{3}|\$|%)\s")
 _CODE_ROW = re.compile(
     r"[=;{}]|\w[([]|->|::|^(>>>|\.\.\.|[vV]{3}|\$|%)\s|^(import|from|def|class|return|const|let|var|function|if|for)\s"
 )
 #: A code line's pieces are tokens of at most this many words, a string or a comment excepted.
 CODE_TOKEN_WORDS = 3
-#: A highlighter's colours: a code line is painted in at least this many (a line of text and its link are two).
+#: A highlighter's colours: a code line is painted in at least this many (a line of text and its link are two); two
+#: after a console's prompt (:data:`_PROMPT`).
 CODE_COLOURS = 3
 #: A code line is set in one font: its pieces' heights are within this ratio.
 CODE_HEIGHT_RATIO = 0.85
-#: A code line's pieces may stand this many line heights apart (a comma and a space the colour split dropped between
-#: two tokens: "1.2345" | "locale=") ...
-CODE_PIECE_GAP = 1.6
+#: A code line's pieces may stand this many line heights apart (a comma and a space, or an operator, the recogniser
+#: dropped between two tokens: "1.2345" | "locale=", "sc" | "SomeClass(") ...
+CODE_PIECE_GAP = 2.5
 #: ... and a space stands between two where their gap is a character's advance or more (a token's box is its ink:
 #: "format_decimal(" | "12345," stand half an advance apart).
 CODE_SPACE = 1.0
@@ -395,12 +398,14 @@ def join_code_rows(
 
     A highlighter paints a code line's tokens in several colours ("format_decimal(" | "12345," | "locale='" |
     "de_DE'"), and the colour split cuts it at every change, so each token would name a fragment that cuts a word.
-    A row's run of pieces (each following the one before: rule 1, same size, at most :data:`MAX_PIECE_GAP` line
-    heights apart) is one line of code when it is painted in two colours or more, its text reads as code
-    (:data:`_CODE_ROW`: an assignment, a call, a brace, a console prompt, a keyword that starts a statement), and its
-    pieces are tokens (at most :data:`CODE_TOKEN_WORDS` words each, a string or a comment excepted): prose with an
-    inline link has pieces of many words. The line's text puts a space only where the gap between two pieces is as
-    wide as half a character (its advance read from the pieces' widths): "format_decimal(12345, locale='de_DE')".
+    A row's run of pieces (each following the one before, at most :data:`CODE_PIECE_GAP` line heights apart, heights
+    within :data:`CODE_HEIGHT_RATIO`: one font) is one line of code when it is painted in :data:`CODE_COLOURS`
+    colours or more (two after a console's prompt, :data:`_PROMPT`), its text reads as code (:data:`_CODE_ROW`: an
+    assignment, a call, a brace, a console prompt, a keyword that starts a statement), and its pieces are tokens (at
+    most :data:`CODE_TOKEN_WORDS` words each, a string or a comment excepted, and most holding a digit, an underscore
+    or punctuation, :data:`_CODE_TOKEN`): prose with an inline link has pieces of many words or plain words. The
+    line's text puts a space only where the gap between two pieces is a character's advance or more
+    (:data:`CODE_SPACE`, the advance read from the pieces' widths): "format_decimal(12345, locale='de_DE')".
 
     Args:
         elements / colour_of / make: as for :func:`group_lines`.
@@ -426,7 +431,8 @@ def join_code_rows(
         text = pieces[0]
         for p, q in zip(run, run[1:], strict=False):
             text += (" " if boxes[q][0] - boxes[p][2] >= CODE_SPACE * advance else "") + elements[q].text
-        if not _CODE_ROW.search(text) or _colour_count([colour_of(boxes[k]) for k in run]) < CODE_COLOURS:
+        least = 2 if _PROMPT.match(text) else CODE_COLOURS  # after a console's prompt, a link is no likelier
+        if not _CODE_ROW.search(text) or _colour_count([colour_of(boxes[k]) for k in run]) < least:
             continue  # not code; or a line of text, or a signature, with a link of another colour
         following.update(zip(run, run[1:], strict=False))
         texts[run[0]] = text

@@ -699,3 +699,12 @@ def test_loosely_set_prose_joins_at_the_screenshots_own_line_pitch():
         "The module provides powerful",
         "extensions to the standard module",
     ]
+
+
+def test_a_console_line_joins_in_two_colours_across_a_dropped_operator():
+    # after a prompt a line is code whatever its colours count; the recogniser drops a small operator ("==") between
+    # two tokens, leaving two line heights between them
+    row = [(">>>", 40, RED), ("sc", 80, GREY), ("SomeClass(", 140, GREY), ("1)", 240, RED)]
+    assert _code(row) == [">>> sc SomeClass(1)"]
+    # without the prompt, two colours are a line of text and its link
+    assert _code([("x", 40, RED), *row[1:]]) == ["x", "sc", "SomeClass(", "1)"]
