@@ -41,7 +41,7 @@ row only when all of:
    cuts the line at each change, so every token would name a fragment that cuts a word. A row's run of pieces (rule 1,
    in one font, up to :data:`CODE_PIECE_GAP` line heights apart: a comma or an operator the recogniser dropped) joins
    when it is painted in :data:`CODE_COLOURS` colours or more (a line of text with a link is two; after a console's
-   prompt, ">>>", two), reads as code, and its pieces are tokens
+   prompt, ">>>", two; a prompt read alone in a lower box leads its line), reads as code, and its pieces are tokens
    (few words each, most of them holding a digit, an underscore or punctuation). A space goes where two pieces stand a
    character's advance apart: "format_decimal(12345, locale='de_DE'".
 
@@ -206,6 +206,8 @@ _COMMENT = re.compile(r"^\s*(//|#)\s")
 #: A line of code: an assignment, a call, a brace, a console or shell prompt (">>>" is often read "vvv"), a keyword
 #: that starts a statement.
 _PROMPT = re.compile(r"^(>>>|\.\.\.|[vV]{3}|\$|%)\s")
+#: A Python console's prompt read alone (its low glyphs make a lower box than the code after it).
+_CONSOLE = re.compile(r"^(>>>|\.\.\.|[vV]{3})$")
 _CODE_ROW = re.compile(
     r"[=;{}]|\w[([]|->|::|^(>>>|\.\.\.|[vV]{3}|\$|%)\s|^(import|from|def|class|return|const|let|var|function|if|for)\s"
 )
@@ -420,13 +422,14 @@ def join_code_rows(
     boxes, heights = _boxes_and_heights(elements)
     following: dict[int, int] = {}
     texts: dict[int, str] = {}
+    prompts = frozenset(k for k in range(n) if _CONSOLE.match(elements[k].text))
     # one font: a link set smaller after a signature ("[source]") is no token of it
-    for run in _row_runs(boxes, heights, CODE_PIECE_GAP, CODE_HEIGHT_RATIO):
+    for run in _row_runs(boxes, heights, CODE_PIECE_GAP, CODE_HEIGHT_RATIO, prompts):
         pieces = [elements[k].text for k in run]
         if len(run) < 2 or any(len(t.split()) > CODE_TOKEN_WORDS and not _QUOTED.match(t) for t in pieces):
             continue  # prose: pieces of many words
-        if 2 * sum(bool(_CODE_TOKEN.search(t)) for t in pieces) < len(run):
-            continue  # prose with links: most pieces are plain words
+        if run[0] not in prompts and 2 * sum(bool(_CODE_TOKEN.search(t)) for t in pieces) < len(run):
+            continue  # prose with links: most pieces are plain words (after a prompt: "from attrs import define")
         advance = sum(boxes[k][2] - boxes[k][0] for k in run) / max(1, sum(len(t) for t in pieces))
         text = pieces[0]
         for p, q in zip(run, run[1:], strict=False):
@@ -445,13 +448,18 @@ def join_code_rows(
     ]
 
 
-def _row_runs(boxes, heights, max_gap: float = MAX_PIECE_GAP, height_ratio: float = 0.0) -> list[list[int]]:
+def _row_runs(
+    boxes, heights, max_gap: float = MAX_PIECE_GAP, height_ratio: float = 0.0, lead: frozenset[int] = frozenset()
+) -> list[list[int]]:
     """Every row's runs of pieces, left to right, each piece following the one before (:func:`_piece_after`, at most
-    ``max_gap`` line heights on; heights within ``height_ratio`` of each other); a piece in no run is a run alone."""
+    ``max_gap`` line heights on; heights within ``height_ratio`` of each other, except after a piece in ``lead``: a
+    console's prompt, whose glyphs make a lower box); a piece in no run is a run alone."""
     before: dict[int, int] = {}
     for i in range(len(boxes)):
-        j = _piece_after(i, boxes, heights, max_gap)
-        if j is None or min(heights[i], heights[j]) < height_ratio * max(heights[i], heights[j]):
+        j = _piece_after(i, boxes, heights, max_gap, any_height=i in lead)
+        if j is None:
+            continue
+        if i not in lead and min(heights[i], heights[j]) < height_ratio * max(heights[i], heights[j]):
             continue
         if j not in before or boxes[i][2] > boxes[before[j]][2]:
             before[j] = i  # two pieces ending before j: the nearer one is on its row
@@ -546,17 +554,18 @@ def _shades(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _piece_after(i: int, boxes, heights, max_gap: float = MAX_PIECE_GAP) -> int | None:
+def _piece_after(i: int, boxes, heights, max_gap: float = MAX_PIECE_GAP, any_height: bool = False) -> int | None:
     """The nearest piece starting right after piece ``i`` on its row (rule 1 of :func:`join_pieces`; at most
-    ``max_gap`` line heights after it)."""
+    ``max_gap`` line heights after it; ``any_height``: of any size, measured in the larger line height)."""
     a = boxes[i]
     best = None
     for j, b in enumerate(boxes):
         if j == i or b[0] < (a[0] + a[2]) / 2:
             continue
-        if not _similar_heights(heights[i], heights[j]):
+        if not any_height and not _similar_heights(heights[i], heights[j]):
             continue
-        if not _follows_on_row(a, b, (heights[i] + heights[j]) / 2, max_gap):
+        h = max(heights[i], heights[j]) if any_height else (heights[i] + heights[j]) / 2
+        if not _follows_on_row(a, b, h, max_gap):
             continue
         if best is None or b[0] < boxes[best][0]:
             best = j

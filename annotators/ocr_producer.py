@@ -102,8 +102,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: heights apart where that step is the screenshot's own line pitch and no text stands further right on either row (a
 #: phone's paragraphs at a 1.5 line height, :func:`annotators.ocr_group._on_pitch`; annotator ``2025.1-pitch``); 34 =
 #: a code line after a console's prompt (">>>") joins in two colours, and a code line's tokens up to 2.5 line heights
-#: apart (an operator the recogniser dropped: "sc" | "SomeClass(", annotator ``2025.1-prompt``).
-RECIPE_VERSION = "34"
+#: apart (an operator the recogniser dropped: "sc" | "SomeClass(", annotator ``2025.1-prompt``); 35 = a Python
+#: console's prompt read alone in a lower box leads the code line after it, whose tokens may then be plain words
+#: (">>>" | "from" | "attrs" | "import", annotator ``2025.1-console``).
+RECIPE_VERSION = "35"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

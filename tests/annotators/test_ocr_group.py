@@ -708,3 +708,18 @@ def test_a_console_line_joins_in_two_colours_across_a_dropped_operator():
     assert _code(row) == [">>> sc SomeClass(1)"]
     # without the prompt, two colours are a line of text and its link
     assert _code([("x", 40, RED), *row[1:]]) == ["x", "sc", "SomeClass(", "1)"]
+
+
+def test_a_console_prompt_read_in_a_lower_box_leads_its_statement_of_plain_words():
+    # ">>>" has no ascenders: the detector's box is two thirds of the line's; "from attrs import define, field" is
+    # plain words, which after the prompt are code
+    row = [
+        (">>>", 40, GREY, 13),
+        ("from", 80, BLUE),
+        ("attrs", 130, GREY),
+        ("import", 190, BLUE),
+        ("field", 260, GREY),
+    ]
+    assert _code(row, y=40) == [">>> from attrs import field"]
+    # the same words without the prompt: a line of text with links
+    assert _code(row[1:]) == ["from", "attrs", "import", "field"]
