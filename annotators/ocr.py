@@ -672,10 +672,13 @@ def _dotted_rule(crop: np.ndarray, ink_contrast: int) -> np.ndarray:
     if h < 6 or w < UNDERLINE_RUN * h:
         return out
     bg = np.median(crop.reshape(-1, 3), axis=0)
-    ink = np.abs(crop.astype(np.int16) - bg.astype(np.int16)).max(axis=-1) >= ink_contrast
+    zone = int(h * (1 - UNDERLINE_ZONE))
+    ink = np.zeros((h, w), dtype=bool)  # the underline's zone and the row above it only
+    ink[zone - 1 :] = np.abs(crop[zone - 1 :].astype(np.int16) - bg.astype(np.int16)).max(axis=-1) >= ink_contrast
     widest = max(1, round(DOT_WIDTH * h))
     rows = np.zeros((h, w), dtype=bool)
-    for r in range(int(h * (1 - UNDERLINE_ZONE)), h):
+    rises = np.count_nonzero(ink[zone:, 1:] & ~ink[zone:, :-1], axis=1) + ink[zone:, 0]
+    for r in zone + np.flatnonzero(rises >= DOT_COUNT):  # a row of fewer runs holds no dotted rule
         dots = [(s, e) for s, e in _runs(ink[r], 0) if e - s <= widest]
         if len(dots) < DOT_COUNT:
             continue
