@@ -241,6 +241,11 @@ class OcrAnnotator:
                 max_side_len=max(cfg.max_side, 64) + 1,  # we scale ourselves; keep RapidOCR from doing it again
                 print_verbose=False,
             )
+            # The detector normalises the image with float64 mean and std (then casts it to float32): in float32 it
+            # takes a sixth of the time (0.09 -> 0.015 s for a 1280x800 screenshot).
+            det = self._engine.text_det
+            det.mean = np.asarray(det.mean, dtype=np.float32)
+            det.std = np.asarray(det.std, dtype=np.float32)
 
     # ------------------------------------------------------------------ public API
     def annotate(self, image: np.ndarray) -> list[TextElement]:
