@@ -203,11 +203,11 @@ _ITEM_MARKER = re.compile(r"^(\d+(\.\d+)*\.|\(?[a-zA-Z0-9]\))\s+(?=\S)")
 _COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 #: A line of code that is a comment ("// Creates a Buffer of length 10.", "# the default").
 _COMMENT = re.compile(r"^\s*(//|#)\s")
-#: A line of code: an assignment, a call, a brace, a console or shell prompt (">>>" is often read "vvv"), a keyword
-#: that starts a statement.
+#: A console's or a shell's prompt starting a line (">>>" is often read "vvv").
 _PROMPT = re.compile(r"^(>>>|\.\.\.|[vV]{3}|\$|%)\s")
 #: A Python console's prompt read alone (its low glyphs make a lower box than the code after it).
 _CONSOLE = re.compile(r"^(>>>|\.\.\.|[vV]{3})$")
+#: A line of code: an assignment, a call, a brace, a console or shell prompt, a keyword that starts a statement.
 _CODE_ROW = re.compile(
     r"[=;{}]|\w[([]|->|::|^(>>>|\.\.\.|[vV]{3}|\$|%)\s|^(import|from|def|class|return|const|let|var|function|if|for)\s"
 )
@@ -226,6 +226,7 @@ CODE_PIECE_GAP = 2.5
 CODE_SPACE = 1.0
 #: A token of code: it holds a digit, an underscore or punctuation (a plain word is prose's as much as code's).
 _CODE_TOKEN = re.compile(r"[\d_()\[\]{}=.,:;'\"<>+*/%-]")
+#: A code line's string or comment, which may hold many words.
 _QUOTED = re.compile(r"^\s*(['\"“‘]|#|//)")
 _OPENING = "\"'“‘«("
 _CLOSING = "\"'”’»)"
