@@ -44,7 +44,25 @@ def test_collect_copies_pages_and_assets_and_splits_by_site(tmp_path):
     assert collect.split_of("alpha") == collect.split_of("alpha") in ("dev", "test")
     assert {collect.split_of(s.name) for s in collect.SITES} == {"dev", "test"}
     assert {collect.split_of(s) for s in collect.DEV_SITES} == {"dev"}  # added to grow dev: never test
-    assert collect.DEV_SITES <= {s.name for s in collect.SITES}
+    assert collect.DEV_SITES <= {s.name for s in collect.SITES + collect.sphinx_sites(tmp_path)}
+
+
+def test_collect_takes_the_sphinx_builds_as_dev_sites(tmp_path, capsys):
+    """``--sphinx DIR`` (build_sphinx.sh's output) adds the Sphinx-built sites, pinned to dev; a build that is missing
+    is skipped with a note, as any missing page is."""
+    collect = _load("collect")
+    built = tmp_path / "sphinx" / "click-html"
+    (built / "_static").mkdir(parents=True)
+    (built / "quickstart.html").write_text("<h1>Quickstart</h1>")
+    (built / "_static" / "theme.css").write_text("h1{}")
+    out = tmp_path / "out"
+    assert collect.main([str(out), "--sphinx", str(tmp_path / "sphinx")]) == 0
+    records = [json.loads(line) for line in (out / "pages.jsonl").read_text().splitlines()]
+    click = [r for r in records if r["site"] == "click-docs"]
+    assert [r["path"] for r in click] == ["click-docs/quickstart.html"] and click[0]["split"] == "dev"
+    assert (out / "click-docs" / "_static" / "theme.css").is_file()
+    assert not any(r["site"] in ("attrs-docs", "dateutil-docs", "babel-docs") for r in records)
+    assert "attrs-html/overview.html missing, skipped" in capsys.readouterr().err
 
 
 def test_the_committed_manifest_matches_the_split_rule():
