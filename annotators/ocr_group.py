@@ -781,7 +781,9 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None) -
         return under[k]
 
     def same_style(k: int, i: int) -> bool:
-        return _same_colour(colours[k], colours[i]) and (is_under(k) is None or is_under(k) == is_under(i))
+        return _same_colour(colours[k], colours[i]) and (
+            None in (is_under(k), is_under(i)) or is_under(k) == is_under(i)
+        )
 
     pairs = []
     for i in range(len(boxes)):

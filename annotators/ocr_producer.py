@@ -104,8 +104,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: a code line after a console's prompt (">>>") joins in two colours, and a code line's tokens up to 2.5 line heights
 #: apart (an operator the recogniser dropped: "sc" | "SomeClass(", annotator ``2025.1-prompt``); 35 = a Python
 #: console's prompt read alone in a lower box leads the code line after it, whose tokens may then be plain words
-#: (">>>" | "from" | "attrs" | "import", annotator ``2025.1-console``).
-RECIPE_VERSION = "35"
+#: (">>>" | "from" | "attrs" | "import", annotator ``2025.1-console``); 36 = rule 7 reads an underline as part of the
+#: style only where it can be told on both pieces (a link word too short to show one, in bare prose of its colour,
+#: is no lesser part of its lines; recipe 27 let the prose's known state count against it; annotator
+#: ``2025.1-style``).
+RECIPE_VERSION = "36"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -723,3 +723,20 @@ def test_a_console_prompt_read_in_a_lower_box_leads_its_statement_of_plain_words
     assert _code(row, y=40) == [">>> from attrs import field"]
     # the same words without the prompt: a line of text with links
     assert _code(row[1:]) == ["from", "attrs", "import", "field"]
+
+
+def test_where_a_links_underline_cannot_be_told_its_style_is_its_colour_alone():
+    """Rule 7 reads an underline as part of the style only where it can be told on both pieces: a link word too short
+    to show one ("Go" | "to the docs", unknown) in bare prose of its own colour is no lesser part of its lines, so it
+    stays apart; told underlined, the two lines are one link."""
+    rows = [("Questions? Please read", 40, 40, GREY), ("Go", 270, 40, GREY), ("to the docs", 40, 62, GREY),
+            ("for more about it.", 160, 62, GREY)]  # fmt: skip
+    els, im = _page(rows, size=(900, 120))
+    link = {els[1].box, els[2].box}
+
+    def group(state):
+        under = lambda box: state if box in link else False  # noqa: E731 - the prose is bare
+        return _texts(group_lines(els, lambda box: _glyph_color(_crop(im, box)), TextElement, None, None, under))
+
+    assert "Go to the docs" in group(True)
+    assert "Go" in group(None) and "to the docs" in group(None)
