@@ -203,13 +203,15 @@ _ITEM_MARKER = re.compile(r"^(\d+(\.\d+)*\.|\(?[a-zA-Z0-9]\))\s+(?=\S)")
 _COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 #: A line of code that is a comment ("// Creates a Buffer of length 10.", "# the default").
 _COMMENT = re.compile(r"^\s*(//|#)\s")
-#: A console's or a shell's prompt starting a line (">>>" is often read "vvv").
-_PROMPT = re.compile(r"^(>>>|\.\.\.|[vV]{3}|\$|%)\s")
-#: A Python console's prompt read alone (its low glyphs make a lower box than the code after it).
-_CONSOLE = re.compile(r"^(>>>|\.\.\.|[vV]{3})$")
+#: A Python console's prompts (">>>" is often read "vvv") ...
+_CONSOLE_PROMPTS = r">>>|\.\.\.|[vV]{3}"
+#: ... one read alone (its low glyphs make a lower box than the code after it) ...
+_CONSOLE = re.compile(rf"^({_CONSOLE_PROMPTS})$")
+#: ... and a console's or a shell's prompt starting a line.
+_PROMPT = re.compile(rf"^({_CONSOLE_PROMPTS}|\$|%)\s")
 #: A line of code: an assignment, a call, a brace, a console or shell prompt, a keyword that starts a statement.
 _CODE_ROW = re.compile(
-    r"[=;{}]|\w[([]|->|::|^(>>>|\.\.\.|[vV]{3}|\$|%)\s|^(import|from|def|class|return|const|let|var|function|if|for)\s"
+    rf"[=;{{}}]|\w[([]|->|::|{_PROMPT.pattern}|^(import|from|def|class|return|const|let|var|function|if|for)\s"
 )
 #: A code line's pieces are tokens of at most this many words, a string or a comment excepted.
 CODE_TOKEN_WORDS = 3
@@ -440,13 +442,7 @@ def join_code_rows(
             continue  # not code; or a line of text, or a signature, with a link of another colour
         following.update(zip(run, run[1:], strict=False))
         texts[run[0]] = text
-    joined = set(following.values())
-    merged = _merge(elements, boxes, following, make, " ".join, centre=True)
-    firsts = [k for k in range(n) if k not in joined]
-    return [
-        make(text=texts[k], box=e.box, point=e.point, confidence=e.confidence) if k in texts else e
-        for k, e in zip(firsts, merged, strict=True)
-    ]
+    return _merge(elements, boxes, following, make, " ".join, centre=True, texts=texts)
 
 
 def _row_runs(
@@ -825,10 +821,12 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None) -
     return pairs
 
 
-def _merge(elements, boxes, following: dict[int, int], make, join: Callable, centre: bool) -> list:
+def _merge(
+    elements, boxes, following: dict[int, int], make, join: Callable, centre: bool, texts: dict[int, str] | None = None
+) -> list:
     """The elements with each chain ``i → following[i] → …`` replaced by one element made at its first one's place:
-    text ``join`` of the texts, box the union, click point the box centre (``centre``) or the first one's, confidence
-    the lowest."""
+    text ``texts[i]`` where given, else ``join`` of the texts, box the union, click point the box centre (``centre``)
+    or the first one's, confidence the lowest."""
     after = set(following.values())
     out = []
     for i in range(len(elements)):
@@ -843,7 +841,7 @@ def _merge(elements, boxes, following: dict[int, int], make, join: Callable, cen
         box = tuple(f(boxes[k][c] for k in chain) for c, f in enumerate((min, min, max, max)))
         out.append(
             make(
-                text=join([elements[k].text for k in chain]),
+                text=texts[i] if texts and i in texts else join([elements[k].text for k in chain]),
                 box=box,
                 point=((box[0] + box[2]) / 2, (box[1] + box[3]) / 2) if centre else elements[i].point,
                 confidence=min(elements[k].confidence for k in chain),
