@@ -51,8 +51,7 @@ for entry in "${packages[@]}"; do
     # The package itself, for autodoc and for conf.py's version lookups.
     "$out/.venv/bin/pip" install -q --no-deps "$archive"
     "$out/.venv/bin/sphinx-build" -q -b html -D intersphinx_mapping= -D intersphinx_disabled_reftypes=* \
-      "$folder/$docs" "$out/$name-html" 2>"$out/$name-build.log" \
-      || "$out/.venv/bin/sphinx-build" -q -b html "$folder/$docs" "$out/$name-html" 2>"$out/$name-build.log"
+      "$folder/$docs" "$out/$name-html" 2>"$out/$name-build.log"
   ) || { echo "sphinx: $name failed, skipped (see $out/$name-build.log)" >&2; continue; }
   echo "sphinx: built $name ($(ls "$out/$name-html"/*.html | wc -l) pages)"
 done
