@@ -50,6 +50,21 @@ DEV_SITES = frozenset(
     {"nettle-manual", "expat-reference", "xtrans-manual", "zlib-howto", "bzip2-manual", "fontconfig-user"}
     | {"underscore-docs", "gcc-news", "base-passwd-guide", "shared-mime-spec"}
     | {"click-docs", "attrs-docs", "dateutil-docs", "babel-docs"}
+    | {
+        "gettext-manual",
+        "gettext-manpages",
+        "gnutls-api",
+        "libidn2-api",
+        "glib-reference",
+        "libgcrypt-manual",
+        "gnu-standards",
+        "libtool-manual",
+        "git-docs",
+        "sqlite-docs",
+        "postgresql-docs",
+        "libxml2-docs",
+        "go-docs",
+    }
 )
 
 
@@ -156,6 +171,84 @@ SITES = (
 )
 
 
+#: Debian documentation packages installed by ``install_docs.sh`` (stop 34), pinned to ``dev``: GNU texinfo manuals,
+#: gtk-doc API references with long symbol tables and inline links, and the SQLite, PostgreSQL, git, libxml2 and Go
+#: documentation (DocBook, asciidoc, their own templates). Chosen because they are buildable here, not for looking
+#: like any test page; one to four pages each, so no site outweighs the rest. (The single-page GnuTLS and Autoconf
+#: manuals are over the renderer's DOM size limit.)
+DEB_DEV_SITES = (
+    Site(
+        "gettext-manual",
+        DOC / "gettext",
+        ("gettext_1.html", "gettext_4.html", "gettext_toc.html", "FAQ.html"),
+        "deb:gettext-doc",
+        "GFDL-1.2+",
+    ),
+    Site(
+        "gettext-manpages",
+        DOC / "gettext",
+        ("msgfmt.1.html", "xgettext.1.html", "gettext.3.html"),
+        "deb:gettext-doc",
+        "GPL-3+",
+    ),
+    Site(
+        "gnutls-api",
+        DOC / "gnutls-doc/api-reference",
+        ("index.html", "intro.html", "gnutls-dtls.html", "gnutls-pkcs12.html"),
+        "deb:gnutls-doc",
+        "GFDL-1.3+",
+    ),
+    Site(
+        "libidn2-api", DOC / "libidn2-doc/gtk-doc", ("index.html", "libidn2-idn2.h.html"), "deb:libidn2-doc", "GPL-3+"
+    ),
+    Site(
+        "glib-reference",
+        Path("/usr/share/gtk-doc/html"),
+        ("glib/index.html", "glib/glib-Hash-Tables.html", "glib/glib-Strings.html", "gio/GFile.html"),
+        "deb:libglib2.0-doc",
+        "LGPL-2.1+",
+    ),
+    Site(
+        "libgcrypt-manual",
+        DOC / "libgcrypt20-doc/html",
+        ("index.html", "Working-with-hash-algorithms.html", "Error-Codes.html", "Overview.html"),
+        "deb:libgcrypt20-doc",
+        "GFDL-1.3+",
+    ),
+    Site("gnu-standards", DOC / "autoconf-doc", ("standards.html",), "deb:autoconf-doc", "GFDL-1.3+"),
+    Site("libtool-manual", DOC / "libtool-doc", ("libtool.html",), "deb:libtool-doc", "GFDL-1.3+"),
+    Site(
+        "git-docs",
+        DOC / "git-doc",
+        ("git-commit.html", "gittutorial.html", "MyFirstContribution.html", "git-config.html"),
+        "deb:git-doc",
+        "GPL-2",
+    ),
+    Site(
+        "sqlite-docs",
+        DOC / "sqlite3",
+        ("c3ref/open.html", "pragma.html", "datatype3.html", "cli.html"),
+        "deb:sqlite3-doc",
+        "public-domain",
+    ),
+    Site(
+        "postgresql-docs",
+        DOC / "postgresql-doc-15/html",
+        ("sql-select.html", "functions-string.html", "tutorial-join.html", "libpq-connect.html"),
+        "deb:postgresql-doc-15",
+        "PostgreSQL",
+    ),
+    Site(
+        "libxml2-docs",
+        DOC / "libxml2/html",
+        ("index.html", "html/libxml-tree.html", "tutorial/index.html"),
+        "deb:libxml2-doc",
+        "MIT",
+    ),
+    Site("go-docs", DOC / "golang-1.19-doc/html", ("go_mem.html", "asm.html"), "deb:golang-1.19-doc", "BSD-3-Clause"),
+)
+
+
 def sphinx_sites(root: Path) -> tuple[Site, ...]:
     """The Sphinx-built sites under ``root`` (``build_sphinx.sh``'s output folder); pages of a failed build are
     skipped by :func:`collect` with a note."""
@@ -240,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("out", type=Path, help="folder to fill (pages, assets, pages.jsonl)")
     p.add_argument("--sphinx", type=Path, help="also take the Sphinx builds in this folder (build_sphinx.sh's OUT)")
     args = p.parse_args(argv)
-    records = collect(args.out, SITES + (sphinx_sites(args.sphinx) if args.sphinx else ()))
+    records = collect(args.out, SITES + DEB_DEV_SITES + (sphinx_sites(args.sphinx) if args.sphinx else ()))
     sites: dict[str, str] = {r["site"]: r["split"] for r in records}
     for split in ("dev", "test"):
         names = sorted(s for s, v in sites.items() if v == split)

@@ -44,7 +44,10 @@ def test_collect_copies_pages_and_assets_and_splits_by_site(tmp_path):
     assert collect.split_of("alpha") == collect.split_of("alpha") in ("dev", "test")
     assert {collect.split_of(s.name) for s in collect.SITES} == {"dev", "test"}
     assert {collect.split_of(s) for s in collect.DEV_SITES} == {"dev"}  # added to grow dev: never test
-    assert collect.DEV_SITES <= {s.name for s in collect.SITES + collect.sphinx_sites(tmp_path)}
+    assert collect.DEV_SITES <= {
+        s.name for s in collect.SITES + collect.DEB_DEV_SITES + collect.sphinx_sites(tmp_path)
+    }
+    assert {s.name for s in collect.DEB_DEV_SITES} <= collect.DEV_SITES  # installed to grow dev: pinned to dev
 
 
 def test_collect_takes_the_sphinx_builds_as_dev_sites(tmp_path, capsys):
