@@ -203,7 +203,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-style"
+    VERSION = "2025.1-cores"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -481,7 +481,8 @@ class OcrAnnotator:
         rule: np.ndarray,
     ) -> list[_Piece]:
         """Split a piece between adjacent words whose glyph colours differ by more than ``color_split`` (RGB) or
-        their hues by more than ``chroma_split``.
+        their hues by more than ``chroma_split``, both as the usual glyph colour and as the colour of their cores
+        (:data:`CORE_SHARE`: a thin word's paler edges are no other colour).
 
         A word's colour is that of its ink without the narrow runs at its ends (``runs``: the line's [start, end)
         ink runs; :data:`PUNCTUATION_WIDTH`): a glyph colour is that of the most contrasting pixels, which would
@@ -513,11 +514,13 @@ class OcrAnnotator:
             return _underline_edge(rule, words[i], words[i + 1])
 
         bg = np.median(crop[:, start:end].reshape(-1, 3), axis=0)
-        colors, ends, starts = [], [], []
+        colors, cores, ends, starts = [], [], [], []
         for s, e in words:
             whole = [(r0, r1) for r0, r1 in runs if s <= r0 and r1 <= e]
             inside = _without_punctuation(whole, h)
-            colors.append(_glyph_color(crop[:, inside[0][0] : inside[-1][1]] if inside else crop[:, s:e], bg))
+            core = crop[:, inside[0][0] : inside[-1][1]] if inside else crop[:, s:e]
+            colors.append(_glyph_color(core, bg))
+            cores.append(_glyph_color(core, bg, CORE_SHARE))
             # punctuation of another colour after the word: the plain comma between two links ("Tutorial, Tutorial2")
             ends.append(
                 len(inside) < len(whole)
@@ -537,9 +540,8 @@ class OcrAnnotator:
         pieces: list[_Piece] = []
         s0 = start
         for i in range(len(words) - 1):
-            if (ends[i] or starts[i + 1] or _colours_differ(colors[i], colors[i + 1], cfg) or link_edge(i)) and not (
-                one_link(i)
-            ):
+            differ = _colours_differ(colors[i], colors[i + 1], cfg) and _colours_differ(cores[i], cores[i + 1], cfg)
+            if (ends[i] or starts[i + 1] or differ or link_edge(i)) and not one_link(i):
                 pieces.append(_Piece(s0, words[i][1]))
                 s0 = words[i + 1][0]
         pieces.append(_Piece(s0, end))
@@ -988,23 +990,37 @@ def backdrop(image: np.ndarray, box: tuple[float, float, float, float], side: st
     return colours[int(np.argmax(counts))].astype(float)
 
 
-def _glyph_color(crop: np.ndarray, background: np.ndarray | None = None) -> np.ndarray | None:
-    """Median colour of the glyph cores in a word crop: its pixels far from the background colour, ``background``
-    (that of the line around the word: a narrow crop, a capital's stem cut off its word by the gap after it, the "T"
-    of "The", is mostly ink, and its median would make the ink the background), else the crop's median colour."""
+def _glyph_color(crop: np.ndarray, background: np.ndarray | None = None, share: float = 0.6) -> np.ndarray | None:
+    """Median colour of the glyph cores in a word crop: its pixels at least ``share`` times as far from the background
+    colour as its most distinct pixel (:func:`_far_colour`; where fewer than 3 pixels are that far, 0.6).
+    ``background``: that of the line around the word (a narrow crop, a capital's stem cut off its word by the gap
+    after it, the "T" of "The", is mostly ink, and its median would make the ink the background), else the crop's
+    median colour."""
     px = crop.reshape(-1, 3).astype(np.float32)
     if px.shape[0] < 4:
         return None
     bg = np.median(px, axis=0) if background is None else np.asarray(background, dtype=np.float32)
     d = np.linalg.norm(px - bg, axis=1)
-    return _far_colour(px, d, d.max())
+    reach = d.max()
+    if share != 0.6 and (d >= share * reach).sum() < 3:
+        share = 0.6
+    return _far_colour(px, d, reach, share)
 
 
-def _far_colour(px: np.ndarray, d: np.ndarray, reach: float) -> np.ndarray | None:
-    """Median colour of the pixels ``px`` (N, 3) whose distance from the background, ``d``, is at least 0.6 times
-    ``reach`` (the most distinct pixel's distance, of these pixels or of a wider crop's); None where ``reach`` is under
-    40 (no ink) or fewer than 3 pixels are that far."""
-    far = d >= 0.6 * reach
+#: The colour split also takes a word's colour from its most distinct pixels, those at least this share of the most
+#: distinct one's distance from the background: the pixels a stem covers whole. Two words' colours differ only where
+#: both this core colour and the usual one (share 0.6) do. The usual one takes in the anti-aliased edges, whose share
+#: of a word grows as its strokes thin, so a short word of thin glyphs ("in", "value") read paler than the black prose
+#: around it and was split from it ("particular column" | "in" | "which the"); the core alone is swayed by a few
+#: pixels of other ink (a black dotted underline under a purple link).
+CORE_SHARE = 0.85
+
+
+def _far_colour(px: np.ndarray, d: np.ndarray, reach: float, share: float = 0.6) -> np.ndarray | None:
+    """Median colour of the pixels ``px`` (N, 3) whose distance from the background, ``d``, is at least ``share``
+    times ``reach`` (the most distinct pixel's distance, of these pixels or of a wider crop's); None where ``reach`` is
+    under 40 (no ink) or fewer than 3 pixels are that far."""
+    far = d >= share * reach
     if reach < 40 or far.sum() < 3:
         return None
     return np.median(px[far], axis=0)
@@ -1062,7 +1078,10 @@ def other_ink_between(
     if row.shape[0] < 2 or gap.shape[0] < 2 or gap.shape[1] < 1:
         return False
     px = row.reshape(-1, 3).astype(np.float32)
-    bg = np.median(px, axis=0)
+    # the background from the row's top and bottom pixel rows: in the central band of large bold type the glyphs
+    # cover over half the pixels, and the band's median would be a grey that makes the blank gap "other ink"
+    full = _crop(image, (a[0], top, b[2], bottom))
+    bg = np.median(np.concatenate([full[0], full[-1]]).astype(np.float32), axis=0)
     dmax = float(np.linalg.norm(px - bg, axis=1).max())
     g = gap.reshape(-1, 3).astype(np.float32)
     between = _far_colour(g, np.linalg.norm(g - bg, axis=1), dmax)

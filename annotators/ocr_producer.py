@@ -107,8 +107,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: (">>>" | "from" | "attrs" | "import", annotator ``2025.1-console``); 36 = rule 7 reads an underline as part of the
 #: style only where it can be told on both pieces (a link word too short to show one, in bare prose of its colour,
 #: is no lesser part of its lines; recipe 27 let the prose's known state count against it; annotator
-#: ``2025.1-style``).
-RECIPE_VERSION = "36"
+#: ``2025.1-style``); 37 = the colour split cuts between two words only where their cores' colours differ too (a
+#: thin word's paler edges are no colour: "particular column" | "in" | "which the",
+#: :data:`annotators.ocr.CORE_SHARE`), and the ink between two pieces is told from the row's background by its top
+#: and bottom rows (large bold type covers over half its band: "Reference" | "Manual"; annotator ``2025.1-cores``).
+RECIPE_VERSION = "37"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -17,6 +17,8 @@ from annotators.ocr import (
     _bracketed,
     _bridge_missed_ink,
     _Piece,
+    _runs,
+    other_ink_between,
     text_colours,
 )
 
@@ -594,3 +596,47 @@ def test_a_link_with_a_dotted_underline_reads_without_full_stops(annotator):
     _dotted(d, x0, x1, 10 + font.getmetrics()[0] + 1, (0, 70, 140))  # a row under the baseline, as a browser sets it
     read = " ".join(e.text for e in annotator.annotate(np.asarray(im)))
     assert "." not in read and read.replace(" ", "").casefold() == text.replace(" ", "").casefold(), read
+
+
+def _stems(values: list[int], stems: int, height: int = 12) -> np.ndarray:
+    """A word of ``stems`` vertical strokes, each the grey ``values`` across its columns, one white column apart, on a
+    line twice its height (the page shows above and below)."""
+    cols = [v for _ in range(stems) for v in [*values, 255]]
+    word = np.repeat(np.array(cols, dtype=np.uint8)[None, :, None], height, axis=0).repeat(3, axis=2)
+    return np.pad(word, ((height // 2, height // 2), (0, 0), (0, 0)), constant_values=255)
+
+
+def test_a_thin_words_paler_edges_are_no_colour_of_its_own_but_a_grey_word_is():
+    """The colour split compares words by their usual glyph colour and by their cores' (``CORE_SHARE``): a short
+    word of thin glyphs, set off the pixel grid (a black core column between two wide grey edges), reads paler than
+    the black prose beside it by the usual colour alone, but it is black ("particular column" | "in" | "which"); a
+    word set in grey is another colour by both and splits."""
+    gap = np.full((24, 6, 3), 255, dtype=np.uint8)
+
+    def pieces(right: np.ndarray) -> list[tuple[int, int]]:
+        left = _stems([0, 0], 5)
+        crop = np.concatenate([gap, left, gap, right, gap], axis=1)
+        runs = _runs(crop.min(axis=(0, 2)) < 250, 0)
+        c = 2 * gap.shape[1] + left.shape[1]  # the right word's first column
+        words = [(runs[0][0], max(e for s, e in runs if s < c)), (c, runs[-1][1])]
+        flat = np.zeros(crop.shape[1], dtype=bool)
+        split = OcrAnnotator(OcrConfig())._color_split(crop, words, words[0][0], words[1][1], runs, flat, flat)
+        return [(p.x0, p.x1) for p in split]
+
+    thin = _stems([80, 10, 80], 3)  # 0.6-share colour 80 (138 from black in RGB), core 10
+    assert len(pieces(thin)) == 1
+    assert len(pieces(_stems([110, 110, 110], 3))) == 2  # grey ink: another colour however it is measured
+
+
+def test_other_ink_between_tells_the_background_of_large_bold_type_from_its_top_and_bottom_rows():
+    """In the central band of a large bold title the glyphs cover over half the pixels; the blank gap between two of
+    its words ("Reference" | "Manual") is the page, not ink of another colour, so the words may join."""
+    im = Image.new("RGB", (700, 120), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    for x0 in (20, 380):  # two words of solid black blocks, 80 % of their band inked
+        for k in range(6):
+            d.rectangle((x0 + 45 * k, 20, x0 + 45 * k + 38, 100), fill=(0, 0, 0))
+    a, b = (14.0, 10.0, 300.0, 110.0), (374.0, 10.0, 660.0, 110.0)
+    assert not other_ink_between(np.asarray(im), a, b)
+    d.rectangle((330, 40, 345, 80), fill=(200, 0, 0))  # a red separator between them is other ink
+    assert other_ink_between(np.asarray(im), a, b)
