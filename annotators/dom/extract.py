@@ -23,7 +23,8 @@ Which elements (the rules the DOM labels stand on; :mod:`annotators.dom.labels` 
   tight box of its glyphs.
 * **lines** (role ``line``, kind ``text``): the text that is painted but is no element above, line by line: an owner's
   text that is too long (a paragraph, a code block), that keeps its author's line breaks (a code block of several
-  lines: its lines are what a person names, not "./configure make make install"), or that has a control or another
+  lines: its lines are what a person names, not "./configure make make install"; a ``<br>`` between two lines of
+  text: a manual's "**Input file location:**" above "INPUTFILE ...", an address), or that has a control or another
   owner inside (the words around an inline link), cut into visual lines and at every interruption by other text (the
   link), so "Read about <a>accessibility</a> first." gives the lines "Read about" and "first." beside the link. Each
   has the tight box of its words, at most ``max_text_chars`` characters and one letter or digit. Without them, visible
@@ -42,7 +43,7 @@ can run the script inside them and keep what their parent shows.
 from __future__ import annotations
 
 #: Bumped whenever the rules above change what is extracted (part of the DOM recipes' versions, so of config_hash).
-EXTRACT_VERSION = "5"
+EXTRACT_VERSION = "6"
 
 EXTRACT_JS = r"""
 (opts) => {
@@ -234,9 +235,9 @@ EXTRACT_JS = r"""
     return lines;
   };
   // A code block's lines are the author's (white-space keeps its newlines): each is a line of its own, not one
-  // element "#include <stdio.h> #include <string.h>" that nobody would name.
-  const authoredLines = (owner) => /^(pre|pre-wrap|pre-line|break-spaces)$/.test(getComputedStyle(owner).whiteSpace)
-    && /\n/.test((owner.innerText || '').trim());
+  // element "#include <stdio.h> #include <string.h>" that nobody would name. So are the lines a <br> breaks between
+  // (the only line break innerText shows of an owner with no other owner inside, where white-space collapses).
+  const authoredLines = (owner) => /\n/.test((owner.innerText || '').trim());
   const emitLines = (owner, nodes) => {
     for (const line of lineRuns(nodes)) {
       const text = line.map((w) => (w.space ? ' ' : '') + w.word).join('');

@@ -61,3 +61,16 @@ def test_the_space_between_highlighted_tokens_is_kept(host, tmp_path):
     got = host.render(page(tmp_path, "h.html", body), str(tmp_path), Viewport(800, 600), "light", 1)
     texts = [e["text"] for e in _lines(got.screens[0].elements)]
     assert texts == ["class Point:", "x: int", "Absolute information", "andthere"]
+
+
+def test_a_line_break_the_author_put_in_makes_lines_where_a_trailing_one_does_not(host, tmp_path):
+    # a manual page's option heading: a bold label, a <br>, the argument on the next line (groff's HTML)
+    body = (
+        '<p style="font:16px sans-serif;margin:10px"><b>Input file location:</b> <br>\nINPUTFILE ...</p>'
+        '<p style="font:16px sans-serif;margin:10px">One line, then a break that ends it.<br></p>'
+    )
+    got = host.render(page(tmp_path, "br.html", body), str(tmp_path), Viewport(800, 600), "light", 1)
+    els = got.screens[0].elements
+    assert [e["text"] for e in _lines(els)] == ["Input file location:", "INPUTFILE ..."]
+    assert not any(e["text"].startswith("Input file location: INPUTFILE") for e in els)
+    assert any(e["role"] == "paragraph" and e["text"] == "One line, then a break that ends it." for e in els)
