@@ -190,6 +190,8 @@ class _Piece:
     x1: int
     text: str | None = None
     confidence: float = 0.0
+    #: the piece is set in a monospace font (:func:`_monospace_pitch`): its " | " and brackets are code, not separators
+    mono: bool = False
 
 
 class OcrAnnotator:
@@ -203,7 +205,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-cores"
+    VERSION = "2025.1-mono"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -431,6 +433,12 @@ class OcrAnnotator:
         advance = max(1.0, ((b - a) - wide) / nchars)
         split_at = max(cfg.split_gap_advances * advance, cfg.split_gap_height * h)
         word_at = max(2.0, 0.5 * advance)
+        pitch = _monospace_pitch(runs, len(text), (b - a))
+        if pitch is not None:  # code or a terminal: a word space is a whole cell, so only a run of blank cells splits
+            split_at = MONO_SPLIT_CELLS * pitch
+            word_at = max(2.0, 0.5 * pitch)
+            runs = _runs(_ink_columns(crop, cfg.ink_contrast, under_rows, band=False)[a:b], a)  # " | ": a bar is ink
+            gaps = [runs[i + 1][0] - runs[i][1] for i in range(len(runs) - 1)]
         # A gap much wider than the other word spaces of its own line splits too (tight rows of links or tabs,
         # "4 Branches  27 Tags"). The word spaces are the n widest gaps, n = the spaces in the recognised text
         # (letter gaps of monospace or bold text can be as wide as a word space, so width alone cannot tell). A space
@@ -444,7 +452,7 @@ class OcrAnnotator:
         for i, g in enumerate(gaps):
             if g >= split_at:
                 splits.add(i)
-            elif g >= cfg.relative_gap_advances * advance:
+            elif pitch is None and g >= cfg.relative_gap_advances * advance:
                 others = [o for k, o in spaces if k != i]
                 if others and g >= cfg.relative_gap * float(np.median(others)):
                     splits.add(i)
@@ -467,6 +475,8 @@ class OcrAnnotator:
                 words = []
         words.append((wstart, runs[-1][1]))
         pieces.extend(self._color_split(crop, words, start, runs[-1][1], runs, under_cols, rule))
+        for p in pieces:
+            p.mono = pitch is not None
         # slivers at a line's ends are fragments of neighbouring glyphs the detector box cut through
         return [p for p in pieces if p.x1 - p.x0 >= max(2.0, 0.15 * h)] or None
 
@@ -482,7 +492,8 @@ class OcrAnnotator:
     ) -> list[_Piece]:
         """Split a piece between adjacent words whose glyph colours differ by more than ``color_split`` (RGB) or
         their hues by more than ``chroma_split``, both as the usual glyph colour and as the colour of their cores
-        (:data:`CORE_SHARE`: a thin word's paler edges are no other colour).
+        (:data:`CORE_SHARE`: a thin word's paler edges are no other colour); beside a lone glyph narrower than
+        :data:`PUNCTUATION_WIDTH` line heights ("|", "*") only hues count.
 
         A word's colour is that of its ink without the narrow runs at its ends (``runs``: the line's [start, end)
         ink runs; :data:`PUNCTUATION_WIDTH`): a glyph colour is that of the most contrasting pixels, which would
@@ -540,7 +551,13 @@ class OcrAnnotator:
         pieces: list[_Piece] = []
         s0 = start
         for i in range(len(words) - 1):
-            differ = _colours_differ(colors[i], colors[i + 1], cfg) and _colours_differ(cores[i], cores[i + 1], cfg)
+            if min(words[k][1] - words[k][0] for k in (i, i + 1)) >= PUNCTUATION_WIDTH * h:
+                differ = _colours_differ(colors[i], colors[i + 1], cfg) and _colours_differ(
+                    cores[i], cores[i + 1], cfg
+                )
+            else:  # a lone narrow glyph ("|" set off the pixel grid) may have no pixel its stroke covers whole: its
+                # coverage makes it paler, never of another hue (the black "*" between two blue links still is)
+                differ = _hues_differ(colors[i], colors[i + 1], cfg)
             if (ends[i] or starts[i + 1] or differ or link_edge(i)) and not one_link(i):
                 pieces.append(_Piece(s0, words[i][1]))
                 s0 = words[i + 1][0]
@@ -549,7 +566,10 @@ class OcrAnnotator:
 
     def _separator_split(self, line: np.ndarray, p: _Piece, text: str, conf: float) -> list[_Piece]:
         """Split a recognised piece at " / ", " | ", " · " (mapping the parts onto its ink words), and a row of
-        bracketed items into the items (:func:`_bracketed`)."""
+        bracketed items into the items (:func:`_bracketed`); a monospace piece (code: "[ ASC | DESC ]") is kept
+        whole."""
+        if p.mono:
+            return [_Piece(p.x0, p.x1, text, conf, mono=True)]
         items = _bracketed(text)
         if items:
             w = (p.x1 - p.x0) / len(text)
@@ -670,6 +690,51 @@ DOT_PITCH_SLACK = 1
 DOT_COUNT = 6
 
 
+#: A line is set in a monospace font when the centres of its ink runs (its glyphs: a monospace font leaves a gap in
+#: every cell) lie on a grid of one pitch: their median distance from the grid is at most :data:`MONO_RESIDUAL` of a
+#: cell plus :data:`MONO_SNAP` px (glyphs snapped to whole pixels) over at least :data:`MONO_RUNS` runs (a code block's
+#: lines: 0.01-0.05; proportional prose: 0.1-0.17, down to 0.04 on a short line, which too few runs leave undecided).
+MONO_RESIDUAL = 0.035
+MONO_SNAP = 0.15
+MONO_RUNS = 16
+#: ... its pitch is searched within this share either side of the line's width over its characters.
+MONO_SEARCH = 0.15
+#: In a monospace line a word space is a whole cell (the gap between two words' ink up to ~1.8 cells beside narrow
+#: glyphs: "] [", and ~3.4 across a " | " whose thin bar shows no ink), so a gap splits the line only from this many
+#: cells: a column's alignment.
+MONO_SPLIT_CELLS = 2.5
+
+
+def _monospace_pitch(runs: list[tuple[int, int]], nchars: int, width: int) -> float | None:
+    """The cell width of a line set in a monospace font, or None for proportional text (or too few glyphs to tell).
+
+    Args:
+        runs: the line's ink runs [start, end) (one per glyph, or per touching glyphs).
+        nchars: the recognised text's length, spaces included (one cell each).
+        width: the span of the line's ink.
+
+    Returns:
+        The pitch, in pixels, whose grid the run centres fit best, where their median distance from it is at most
+        :data:`MONO_RESIDUAL` cells and :data:`MONO_SNAP` px; None otherwise.
+    """
+    if len(runs) < MONO_RUNS or nchars < MONO_RUNS or width <= 0:
+        return None
+    centres = np.array([(s + e) / 2 for s, e in runs], dtype=np.float64)
+    guess = width / nchars
+    best, pitch = 1.0, None
+    for p in np.linspace((1 - MONO_SEARCH) * guess, (1 + MONO_SEARCH) * guess, 121):
+        if p < 2:
+            continue
+        phase = np.exp(2j * np.pi * centres / p)
+        mean = phase.mean()
+        if abs(mean) < 1e-9:
+            continue
+        off = float(np.median(np.abs(np.angle(phase / (mean / abs(mean)))))) / (2 * np.pi)
+        if off < best:
+            best, pitch = off, float(p)
+    return pitch if pitch is not None and best <= MONO_RESIDUAL + MONO_SNAP / pitch else None
+
+
 def _dotted_rule(crop: np.ndarray, ink_contrast: int) -> np.ndarray:
     """The pixels of a dotted underline in a line crop (boolean, the crop's shape; all False without one): see
     :data:`DOT_WIDTH`. The recogniser reads its dots as full stops between the words ("Basic.Concepts...Creating"),
@@ -743,13 +808,16 @@ def _erase_dotted_rules(
     return out, np.ascontiguousarray(out[:, :, ::-1])
 
 
-def _ink_columns(crop: np.ndarray, ink_contrast: int, under: np.ndarray | None = None) -> np.ndarray:
+def _ink_columns(
+    crop: np.ndarray, ink_contrast: int, under: np.ndarray | None = None, band: bool = True
+) -> np.ndarray:
     """Boolean per column of a line crop: does a glyph stroke (an intensity range of at least ``ink_contrast``)
-    cross its central band? An underline is no glyph stroke (its rows, ``under``, as :func:`_underline` finds them,
-    measured here when not given): under a link's trailing space ("<a>archives </a>and") it would join the link's
-    last word to the next word, which may be another colour's."""
+    cross its central band (``band``; else its whole height: a bar "|" that spans the band has no range in it)? An
+    underline is no glyph stroke (its rows, ``under``, as :func:`_underline` finds them, measured here when not
+    given): under a link's trailing space ("<a>archives </a>and") it would join the link's last word to the next
+    word, which may be another colour's."""
     h = crop.shape[0]
-    m = max(1, int(round(0.15 * h)))
+    m = max(1, int(round(0.15 * h))) if band else 0
     rows = np.arange(m, h - m) if h - 2 * m >= 2 else np.arange(h)
     if under is None:
         under = _underline(crop, ink_contrast)[0]
@@ -889,14 +957,20 @@ def _without_punctuation(runs: list[tuple[int, int]], height: int) -> list[tuple
     return inside
 
 
+def _hues_differ(a: np.ndarray | None, b: np.ndarray | None, config: OcrConfig) -> bool:
+    """Whether two glyph colours differ in hue by more than ``config.chroma_split`` (:func:`_chroma`); False where
+    either is unknown."""
+    if a is None or b is None or config.chroma_split <= 0:
+        return False
+    return float(np.linalg.norm(_chroma(a) - _chroma(b))) > config.chroma_split
+
+
 def _colours_differ(a: np.ndarray | None, b: np.ndarray | None, config: OcrConfig) -> bool:
     """Two glyph colours (RGB) are of another style: both known, and further apart than ``config.color_split`` or
     their hues (:func:`_chroma`) further than ``config.chroma_split`` (a threshold of 0 is off)."""
     if a is None or b is None:
         return False
-    return (0 < config.color_split < float(np.linalg.norm(a - b))) or (
-        0 < config.chroma_split < float(np.linalg.norm(_chroma(a) - _chroma(b)))
-    )
+    return 0 < config.color_split < float(np.linalg.norm(a - b)) or _hues_differ(a, b, config)
 
 
 def text_colours(image: np.ndarray, box: tuple[float, float, float, float], config: OcrConfig) -> np.ndarray | None:

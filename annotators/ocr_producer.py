@@ -110,8 +110,12 @@ from schemas.records import GroundingLabel, Screenshot
 #: ``2025.1-style``); 37 = the colour split cuts between two words only where their cores' colours differ too (a
 #: thin word's paler edges are no colour: "particular column" | "in" | "which the",
 #: :data:`annotators.ocr.CORE_SHARE`), and the ink between two pieces is told from the row's background by its top
-#: and bottom rows (large bold type covers over half its band: "Reference" | "Manual"; annotator ``2025.1-cores``).
-RECIPE_VERSION = "37"
+#: and bottom rows (large bold type covers over half its band: "Reference" | "Manual"; annotator ``2025.1-cores``);
+#: 38 = a line set in a monospace font (its glyph centres on one pitch's grid, :func:`annotators.ocr._monospace_pitch`)
+#: splits only at a run of blank cells and keeps its " | " and brackets (a synopsis: "[ ORDER BY expression [ ASC |
+#: DESC ] ..."), and beside a lone narrow glyph only hues split (a "|" set off the pixel grid reads pale; annotator
+#: ``2025.1-mono``).
+RECIPE_VERSION = "38"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

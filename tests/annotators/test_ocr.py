@@ -16,6 +16,7 @@ from annotators.ocr import (
     TextElement,
     _bracketed,
     _bridge_missed_ink,
+    _monospace_pitch,
     _Piece,
     _runs,
     other_ink_between,
@@ -640,3 +641,53 @@ def test_other_ink_between_tells_the_background_of_large_bold_type_from_its_top_
     assert not other_ink_between(np.asarray(im), a, b)
     d.rectangle((330, 40, 345, 80), fill=(200, 0, 0))  # a red separator between them is other ink
     assert other_ink_between(np.asarray(im), a, b)
+
+
+DEJAVU_MONO = DEJAVU.with_name("DejaVuSansMono.ttf")
+
+
+def test_a_monospace_line_of_code_is_one_element_where_proportional_prose_is_not_taken_for_one(annotator):
+    """In a monospace font every character is a cell and a word space a whole one, so a synopsis line of code
+    ("[ ORDER BY expression [ ASC | DESC ] ...") has word gaps the gap split would cut at, and " | " and brackets the
+    separator split would cut at: a line whose glyph centres sit on one pitch's grid (``_monospace_pitch``) splits
+    only at a run of blank cells, and its pieces keep their separators. Proportional prose has no such grid."""
+    if not DEJAVU_MONO.is_file():
+        pytest.skip(f"needs {DEJAVU_MONO} (Debian's fonts-dejavu-core)")
+    line = "[ ORDER BY expression [ ASC | DESC | USING operator ] [ NULLS { FIRST | LAST } ]"
+    for size in (13, 15, 18):
+        im = Image.new("RGB", (1400, 60), (255, 255, 255))
+        ImageDraw.Draw(im).text((20, 20), line, font=ImageFont.truetype(str(DEJAVU_MONO), size), fill=(0, 0, 0))
+        texts = [e.text for e in annotator.annotate(np.asarray(im))]
+        assert len(texts) == 1 and "ORDER" in texts[0] and "LAST" in texts[0], (size, texts)
+    d = ImageDraw.Draw(im := Image.new("RGB", (1400, 60), (255, 255, 255)))
+    prose = "The datatype of a value is associated with the value itself, not its container."
+    d.text((20, 20), prose, font=_dejavu(15), fill=(0, 0, 0))
+    ink = np.asarray(im).min(axis=(0, 2)) < 200
+    runs = _runs(ink, 0)
+    assert len(runs) > 20 and _monospace_pitch(runs, 80, runs[-1][1] - runs[0][0]) is None
+
+
+def test_beside_a_lone_narrow_glyph_only_hues_split():
+    """A lone glyph narrower than ``PUNCTUATION_WIDTH`` line heights ("|" set off the pixel grid: two half-covered
+    grey columns, no pixel of the black ink) has no colour to compare but its hue: "FIRST | LAST" in black stays
+    one piece, the black "*" between two blue links ("GString *" | "g_string_new") still splits them."""
+    gap = np.full((24, 6, 3), 255, dtype=np.uint8)
+
+    def coloured(word: np.ndarray, rgb: tuple[int, int, int]) -> np.ndarray:
+        ink = (255 - word.astype(np.int32)) / 255.0  # 1 where the stroke covers the pixel whole
+        return np.clip(255 - ink * (255 - np.array(rgb)), 0, 255).astype(np.uint8)
+
+    def pieces(*parts: np.ndarray) -> int:
+        crop = np.concatenate([gap, *[x for p in parts for x in (p, gap)]], axis=1)
+        runs = _runs(crop.min(axis=(0, 2)) < 250, 0)
+        words, x = [], gap.shape[1]
+        for p in parts:
+            words.append((x, x + p.shape[1] - 1))  # each part a word: its ink up to its trailing white column
+            x += p.shape[1] + gap.shape[1]
+        flat = np.zeros(crop.shape[1], dtype=bool)
+        return len(OcrAnnotator(OcrConfig())._color_split(crop, words, words[0][0], words[-1][1], runs, flat, flat))
+
+    black, bar = _stems([0, 0], 5), _stems([130, 130], 1)
+    assert pieces(black, bar, black) == 1
+    blue = coloured(black, (20, 60, 220))
+    assert pieces(blue, _stems([0, 0], 1), blue) == 3
