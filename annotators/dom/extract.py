@@ -26,8 +26,10 @@ Which elements (the rules the DOM labels stand on; :mod:`annotators.dom.labels` 
   lines: its lines are what a person names, not "./configure make make install"; a ``<br>`` between two lines of
   text: a manual's "**Input file location:**" above "INPUTFILE ...", an address), or that has a control or another
   owner inside (the words around an inline link), cut into visual lines and at every interruption by other text (the
-  link), so "Read about <a>accessibility</a> first." gives the lines "Read about" and "first." beside the link. Each
-  has the tight box of its words, at most ``max_text_chars`` characters and one letter or digit. Without them, visible
+  link), so "Read about <a>accessibility</a> first." gives the lines "Read about" and "first." beside the link. A
+  visual line longer than ``max_text_chars`` characters (no instruction quotes it) is cut where its text nodes meet
+  (an inline ``<code>``, ``<b>``: "This program," | "bzip2" | ", the associated library"). Each line has the tight box
+  of its words, at most ``max_text_chars`` characters and one letter or digit. Without them, visible
   text a screenshot shows is in no truth element, and every correct OCR label of it would count as wrong.
 
 Visible: a non-empty box inside the viewport and every clipping (``overflow``) ancestor, ``visibility: visible``,
@@ -43,7 +45,7 @@ can run the script inside them and keep what their parent shows.
 from __future__ import annotations
 
 #: Bumped whenever the rules above change what is extracted (part of the DOM recipes' versions, so of config_hash).
-EXTRACT_VERSION = "6"
+EXTRACT_VERSION = "7"
 
 EXTRACT_JS = r"""
 (opts) => {
@@ -226,7 +228,7 @@ EXTRACT_JS = r"""
         const r = rs[0];
         const space = gap || m.index > 0 && /\s/.test(s[m.index - 1]);
         if (!cur || (prev && (r.top >= prev.bottom - 1 || r.left < prev.left - 1))) { cur = []; lines.push(cur); }
-        cur.push({word: m[0], space: cur.length > 0 && space, rects: rs});
+        cur.push({word: m[0], space: cur.length > 0 && space, rects: rs, node: n});
         prev = rs[rs.length - 1];
         gap = false;
       }
@@ -238,14 +240,28 @@ EXTRACT_JS = r"""
   // element "#include <stdio.h> #include <string.h>" that nobody would name. So are the lines a <br> breaks between
   // (the only line break innerText shows of an owner with no other owner inside, where white-space collapses).
   const authoredLines = (owner) => /\n/.test((owner.innerText || '').trim());
+  const lineText = (words) => words.map((w, k) => (k && w.space ? ' ' : '') + w.word).join('');
+  // A line too long to quote is cut where its text nodes meet (an inline <code>, <b>, <span>: "This program," |
+  // "bzip2" | ", the associated library"), the parts a page marks out in it; a part still too long is left out.
+  const segments = (line) => {
+    if (lineText(line).length <= maxText) return [line];
+    const parts = [];
+    for (const w of line) {
+      if (!parts.length || parts[parts.length - 1][0].node !== w.node) parts.push([]);
+      parts[parts.length - 1].push(w);
+    }
+    return parts;
+  };
   const emitLines = (owner, nodes) => {
     for (const line of lineRuns(nodes)) {
-      const text = line.map((w) => (w.space ? ' ' : '') + w.word).join('');
-      if (!hasAlnum(text) || text.length > maxText) continue;
-      const rects = line.flatMap((w) => w.rects.map(asRect));
-      const box = rects.reduce((a, r) => ({l: Math.min(a.l, r.l), t: Math.min(a.t, r.t), r: Math.max(a.r, r.r),
-                                           b: Math.max(a.b, r.b)}));
-      emit(owner, 'text', [box], {role: 'line', name: text, text, box});
+      for (const part of segments(line)) {
+        const text = lineText(part);
+        if (!hasAlnum(text) || text.length > maxText) continue;
+        const rects = part.flatMap((w) => w.rects.map(asRect));
+        const box = rects.reduce((a, r) => ({l: Math.min(a.l, r.l), t: Math.min(a.t, r.t), r: Math.max(a.r, r.r),
+                                             b: Math.max(a.b, r.b)}));
+        emit(owner, 'text', [box], {role: 'line', name: text, text, box});
+      }
     }
   };
   for (const [owner, nodes] of runs) {

@@ -74,3 +74,21 @@ def test_a_line_break_the_author_put_in_makes_lines_where_a_trailing_one_does_no
     assert [e["text"] for e in _lines(els)] == ["Input file location:", "INPUTFILE ..."]
     assert not any(e["text"].startswith("Input file location: INPUTFILE") for e in els)
     assert any(e["role"] == "paragraph" and e["text"] == "One line, then a break that ends it." for e in els)
+
+
+def test_a_line_too_long_to_quote_is_cut_where_its_text_nodes_meet(host, tmp_path):
+    # one visual line of 140 characters with two inline code spans (a manual's legal notice at a desktop width)
+    body = (
+        '<p style="font:13px sans-serif;width:1400px;margin:10px">This program, <code>bzip2</code>, the associated '
+        "library <code>libbzip2</code>, and all documentation, are copyright (C) 1996-2019 Julian Seward. All rights "
+        "reserved.</p>"
+    )
+    got = host.render(page(tmp_path, "long.html", body), str(tmp_path), Viewport(1500, 400), "light", 1)
+    texts = [e["text"] for e in _lines(got.screens[0].elements)]
+    assert texts == [
+        "This program,",
+        "bzip2",
+        ", the associated library",
+        "libbzip2",
+        ", and all documentation, are copyright (C) 1996-2019 Julian Seward. All rights reserved.",
+    ], texts
