@@ -49,11 +49,16 @@ import numpy as np
 
 from annotators.dom.labels import MAX_INSTRUCTION_NAME
 from annotators.ocr_group import group_lines, join_code_rows, join_long_lines, join_pieces
+from annotators.scripts import script_of
 
 _SEPARATOR_CHARS = "/|·•>»›–—"
 # Check boxes, radio buttons and square icons that the (Chinese + English) recogniser reads as a character.
 _BOX_GLYPHS = frozenset("口囗回日目〇○◯□■▢")
 _SEPARATOR_RE = re.compile(r"\s+[/|·•»›]\s+")
+#: A list marker, dash or separator that starts a piece, then a space and more text (not a dash: "- -catalogs" is
+#: "--catalogs" read with a space; not "/": "/ month" is a price's unit); a separator that ends one.
+_LEAD_MARK = re.compile(r"^[|·•»›■▪◦\-–—]\s+(?=[^\s\-–—])")
+_TRAIL_MARK = re.compile(r"(?<=\S)\s+[/|·•»›]$")
 #: A row of two or more bracketed items, side by side: texinfo's "[Contents][Index]", a wiki's "[edit] [history]".
 _BRACKETED_RE = re.compile(r"\s*(?:\[[^\[\]]*[^\W_][^\[\]]*\]\s*){2,}")
 _INSTALL_HINT = (
@@ -205,7 +210,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-mono"
+    VERSION = "2025.1-marks"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -574,9 +579,14 @@ class OcrAnnotator:
         if items:
             w = (p.x1 - p.x0) / len(text)
             return [_Piece(p.x0 + round(w * a), p.x0 + round(w * b), t, conf) for t, a, b in items]
-        if not _SEPARATOR_RE.search(text):
+        # a list marker or a separator alone at an end ("- decompresses files", "/ rrule", "Docs /") is no part of
+        # what the piece names: it goes as a separator does
+        lead, trail = bool(_LEAD_MARK.match(text)), bool(_TRAIL_MARK.search(text))
+        core = text.split(None, 1)[1] if lead else text
+        core = core.rsplit(None, 1)[0] if trail else core
+        if not (lead or trail or _SEPARATOR_RE.search(core)):
             return [_Piece(p.x0, p.x1, text, conf)]
-        parts = [t for t in _SEPARATOR_RE.split(text)]
+        parts = [""] * lead + _SEPARATOR_RE.split(core) + [""] * trail
         tokens = text.split()
         crop = line[:, p.x0 : p.x1]
         ink = _ink_columns(crop, self.config.ink_contrast)
@@ -721,18 +731,19 @@ def _monospace_pitch(runs: list[tuple[int, int]], nchars: int, width: int) -> fl
         return None
     centres = np.array([(s + e) / 2 for s, e in runs], dtype=np.float64)
     guess = width / nchars
-    best, pitch = 1.0, None
-    for p in np.linspace((1 - MONO_SEARCH) * guess, (1 + MONO_SEARCH) * guess, 121):
-        if p < 2:
-            continue
-        phase = np.exp(2j * np.pi * centres / p)
-        mean = phase.mean()
-        if abs(mean) < 1e-9:
-            continue
-        off = float(np.median(np.abs(np.angle(phase / (mean / abs(mean)))))) / (2 * np.pi)
-        if off < best:
-            best, pitch = off, float(p)
-    return pitch if pitch is not None and best <= MONO_RESIDUAL + MONO_SNAP / pitch else None
+    pitches = np.linspace((1 - MONO_SEARCH) * guess, (1 + MONO_SEARCH) * guess, 121)
+    pitches = pitches[pitches >= 2]
+    if not pitches.size:
+        return None
+    phase = np.exp(2j * np.pi * centres[None, :] / pitches[:, None])  # each centre's phase on each pitch's grid
+    mean = phase.mean(axis=1)
+    size = np.abs(mean)
+    unit = np.where(size >= 1e-9, mean / np.maximum(size, 1e-9), 1.0)
+    off = np.median(np.abs(np.angle(phase * np.conj(unit)[:, None])), axis=1) / (2 * np.pi)
+    off[size < 1e-9] = np.inf
+    k = int(np.argmin(off))
+    pitch = float(pitches[k])
+    return pitch if off[k] <= MONO_RESIDUAL + MONO_SNAP / pitch else None
 
 
 def _dotted_rule(crop: np.ndarray, ink_contrast: int) -> np.ndarray:
@@ -1332,7 +1343,27 @@ def _is_axis_aligned(q: np.ndarray) -> bool:
 
 
 def _clean(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFC", str(text)).split())
+    """The recogniser's text, NFC, whitespace collapsed, with the CJK marks it reads for ASCII ones in Latin text
+    ("count丨ALL", "［", "（0）") made ASCII (:func:`_ascii_marks`)."""
+    return _ascii_marks(" ".join(unicodedata.normalize("NFC", str(text)).split()))
+
+
+#: CJK marks the recogniser (trained on Chinese and English) reads for ASCII ones: the Han stroke "丨" for "|",
+#: lenticular brackets for square ones, the ideographic comma and full stop.
+_CJK_MARKS = str.maketrans(
+    {"丨": "|", "【": "[", "】": "]", "〔": "[", "〕": "]", "、": ",", "。": ".", "\u3000": " "}
+)
+
+
+def _ascii_marks(text: str) -> str:
+    """``text`` with CJK and fullwidth marks (U+FF01-FF5E) made ASCII where it holds Latin letters or digits and no
+    Han or kana letter but the Han stroke "丨" (Chinese text keeps its own punctuation)."""
+    if not any(c.isascii() and c.isalnum() for c in text):
+        return text
+    if any(c != "丨" and script_of(c) in ("han", "kana") for c in text):
+        return text
+    text = text.translate(_CJK_MARKS)
+    return "".join(chr(ord(c) - 0xFEE0) if 0xFF01 <= ord(c) <= 0xFF5E else c for c in text)
 
 
 def _keep(text: str, conf: float, min_conf: float) -> bool:

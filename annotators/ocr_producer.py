@@ -114,8 +114,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: 38 = a line set in a monospace font (its glyph centres on one pitch's grid, :func:`annotators.ocr._monospace_pitch`)
 #: splits only at a run of blank cells and keeps its " | " and brackets (a synopsis: "[ ORDER BY expression [ ASC |
 #: DESC ] ..."), and beside a lone narrow glyph only hues split (a "|" set off the pixel grid reads pale; annotator
-#: ``2025.1-mono``).
-RECIPE_VERSION = "38"
+#: ``2025.1-mono``); 39 = a list marker, dash or separator left alone at a piece's end is dropped from it ("-
+#: decompresses files", "· Type:", "Docs /"), and the CJK and fullwidth marks the recogniser reads for ASCII ones in
+#: Latin text are made ASCII ("count丨ALL }］" → "count|ALL }]"; annotator ``2025.1-marks``).
+RECIPE_VERSION = "39"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -14,6 +14,7 @@ from annotators.ocr import (
     OcrAnnotator,
     OcrConfig,
     TextElement,
+    _ascii_marks,
     _bracketed,
     _bridge_missed_ink,
     _monospace_pitch,
@@ -691,3 +692,34 @@ def test_beside_a_lone_narrow_glyph_only_hues_split():
     assert pieces(black, bar, black) == 1
     blue = coloured(black, (20, 60, 220))
     assert pieces(blue, _stems([0, 0], 1), blue) == 3
+
+
+def test_cjk_marks_read_for_ascii_ones_in_latin_text_are_made_ascii():
+    """The recogniser reads "|" as the Han stroke "丨" and brackets, commas and parentheses as CJK or fullwidth marks;
+    in Latin text they are made ASCII, and Chinese text keeps its own punctuation."""
+    assert _ascii_marks("[LIMIT { count丨ALL }］") == "[LIMIT { count|ALL }]"
+    assert _ascii_marks(">>> ＳC SomeClass(1， [1, 2]）") == ">>> SC SomeClass(1, [1, 2])"
+    assert _ascii_marks("【Contents】") == "[Contents]"
+    assert _ascii_marks("设置（高级）") == "设置（高级）" and _ascii_marks("（）") == "（）"
+
+
+def test_a_marker_or_separator_alone_at_a_pieces_end_is_no_part_of_it(annotator):
+    """A list marker, a dash or a breadcrumb's separator that the colour split left on a piece ("- decompresses files
+    to stdout", "› rrule", "Docs /") is dropped from its text, and its box starts after the marker's ink; "- -catalogs"
+    ("--catalogs" read with a space) and a price's unit ("/ month") keep theirs."""
+    font = _dejavu(18)
+    for text, want in [("- decompresses files", "decompresses files"), ("› rrule", "rrule"), ("Docs /", "Docs")]:
+        im = Image.new("RGB", (400, 40), (255, 255, 255))
+        d = ImageDraw.Draw(im)
+        d.text((10, 8), text, font=font, fill=(0, 0, 0))
+        x0, _, x1, _ = d.textbbox((10, 8), text, font=font)
+        line = np.asarray(im)
+        (got,) = annotator._separator_split(line, _Piece(x0 - 2, x1 + 2), text, 0.9)
+        assert got.text == want, (text, got)
+        start, end = d.textbbox((10, 8), text, font=font)[0], d.textbbox((10, 8), text, font=font)[2]
+        if text.startswith(("-", "›")):
+            assert got.x0 > start + d.textlength(text[0], font=font), (text, got)
+        else:
+            assert got.x1 < end - d.textlength(" /", font=font) + 2, (text, got)
+    for text in ("- -catalogs", "/ month"):
+        assert [q.text for q in annotator._separator_split(line, _Piece(0, 300), text, 0.9)] == [text]
