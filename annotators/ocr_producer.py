@@ -116,8 +116,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: DESC ] ..."), and beside a lone narrow glyph only hues split (a "|" set off the pixel grid reads pale; annotator
 #: ``2025.1-mono``); 39 = a list marker, dash or separator left alone at a piece's end is dropped from it ("-
 #: decompresses files", "· Type:", "Docs /"), and the CJK and fullwidth marks the recogniser reads for ASCII ones in
-#: Latin text are made ASCII ("count丨ALL }］" → "count|ALL }]"; annotator ``2025.1-marks``).
-RECIPE_VERSION = "39"
+#: Latin text are made ASCII ("count丨ALL }］" → "count|ALL }]"; annotator ``2025.1-marks``); 40 = an underscore, a
+#: short rule below the line's central band between two words' ink, is ink to the gap split, so an identifier is one
+#: piece ("idn2_to_ascii_4i", not "idn2 to ascii" | "4i"; :func:`annotators.ocr._underscores`, annotator
+#: ``2025.1-underscore``).
+RECIPE_VERSION = "40"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -17,9 +17,11 @@ from annotators.ocr import (
     _ascii_marks,
     _bracketed,
     _bridge_missed_ink,
+    _ink_columns,
     _monospace_pitch,
     _Piece,
     _runs,
+    _underscores,
     other_ink_between,
     text_colours,
 )
@@ -723,3 +725,28 @@ def test_a_marker_or_separator_alone_at_a_pieces_end_is_no_part_of_it(annotator)
             assert got.x1 < end - d.textlength(" /", font=font) + 2, (text, got)
     for text in ("- -catalogs", "/ month"):
         assert [q.text for q in annotator._separator_split(line, _Piece(0, 300), text, 0.9)] == [text]
+
+
+def test_an_underscore_below_the_band_is_ink_that_joins_an_identifier():
+    """An underscore lies below the central band the gap split reads, so "idn2_to_ascii_4i" read as "idn2 to ascii"
+    | "4i" unless its short low rule counts as ink (``_underscores``); a gap with nothing low in it, a low mark
+    touching one word only (a descender's tail) and a link's long underline do not."""
+    h = 20
+    crop = np.full((h, 120, 3), 255, dtype=np.uint8)
+    crop[4:15, 10:30] = 0  # a word in the band
+    crop[4:15, 42:62] = 0  # the next word, an underscore's width after it
+    crop[17:19, 30:42] = 0  # the underscore, low, between them
+    crop[4:15, 80:100] = 0  # a third word, a word space after the second, nothing low between
+    crop[17:19, 62:66] = 0  # a descender's tail into that space, touching the second word only
+    ink = _ink_columns(crop, 32)
+    under = np.zeros(crop.shape[1], dtype=bool)
+    marks = _underscores(crop, 32, under, ink)
+    assert marks[30:42].all() and not marks[62:80].any()
+    assert not _underscores(crop, 32, np.ones(crop.shape[1], dtype=bool), ink).any()  # under a link's underline
+    long = crop.copy()
+    long[4:15, 42:62] = 255
+    long[4:15, 70:90] = 0
+    long[17:19, 30:70] = 0  # 40 px: two line heights, an underline's length, not an underscore
+    assert not _underscores(long, 32, under, _ink_columns(long, 32)).any()
+    pieces = OcrAnnotator(OcrConfig())._split_line(crop[:, :70], "abc_def")  # the gap split keeps the identifier whole
+    assert pieces is not None and len(pieces) == 1
