@@ -54,11 +54,13 @@ from annotators.scripts import script_of
 _SEPARATOR_CHARS = "/|·•>»›–—"
 # Check boxes, radio buttons and square icons that the (Chinese + English) recogniser reads as a character.
 _BOX_GLYPHS = frozenset("口囗回日目〇○◯□■▢")
-_SEPARATOR_RE = re.compile(r"\s+[/|·•»›]\s+")
+#: The marks that separate a row's items when spaced ("Docs / Guide", "Home | About").
+_SEPARATOR_MARKS = "/|·•»›"
+_SEPARATOR_RE = re.compile(rf"\s+[{_SEPARATOR_MARKS}]\s+")
 #: A list marker, dash or separator that starts a piece, then a space and more text (not a dash: "- -catalogs" is
 #: "--catalogs" read with a space; not "/": "/ month" is a price's unit); a separator that ends one.
 _LEAD_MARK = re.compile(r"^[|·•»›■▪◦\-–—]\s+(?=[^\s\-–—])")
-_TRAIL_MARK = re.compile(r"(?<=\S)\s+[/|·•»›]$")
+_TRAIL_MARK = re.compile(rf"(?<=\S)\s+[{_SEPARATOR_MARKS}]$")
 #: A row of two or more bracketed items, side by side: texinfo's "[Contents][Index]", a wiki's "[edit] [history]".
 _BRACKETED_RE = re.compile(r"\s*(?:\[[^\[\]]*[^\W_][^\[\]]*\]\s*){2,}")
 _INSTALL_HINT = (
@@ -580,7 +582,7 @@ class OcrAnnotator:
         if items:
             w = (p.x1 - p.x0) / len(text)
             return [_Piece(p.x0 + round(w * a), p.x0 + round(w * b), t, conf) for t, a, b in items]
-        # a list marker or a separator alone at an end ("- decompresses files", "/ rrule", "Docs /") is no part of
+        # a list marker or a separator alone at an end ("- decompresses files", "› rrule", "Docs /") is no part of
         # what the piece names: it goes as a separator does
         lead, trail = bool(_LEAD_MARK.match(text)), bool(_TRAIL_MARK.search(text))
         core = text.split(None, 1)[1] if lead else text
@@ -820,6 +822,12 @@ def _erase_dotted_rules(
     return out, np.ascontiguousarray(out[:, :, ::-1])
 
 
+def _band_margin(height: int) -> int:
+    """The rows left out above and below a line crop's central band, where :func:`_ink_columns` reads glyph strokes
+    (15 %: neighbours' ascenders and descenders, an underscore)."""
+    return max(1, int(round(0.15 * height)))
+
+
 def _ink_columns(
     crop: np.ndarray, ink_contrast: int, under: np.ndarray | None = None, band: bool = True
 ) -> np.ndarray:
@@ -829,7 +837,7 @@ def _ink_columns(
     given): under a link's trailing space ("<a>archives </a>and") it would join the link's last word to the next
     word, which may be another colour's."""
     h = crop.shape[0]
-    m = max(1, int(round(0.15 * h))) if band else 0
+    m = _band_margin(h) if band else 0
     rows = np.arange(m, h - m) if h - 2 * m >= 2 else np.arange(h)
     if under is None:
         under = _underline(crop, ink_contrast)[0]
@@ -852,7 +860,7 @@ def _underscores(crop: np.ndarray, ink_contrast: int, under_cols: np.ndarray, in
     underline (``under_cols``). Without it the gap split and the recogniser cut an identifier at its underscores
     ("idn2 to ascii" | "4i")."""
     h = crop.shape[0]
-    m = max(1, int(round(0.15 * h)))
+    m = _band_margin(h)
     if h - 2 * m < 2:
         return np.zeros_like(ink)
     low = crop[h - m :].astype(np.int16)
@@ -1101,9 +1109,12 @@ def backdrop(image: np.ndarray, box: tuple[float, float, float, float], side: st
     return colours[int(np.argmax(counts))].astype(float)
 
 
-def _glyph_color(crop: np.ndarray, background: np.ndarray | None = None, share: float = 0.6) -> np.ndarray | None:
+def _glyph_color(
+    crop: np.ndarray, background: np.ndarray | None = None, share: float | None = None
+) -> np.ndarray | None:
     """Median colour of the glyph cores in a word crop: its pixels at least ``share`` times as far from the background
-    colour as its most distinct pixel (:func:`_far_colour`; where fewer than 3 pixels are that far, 0.6).
+    colour as its most distinct pixel (:func:`_far_colour`; None or where fewer than 3 pixels are that far:
+    :data:`FAR_SHARE`).
     ``background``: that of the line around the word (a narrow crop, a capital's stem cut off its word by the gap
     after it, the "T" of "The", is mostly ink, and its median would make the ink the background), else the crop's
     median colour."""
@@ -1113,21 +1124,23 @@ def _glyph_color(crop: np.ndarray, background: np.ndarray | None = None, share: 
     bg = np.median(px, axis=0) if background is None else np.asarray(background, dtype=np.float32)
     d = np.linalg.norm(px - bg, axis=1)
     reach = d.max()
-    if share != 0.6 and (d >= share * reach).sum() < 3:
-        share = 0.6
+    if share is None or (d >= share * reach).sum() < 3:
+        share = FAR_SHARE
     return _far_colour(px, d, reach, share)
 
 
 #: The colour split also takes a word's colour from its most distinct pixels, those at least this share of the most
 #: distinct one's distance from the background: the pixels a stem covers whole. Two words' colours differ only where
-#: both this core colour and the usual one (share 0.6) do. The usual one takes in the anti-aliased edges, whose share
-#: of a word grows as its strokes thin, so a short word of thin glyphs ("in", "value") read paler than the black prose
-#: around it and was split from it ("particular column" | "in" | "which the"); the core alone is swayed by a few
-#: pixels of other ink (a black dotted underline under a purple link).
+#: both this core colour and the usual one (:data:`FAR_SHARE`) do. The usual one takes in the anti-aliased edges,
+#: whose share of a word grows as its strokes thin, so a short word of thin glyphs ("in", "value") read paler than the
+#: black prose around it and was split from it ("particular column" | "in" | "which the"); the core alone is swayed by
+#: a few pixels of other ink (a black dotted underline under a purple link).
 CORE_SHARE = 0.85
+#: A glyph colour's pixels are those at least this share of the most distinct one's distance from the background.
+FAR_SHARE = 0.6
 
 
-def _far_colour(px: np.ndarray, d: np.ndarray, reach: float, share: float = 0.6) -> np.ndarray | None:
+def _far_colour(px: np.ndarray, d: np.ndarray, reach: float, share: float = FAR_SHARE) -> np.ndarray | None:
     """Median colour of the pixels ``px`` (N, 3) whose distance from the background, ``d``, is at least ``share``
     times ``reach`` (the most distinct pixel's distance, of these pixels or of a wider crop's); None where ``reach`` is
     under 40 (no ink) or fewer than 3 pixels are that far."""
@@ -1178,9 +1191,10 @@ def other_ink_between(
         a / b: the two pieces' boxes (x0, y0, x1, y1) in its pixels.
 
     Returns:
-        True where the gap's central band has pixels at least 0.6 times as far from the row's background as the
-        row's most distinct pixel and their median colour lies :data:`OTHER_INK` or more off the line from the
-        background to ``a``'s glyph colour; False for a blank gap, faint ink, or boxes too small to tell.
+        True where the gap's central band has pixels at least :data:`FAR_SHARE` times as far from the row's
+        background as the row's most distinct pixel and their median colour lies :data:`OTHER_INK` or more off the
+        line from the background to ``a``'s glyph colour; False for a blank gap, faint ink, or boxes too small to
+        tell.
     """
     top, bottom = max(a[1], b[1]), min(a[3], b[3])
     m = 0.15 * (bottom - top)
@@ -1376,9 +1390,7 @@ def _clean(text: str) -> str:
 
 #: CJK marks the recogniser (trained on Chinese and English) reads for ASCII ones: the Han stroke "丨" for "|",
 #: lenticular brackets for square ones, the ideographic comma and full stop.
-_CJK_MARKS = str.maketrans(
-    {"丨": "|", "【": "[", "】": "]", "〔": "[", "〕": "]", "、": ",", "。": ".", "\u3000": " "}
-)
+_CJK_MARKS = str.maketrans({"丨": "|", "【": "[", "】": "]", "〔": "[", "〕": "]", "、": ",", "。": "."})
 
 
 def _ascii_marks(text: str) -> str:
