@@ -132,8 +132,9 @@ PITCH_SLACK = 0.03
 PITCH_HEIGHTS = 0.8
 PITCH_PAIRS = 3
 MIN_LINE_GAP = -0.35
-#: Smallest ratio of the two line heights (same font size).
-MIN_HEIGHT_RATIO = 0.75
+#: Smallest ratio of the two line heights (same font size). The detector's box of a line can reach up to the line above
+#: it or leave out a descender's row: "Reporting bugs" 31 px over text whose next line's box is 23 (0.74).
+MIN_HEIGHT_RATIO = 0.7
 #: Largest summed RGB distance between the two lines' glyph colours.
 MAX_COLOUR_DISTANCE = 60.0
 #: ... or, where they differ only in shade (their R, G and B differences within :data:`SHADE_SPREAD` of each other, or

@@ -119,8 +119,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: Latin text are made ASCII ("count丨ALL }］" → "count|ALL }]"; annotator ``2025.1-marks``); 40 = an underscore, a
 #: short rule below the line's central band between two words' ink, is ink to the gap split, so an identifier is one
 #: piece ("idn2_to_ascii_4i", not "idn2 to ascii" | "4i"; :func:`annotators.ocr._underscores`, annotator
-#: ``2025.1-underscore``).
-RECIPE_VERSION = "40"
+#: ``2025.1-underscore``); 41 = two lines or pieces are one font size down to a height ratio of 0.7 (0.75 before: a
+#: detector box reaching up to the line above kept a wrapped link apart, "Reporting bugs" | "and getting help";
+#: :data:`annotators.ocr_group.MIN_HEIGHT_RATIO`, annotator ``2025.1-height``).
+RECIPE_VERSION = "41"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

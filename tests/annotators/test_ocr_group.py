@@ -54,6 +54,16 @@ def test_a_wrapped_link_becomes_one_element_clicked_on_its_first_line():
     assert joined.confidence == 0.95
 
 
+def test_a_wrapped_link_whose_first_box_the_detector_drew_taller_still_joins():
+    """The detector's box of a line can reach up to the line above it: "Reporting bugs" drawn 31 px high over text
+    23 px high, its next line "and getting help" 23 px: one font size (``MIN_HEIGHT_RATIO``: 0.74 apart)."""
+    els, im = _page([("Reporting bugs", 40, 48, BLUE, 23), ("and getting help", 40, 70, BLUE, 23)])
+    first = els[0]
+    taller = TextElement(first.text, (first.box[0], first.box[1] - 8, first.box[2], first.box[3]), first.point, 0.95)
+    (joined,) = _group([taller, els[1]], im)
+    assert joined.text == "Reporting bugs and getting help"
+
+
 def test_a_wrapped_link_beside_a_panel_border_joins_though_the_next_panel_is_near():
     """A side bar's wrapped list item ("• The programming" | "API") ends its line, but the next panel's text on the
     same row stands a line height off, which rule 3 takes for more text on the line. A vertical rule between them (the
