@@ -46,9 +46,12 @@ def test_two_days_of_runs_export_incrementally_and_load_with_datasets(tmp_path, 
     labels = read_shards(str(out), "grounding")
     shots = read_shards(str(out), "screenshots")
 
-    def load(name):
-        splits = datasets.get_dataset_split_names(str(repo), name)
-        return datasets.concatenate_datasets([datasets.load_dataset(str(repo), name, split=s) for s in splits])
+    def load(name):  # a cache of this test's own: datasets reads HF_HOME at import, and its cache key is the path
+        cache = str(tmp_path / "datasets-cache")
+        splits = datasets.get_dataset_split_names(str(repo), name, cache_dir=cache)
+        return datasets.concatenate_datasets(
+            [datasets.load_dataset(str(repo), name, split=s, cache_dir=cache) for s in splits]
+        )
 
     loaded = {name: load(name) for name in ("screenshots", "grounding")}
     assert sorted(loaded["grounding"]["label_id"]) == sorted(labels.column("label_id").to_pylist())
