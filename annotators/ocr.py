@@ -212,7 +212,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-height"
+    VERSION = "2025.1-stems"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -822,6 +822,11 @@ def _erase_dotted_rules(
     return out, np.ascontiguousarray(out[:, :, ::-1])
 
 
+#: How near (in line heights) a solid column of ink must stand to a glyph's other ink to count as its stem (see
+#: :func:`_ink_columns`).
+STEM_REACH = 0.25
+
+
 def _band_margin(height: int) -> int:
     """The rows left out above and below a line crop's central band, where :func:`_ink_columns` reads glyph strokes
     (15 %: neighbours' ascenders and descenders, an underscore)."""
@@ -845,7 +850,37 @@ def _ink_columns(
         rows = rows[~under[rows]]
     band = crop[rows].astype(np.int16)
     rng = (band.max(axis=0) - band.min(axis=0)).max(axis=-1)
-    return rng >= ink_contrast
+    ink = rng >= ink_contrast
+    # a stem that fills the band (a bold capital's in a box drawn tight to the caps: "DESCRIPTION") has no range in
+    # it: it is ink where it stands off the background, reaches no higher or lower than the line's other glyphs (a
+    # bracket or a bar "|" reaches past the letters) and stands beside a glyph's ink, within STEM_REACH line heights,
+    # or under a bar or serif that leaves the band ("T"); a lone cell border or " | " between two words stands further
+    # off, with nothing reaching out of it
+    bg = np.median(crop.reshape(-1, 3), axis=0).astype(np.int16)
+    far = np.abs(crop.astype(np.int16) - bg).max(axis=-1) >= ink_contrast
+    solid = ~ink & far[rows].all(axis=0)
+    if solid.any() and ink.any():
+        far[under] = False  # an underline's rows are no glyph's
+        reach = max(1, int(round(STEM_REACH * h)))
+        marks = np.flatnonzero(ink)
+        inked = np.flatnonzero(far[:, ink].any(axis=1))
+        outside = np.ones(h, dtype=bool)
+        outside[rows] = False
+        arm = far[outside].any(axis=0) & ~far[rows].any(axis=0)  # ink above or below the band only: a bar, a serif
+        for s, e in _runs(solid, 0):
+            own = np.flatnonzero(far[:, s:e].any(axis=1))
+            if own[0] < inked[0] or own[-1] > inked[-1]:
+                continue
+            left = marks[marks < s]
+            right = marks[marks >= e]
+            if (
+                (left.size and s - left[-1] <= reach)
+                or (right.size and right[0] - e < reach)
+                or arm[max(0, s - 2) : s].any()
+                or arm[e : e + 2].any()
+            ):
+                ink[s:e] = True
+    return ink
 
 
 #: An underscore is a short rule below a line's central band: at most this many line heights long ("idn2_to_ascii",
@@ -1028,7 +1063,7 @@ def text_colours(image: np.ndarray, box: tuple[float, float, float, float], conf
     crop = _crop(image, box)
     if crop.shape[0] < 2 or crop.shape[1] < 2:
         return None
-    bg = np.median(crop.reshape(-1, 3), axis=0)
+    bg = _background(image, box, crop, config.ink_contrast)
     whole = _glyph_color(crop, bg)
     if whole is None:
         return None
@@ -1107,6 +1142,28 @@ def backdrop(image: np.ndarray, box: tuple[float, float, float, float], side: st
         return None
     colours, counts = np.unique(strip.reshape(-1, 3), axis=0, return_counts=True)
     return colours[int(np.argmax(counts))].astype(float)
+
+
+#: Where a text's crop and its edges disagree about its background, the crop is grown by this many line heights above
+#: and below for the median (see :func:`_background`).
+BACKDROP_MARGIN = 0.25
+
+
+def _background(image: np.ndarray, box: tuple[float, float, float, float], crop: np.ndarray, ink_contrast: int):
+    """The background colour of the text in ``box`` of ``image`` (``crop``: its pixels): the median of the crop's
+    pixels, unless the median of its outermost rows and columns differs from it by ``ink_contrast`` or more; then the
+    median of the crop grown by :data:`BACKDROP_MARGIN` line heights above and below. Bold capitals in a box the
+    detector drew tight to them ("GNU" in a heading) cover most of their crop, whose median is then their ink; the
+    edges alone are no answer either (a link's underline runs along the bottom one)."""
+    median = np.median(crop.reshape(-1, 3), axis=0)
+    if crop.shape[0] < 3 or crop.shape[1] < 3:
+        return median
+    edges = np.concatenate([crop[0], crop[-1], crop[1:-1, 0], crop[1:-1, -1]])
+    if float(np.abs(np.median(edges, axis=0) - median).max()) < ink_contrast:
+        return median
+    m = BACKDROP_MARGIN * (box[3] - box[1])
+    grown = _crop(image, (box[0], box[1] - m, box[2], box[3] + m))
+    return np.median(grown.reshape(-1, 3), axis=0)
 
 
 def _glyph_color(

@@ -135,6 +135,9 @@ MIN_LINE_GAP = -0.35
 #: Smallest ratio of the two line heights (same font size). The detector's box of a line can reach up to the line above
 #: it or leave out a descender's row: "Reporting bugs" 31 px over text whose next line's box is 23 (0.74).
 MIN_HEIGHT_RATIO = 0.7
+#: A box with no descending glyph (:func:`_sizes`) counts this many times its height when sizes are compared.
+DESCENDER_ALLOWANCE = 1.25
+_DESCENDS = re.compile(r"[gjpqyQ,;()\[\]{}|@$]")
 #: Largest summed RGB distance between the two lines' glyph colours.
 MAX_COLOUR_DISTANCE = 60.0
 #: ... or, where they differ only in shade (their R, G and B differences within :data:`SHADE_SPREAD` of each other, or
@@ -361,10 +364,11 @@ def join_pieces(
         )  # a chip that opened in i or after the piece before it closes at i's end, then the prose goes on
 
     heading = _display_sized(heights, HEADING_RATIO)
+    sizes = _sizes(elements, heights)
     following: dict[int, int] = {}
     preceding: dict[int, int] = {}
     for i in range(n):
-        j = _piece_after(i, boxes, heights)
+        j = _piece_after(i, boxes, heights, sizes=sizes)
         if j is None or j in preceding:
             continue
         gap = (boxes[j][0] - boxes[i][2]) / ((heights[i] + heights[j]) / 2)
@@ -512,6 +516,15 @@ def _boxes_and_heights(elements: Sequence) -> tuple[list[tuple[float, ...]], lis
     return boxes, [max(b[3] - b[1], 1e-6) for b in boxes]
 
 
+def _sizes(elements: Sequence, heights: Sequence[float]) -> list[float]:
+    """The heights to compare for two pieces' font size: a text with no glyph that descends below the baseline
+    ("GNU", "Standards") has a box about a descender shorter than one of its size with one ("Coding": 69 against 105
+    px), so its height counts :data:`DESCENDER_ALLOWANCE` times."""
+    return [
+        h * (1.0 if _DESCENDS.search(e.text) else DESCENDER_ALLOWANCE) for e, h in zip(elements, heights, strict=True)
+    ]
+
+
 def _similar_heights(a: float, b: float, ratio: float = MIN_HEIGHT_RATIO) -> bool:
     """Same font size: the smaller height at least ``ratio`` (:data:`MIN_HEIGHT_RATIO`) of the larger."""
     return min(a, b) / max(a, b) >= ratio
@@ -552,15 +565,19 @@ def _shades(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _piece_after(i: int, boxes, heights, max_gap: float = MAX_PIECE_GAP, any_height: bool = False) -> int | None:
+def _piece_after(
+    i: int, boxes, heights, max_gap: float = MAX_PIECE_GAP, any_height: bool = False, sizes=None
+) -> int | None:
     """The nearest piece starting right after piece ``i`` on its row (rule 1 of :func:`join_pieces`; at most
-    ``max_gap`` line heights after it; ``any_height``: of any size, measured in the larger line height)."""
+    ``max_gap`` line heights after it; ``any_height``: of any size, measured in the larger line height; ``sizes``:
+    the heights compared for the size, :func:`_sizes`, else ``heights``)."""
     a = boxes[i]
+    sizes = heights if sizes is None else sizes
     best = None
     for j, b in enumerate(boxes):
         if j == i or b[0] < (a[0] + a[2]) / 2:
             continue
-        if not any_height and not _similar_heights(heights[i], heights[j]):
+        if not any_height and not _similar_heights(sizes[i], sizes[j]):
             continue
         h = max(heights[i], heights[j]) if any_height else (heights[i] + heights[j]) / 2
         if not _follows_on_row(a, b, h, max_gap):
@@ -928,11 +945,11 @@ def _wraps(
 def _tighter_than_pitch(i: int, j: int, boxes, heights, colours) -> bool:
     """Whether line ``j`` follows line ``i`` closer than the lines of their column follow each other (rule 8 of the
     module docstring). The column's lines start where ``i`` starts and have its size and colour, within
-    :data:`COLUMN_REACH` line heights; its steps are from one to the next with no other text between them (a nested
-    item). At least :data:`PITCH_LINES` steps besides ``i`` to ``j``, all within :data:`PITCH_SPREAD` line heights
-    of each other (a regular pitch), and ``i`` to ``j`` at least :data:`PITCH_MARGIN` line heights shorter than the
-    shortest of them ("API Reference for the attr" | "Namespace" in a side bar whose links stand 1.6 line heights
-    apart, its wrapped line 0.9)."""
+    :data:`COLUMN_REACH` line heights; its steps are from one's middle to the next's (a box's top jitters with its
+    words' ascenders) with no other text between them (a nested item). At least :data:`PITCH_LINES` steps besides
+    ``i`` to ``j``, all within :data:`PITCH_SPREAD` line heights of each other (a regular pitch), and ``i`` to ``j``
+    at least :data:`PITCH_MARGIN` line heights shorter than the shortest of them ("API Reference for the attr" |
+    "Namespace" in a side bar whose links stand 1.6 line heights apart, its wrapped line 0.9)."""
     a, h = boxes[i], (heights[i] + heights[j]) / 2
     column = sorted(
         (
@@ -954,8 +971,11 @@ def _tighter_than_pitch(i: int, j: int, boxes, heights, colours) -> bool:
             if k not in (p, q)
         )
 
+    def middle(k: int) -> float:  # a box's top jitters with its word's ascenders; its middle far less
+        return (boxes[k][1] + boxes[k][3]) / 2
+
     steps = [
-        boxes[q][1] - boxes[p][1]
+        middle(q) - middle(p)
         for p, q in zip(column, column[1:], strict=False)
         if (p, q) != (i, j) and not between(p, q)
     ]
@@ -963,4 +983,4 @@ def _tighter_than_pitch(i: int, j: int, boxes, heights, colours) -> bool:
         return False
     if max(steps) - min(steps) > PITCH_SPREAD * h:  # no regular pitch: groups, separators, headings between
         return False
-    return boxes[j][1] - a[1] <= min(steps) - PITCH_MARGIN * h
+    return middle(j) - middle(i) <= min(steps) - PITCH_MARGIN * h

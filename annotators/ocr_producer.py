@@ -121,8 +121,12 @@ from schemas.records import GroundingLabel, Screenshot
 #: piece ("idn2_to_ascii_4i", not "idn2 to ascii" | "4i"; :func:`annotators.ocr._underscores`, annotator
 #: ``2025.1-underscore``); 41 = two lines or pieces are one font size down to a height ratio of 0.7 (0.75 before: a
 #: detector box reaching up to the line above kept a wrapped link apart, "Reporting bugs" | "and getting help";
-#: :data:`annotators.ocr_group.MIN_HEIGHT_RATIO`, annotator ``2025.1-height``).
-RECIPE_VERSION = "41"
+#: :data:`annotators.ocr_group.MIN_HEIGHT_RATIO`, annotator ``2025.1-height``); 42 = boxes drawn tight to bold
+#: capitals: a stem that fills the line's central band is ink ("DESCRI" | "P" | "ION" was "DESCRIPTION"), the
+#: background of a crop whose ink is most of it comes from around it ("GNU" read white), and a box with no
+#: descending glyph counts a descender taller when sizes are compared ("GNU" | "Coding"); and a side bar's pitch is
+#: measured between the boxes' middles (annotator ``2025.1-stems``).
+RECIPE_VERSION = "42"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

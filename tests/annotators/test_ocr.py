@@ -750,3 +750,66 @@ def test_an_underscore_below_the_band_is_ink_that_joins_an_identifier():
     assert not _underscores(long, 32, under, _ink_columns(long, 32)).any()
     pieces = OcrAnnotator(OcrConfig())._split_line(crop[:, :70], "abc_def")  # the gap split keeps the identifier whole
     assert pieces is not None and len(pieces) == 1
+
+
+@pytest.mark.skipif(not DEJAVU.is_file(), reason="needs DejaVu fonts (fonts-dejavu-core)")
+def test_a_stem_that_fills_a_tight_band_is_ink_but_a_lone_bar_is_not():
+    """A detector box drawn tight to bold capitals leaves no background above or below their stems, so a stem has no
+    intensity range in the central band: "DESCRIPTION" read as "DESCRI" | "P" | "ION" and "OPTIONS" as "OP" | "IONS".
+    Such a solid column is ink beside a glyph's ink or under a "T"'s bar (``_ink_columns``); a lone bar between two
+    words, which also fills the band, stays a gap."""
+    bold = ImageFont.truetype(str(DEJAVU.with_name("DejaVuSans-Bold.ttf")), 24)
+    for word in ("DESCRIPTION", "OPTIONS", "TITLE"):
+        im = Image.new("RGB", (260, 60), "white")
+        ImageDraw.Draw(im).text((10, 10), word, font=bold, fill=(0, 0, 0))
+        pixels = np.asarray(im)
+        rows = np.flatnonzero((pixels.min(axis=-1) < 128).any(axis=1))
+        crop = np.ascontiguousarray(pixels[rows[0] : rows[-1] + 1])  # tight to the caps
+        pieces = OcrAnnotator(OcrConfig())._split_line(crop, word)
+        assert pieces is not None and len(pieces) == 1, (word, [(p.x0, p.x1) for p in pieces or []])
+    # brackets reach past the letters: "][" between two texinfo links stays a gap
+    font = _dejavu(28)
+    im = Image.new("RGB", (320, 60), "white")
+    ImageDraw.Draw(im).text((8, 10), "[Contents][Index]", font=font, fill=(0, 0, 238))
+    pixels = np.asarray(im)
+    rows = np.flatnonzero((pixels.min(axis=-1) < 128).any(axis=1))
+    crop = np.ascontiguousarray(pixels[rows[0] : rows[-1] + 1])  # tight to the brackets, which fill the band
+    ink = _ink_columns(crop, 32)
+    close = 8 + font.getlength("[Contents")
+    solid = (np.abs(crop.astype(int) - 255).max(axis=-1) >= 32).all(axis=0)  # whole height
+    stems = [x for x in range(int(close), int(close + font.getlength("]["))) if solid[x]]
+    assert len(stems) >= 2 and not ink[stems].any()
+    h = 20
+    crop = np.full((h, 140, 3), 255, dtype=np.uint8)
+    crop[:, 10:40] = 0  # a word's ink fills the band and beyond, with range given by its counter
+    crop[8:12, 15:35] = 255
+    crop[:, 60:62] = 0  # a bar 1 line height off both words, filling the crop
+    crop[:, 82:112] = 0
+    crop[8:12, 87:107] = 255
+    ink = _ink_columns(crop, 32)
+    assert ink[10:40].all() and ink[82:112].all() and not ink[40:82].any()
+
+
+@pytest.mark.skipif(not DEJAVU.is_file(), reason="needs DejaVu fonts (fonts-dejavu-core)")
+def test_bold_capitals_in_a_tight_box_read_as_their_ink_not_as_the_background():
+    """The detector may draw a box tight to bold capitals ("GNU" in a heading), whose ink then covers most of the
+    crop: its median was the ink, so the text read white and never joined "Coding" beside it. An underlined link's
+    crop, whose bottom edge is the underline, still reads as the link's colour."""
+    bold = ImageFont.truetype(str(DEJAVU.with_name("DejaVuSans-Bold.ttf")), 72)
+    im = Image.new("RGB", (400, 160), "white")
+    ImageDraw.Draw(im).text((20, 20), "GNU", font=bold, fill=(0, 0, 0))
+    pixels = np.asarray(im)
+    rows = np.flatnonzero((pixels.min(axis=-1) < 128).any(axis=1))
+    cols = np.flatnonzero((pixels.min(axis=-1) < 128).any(axis=0))
+    box = (float(cols[0]), float(rows[0]), float(cols[-1] + 1), float(rows[-1] + 1))
+    crop = pixels[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+    assert (crop.min(axis=-1) < 128).mean() > 0.5  # the ink is most of the crop
+    colours = text_colours(pixels, box, OcrConfig())
+    assert colours is not None and colours.max() < 60, colours
+    blue = (0, 0, 238)
+    im = Image.new("RGB", (400, 80), "white")
+    d = ImageDraw.Draw(im)
+    d.text((20, 20), "Introduction", font=_dejavu(24), fill=blue)
+    d.line((20, 50, 180, 50), fill=blue, width=2)
+    colours = text_colours(np.asarray(im), (20.0, 20.0, 181.0, 52.0), OcrConfig())
+    assert colours is not None and np.abs(colours - np.array(blue)).max() < 60, colours

@@ -673,6 +673,14 @@ def test_a_wrapped_side_bar_link_closer_than_the_lists_pitch_is_one_element():
     assert side_bar([22] * 6) == items
     assert side_bar([32, 40, 24, 18, 32, 32]) == items  # no regular pitch: groups, separators between
 
+    # the detector's boxes are 16 to 25 px high about text at a regular pitch: their tops jitter by a third of a line,
+    # their middles do not (the "API Reference for the attr" side bar as read)
+    heights = [16, 25, 16, 22, 21, 25, 16]
+    middles = [40 + 32 * k - 14 * (k > 3) for k in range(len(items))]
+    lines = [(t, 40, m - hk / 2, BLUE, hk) for t, m, hk in zip(items, middles, heights, strict=True)]
+    joined = [*items[:3], "API Reference for the attr Namespace", *items[5:]]
+    assert _texts(_group(*_page(lines, size=(600, 300)))) == joined
+
 
 def test_a_numbered_item_closer_than_the_lists_pitch_starts_an_item():
     items = ["1 Overview", "2 Invoking", "3 Conventions", "4 Example", "5 Options", "6 Index"]
@@ -750,3 +758,14 @@ def test_where_a_links_underline_cannot_be_told_its_style_is_its_colour_alone():
 
     assert "Go to the docs" in group(True)
     assert "Go" in group(None) and "to the docs" in group(None)
+
+
+def test_a_capitals_box_without_descenders_is_of_the_size_of_the_words_beside_it():
+    """A word with no glyph below the baseline ("GNU") gets a box about a descender shorter than one of its size
+    with one ("Coding": 69 against 105 px in a heading), which read as two font sizes; a badge set much smaller
+    ("NEW" at half the height) stays apart."""
+    body = [("This manual documents", 40, 140, GREY), ("how to write GNU programs", 40, 170, GREY)]
+    els, im = _page([("GNU", 40, 48, GREY, 46), ("Coding", 130, 40, GREY, 70), *body], size=(600, 200))
+    assert _texts(_join_pieces(els, im))[:1] == ["GNU Coding"]
+    els, im = _page([("Coding", 40, 40, GREY, 70), ("NEW", 260, 58, GREY, 34), *body], size=(600, 200))
+    assert _texts(_join_pieces(els, im))[:2] == ["Coding", "NEW"]
