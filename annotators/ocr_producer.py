@@ -4,7 +4,10 @@ No ambiguous instruction: text that appears once on a screenshot is named bare (
 (compared case-insensitively, whitespace collapsed) is named by its place among the repeats in reading order (top to
 bottom, then left to right; boxes whose vertical centres fall in one another's line are one line), worded as the DOM
 producer words positions without its role noun (OCR has none): ``click the second "Edit"``. A text repeated more
-often than there are ordinals (:data:`annotators.dom.labels.ORDINALS`, ten) gets no label, and an instruction that
+often than there are ordinals (:data:`annotators.dom.labels.ORDINALS`, ten) gets no label, counting, for a text that
+repeats, also the times it is painted as words of another element's text (:func:`painted_inside`: a type name in
+lines of code, "gboolean g_hash_table_insert", whose cells the OCR may have joined, so that its own count of the
+repeats falls short of the page's and the places it names are not the ones a reader counts). An instruction that
 would still name two elements (a literal text equal to a positional phrase) is given to none of them.
 
 No glyph noise: an element that is an icon read as text gives no label (:func:`is_glyph_noise`): a text with no
@@ -23,6 +26,7 @@ reported in the stage's counters (``wrong_script_readings`` / ``screenshots_wron
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
@@ -125,8 +129,9 @@ from schemas.records import GroundingLabel, Screenshot
 #: capitals: a stem that fills the line's central band is ink ("DESCRI" | "P" | "ION" was "DESCRIPTION"), the
 #: background of a crop whose ink is most of it comes from around it ("GNU" read white), and a box with no
 #: descending glyph counts a descender taller when sizes are compared ("GNU" | "Coding"); and a side bar's pitch is
-#: measured between the boxes' middles (annotator ``2025.1-stems``).
-RECIPE_VERSION = "42"
+#: measured between the boxes' middles (annotator ``2025.1-stems``); 43 = a repeated text painted more than ten times
+#: counting its words inside other elements' texts gets no label (:func:`painted_inside`).
+RECIPE_VERSION = "43"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).
@@ -304,6 +309,23 @@ def reading_order(boxes: Sequence[Sequence[float]]) -> list[int]:
     return [i for _, _, members in lines for i in sorted(members, key=lambda i: boxes[i][0])]
 
 
+def painted_inside(texts: Sequence[str], members: Sequence[int]) -> int:
+    """How often the text of ``members`` (indices into ``texts``, all one text) is painted inside the other texts:
+    as whole words (not as part of a longer word), compared case-insensitively, whitespace collapsed.
+
+    Args:
+        texts: every element's text on one screenshot.
+        members: the indices of the elements whose text it is (at least one).
+
+    Returns:
+        The count of its occurrences in the texts of the elements not in ``members``.
+    """
+    words = " ".join(texts[members[0]].split()).casefold()
+    pattern = re.compile(r"(?<!\w)" + re.escape(words) + r"(?!\w)")
+    own = set(members)
+    return sum(len(pattern.findall(" ".join(t.split()).casefold())) for i, t in enumerate(texts) if i not in own)
+
+
 def _instructions(texts: list[str], boxes: list[tuple[float, ...]], template: str) -> list[str | None]:
     """One instruction per element (None: no label), bare for a unique text, positional for a repeat."""
     groups: dict[str, list[int]] = defaultdict(list)
@@ -314,7 +336,7 @@ def _instructions(texts: list[str], boxes: list[tuple[float, ...]], template: st
     for members in groups.values():
         if len(members) == 1:
             out[members[0]] = template.format(text=texts[members[0]])
-        elif len(members) <= len(ORDINALS):
+        elif len(members) + painted_inside(texts, members) <= len(ORDINALS):
             ranked = reading_order([boxes[i] for i in members])
             for rank, k in enumerate(ranked):
                 i = members[k]

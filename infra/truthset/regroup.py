@@ -113,12 +113,18 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
     """Counts of the imprecise predictions (point in no truth element of a matching text) by kind, and how many of them
     are one word: counts only, so they may be printed for the test split. Kinds, by the smallest truth element the
     point lies in: none; a fragment (a run of the element's words, shorter than it); more than a line (a ``line``
-    element whose text the prediction holds, with more); a misreading (text similarity 0.5-0.8); other."""
+    element whose text the prediction holds, with more); a misreading (text similarity 0.5-0.8); other. Of those in
+    no element, how many name a text that repeats on the screenshot (named by its place among the repeats: the DOM
+    names no repeat beyond the tenth, so such a text may have no truth element)."""
     from annotators.evaluate import LINE, names_element, names_part_of, normalize_text, text_similarity
 
     containing = _containing(truth)
     counts: dict[str, int] = {}
-    one_word = 0
+    one_word = repeated = 0
+    shown: dict[tuple[str, str], int] = {}
+    for p in predictions:
+        key = (p.image, normalize_text(p.text))
+        shown[key] = shown.get(key, 0) + 1
     for p in predictions:
         inside = containing(p)
         if any(names_element(p, t) for t in inside):
@@ -126,6 +132,7 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
         one_word += len(normalize_text(p.text).split()) == 1
         if not inside:
             kind = KINDS[0]
+            repeated += shown[(p.image, normalize_text(p.text))] > 1
         else:
             t = min(inside, key=lambda t: (t.box[2] - t.box[0]) * (t.box[3] - t.box[1]))
             said, whole = normalize_text(p.text), normalize_text(t.text)
@@ -139,6 +146,7 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
                 kind = KINDS[4]
         counts[kind] = counts.get(kind, 0) + 1
     counts["(of which one word)"] = one_word
+    counts["(in no truth element, named by position)"] = repeated
     return counts
 
 
@@ -147,7 +155,14 @@ def format_kinds(counts: dict[str, int]) -> str:
     rows = sorted(((k, v) for k, v in counts.items() if not k.startswith("(")), key=lambda kv: (-kv[1], kv[0]))
     total = sum(v for _, v in rows)
     lines = [f"imprecise labels by kind: {total}"] + [f"  {v:4d}  {k}" for k, v in rows]
-    return "\n".join([*lines, f"  ({counts.get('(of which one word)', 0)} of them are one word)"])
+    return "\n".join(
+        [
+            *lines,
+            f"  ({counts.get('(of which one word)', 0)} of them are one word; "
+            f"{counts.get('(in no truth element, named by position)', 0)} of those in no truth element are a text "
+            "that repeats, named by its place)",
+        ]
+    )
 
 
 def score(

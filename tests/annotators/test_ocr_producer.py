@@ -17,6 +17,7 @@ from annotators.ocr_producer import (
     elements_to_labels,
     glyph_noise,
     is_glyph_noise,
+    painted_inside,
     positional_template,
     reading_order,
 )
@@ -69,6 +70,29 @@ def test_a_text_repeated_beyond_the_ordinals_gets_no_label():
     assert len(labels) == 10
 
 
+def test_a_repeat_painted_beyond_the_ordinals_counting_other_texts_words_gets_no_label():
+    """Three "gboolean" cells read alone and nine joined to the function beside them ("gboolean g_hash_table_add"):
+    the page paints it twelve times, so the places the OCR would name ("the third") are not a reader's; "Options" read
+    twice alone and three times as a title's last word stays named by its place, and so does a text found only as part
+    of longer words ("int" in "print", "interval") or painted inside other texts but once on its own."""
+    rows = [_el("gboolean", 10, 30 * k) for k in range(3)]
+    rows += [_el(f"gboolean g_hash_table_fn{k}", 10, 100 + 30 * k, w=200) for k in range(9)]
+    rows += [_el("Options", 400, 30), _el("Options", 400, 60)]
+    rows += [_el(f"Name {k} Options", 400, 100 + 30 * k, w=120) for k in range(3)]
+    rows += [_el("int", 600, 30), _el("int", 600, 60)] + [
+        _el(f"print interval {k}", 600, 90 + 30 * k) for k in range(9)
+    ]
+    rows += [_el("Types", 700, 30)] + [_el(f"Types of {k}", 700, 60 + 30 * k) for k in range(12)]
+    by_text: dict[str, list[str]] = {}
+    for lb in _labels(rows):
+        by_text.setdefault(lb.element_text, []).append(lb.instruction)
+    assert "gboolean" not in by_text
+    assert by_text["Options"] == ['click the first "Options"', 'click the second "Options"']
+    assert by_text["int"] == ['click the first "int"', 'click the second "int"']
+    assert by_text["Types"] == ['click "Types"']
+    assert painted_inside(["gboolean", "GBoolean  x", "gbooleans", "a gboolean, b gboolean"], [0]) == 3
+
+
 def test_a_custom_template_gets_its_positional_form_and_collisions_name_nobody():
     assert positional_template('click "{text}"') == 'click the {ordinal} "{text}"'
     assert positional_template("tap {text}") == "tap the {ordinal} {text}"
@@ -101,7 +125,7 @@ def test_text_cut_by_the_left_or_right_edge_gets_no_label():
 
 
 def test_the_recipe_version_is_in_the_config_hash():
-    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "42"
+    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "43"
     cfg = AnnotateConfig(run_id="r", config_hash="h")
     assert cfg.producer().recipe_version == RECIPE_VERSION
     assert config_hash(cfg) != config_hash(dataclasses.replace(cfg, recipe_version="1"))

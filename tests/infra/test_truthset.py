@@ -159,10 +159,16 @@ def test_imprecise_labels_are_counted_by_kind():
         pred("Install the package first Then run the tests with pytest", 100, 60),  # more than its line
         pred("Saftings", 50, 90),  # misread (a similar text, under 0.8)
         pred("Newsletters", 500, 500),  # in no element
+        pred("Typedef", 500, 600),  # in no element, a text that repeats
+        pred("Typedef", 500, 620),
         pred("Settings", 50, 92),  # precise: not counted
     ]
     counts = regroup.imprecise_kinds(truth, predictions)
     assert counts == {"a fragment of a link": 1, "more than the line of painted text it lies on": 1,
-                      "the text of its element misread": 1, "in no truth element": 1,
-                      "(of which one word)": 2}  # fmt: skip
-    assert regroup.format_kinds(counts).splitlines()[0] == "imprecise labels by kind: 4"
+                      "the text of its element misread": 1, "in no truth element": 3,
+                      "(of which one word)": 4, "(in no truth element, named by position)": 2}  # fmt: skip
+    lines = regroup.format_kinds(counts).splitlines()
+    assert lines[0] == "imprecise labels by kind: 6"
+    assert lines[-1] == (
+        "  (4 of them are one word; 2 of those in no truth element are a text that repeats, named by its place)"
+    )
