@@ -122,9 +122,11 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
     counts: dict[str, int] = {}
     one_word = repeated = 0
     shown: dict[tuple[str, str], int] = {}
+    def key(p) -> tuple[str, str]:  # the OCR producer's: case-insensitive, whitespace collapsed, punctuation kept
+        return p.image, " ".join(p.text.split()).casefold()
+
     for p in predictions:
-        key = (p.image, normalize_text(p.text))
-        shown[key] = shown.get(key, 0) + 1
+        shown[key(p)] = shown.get(key(p), 0) + 1
     for p in predictions:
         inside = containing(p)
         if any(names_element(p, t) for t in inside):
@@ -132,7 +134,7 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
         one_word += len(normalize_text(p.text).split()) == 1
         if not inside:
             kind = KINDS[0]
-            repeated += shown[(p.image, normalize_text(p.text))] > 1
+            repeated += shown[key(p)] > 1
         else:
             t = min(inside, key=lambda t: (t.box[2] - t.box[0]) * (t.box[3] - t.box[1]))
             said, whole = normalize_text(p.text), normalize_text(t.text)
