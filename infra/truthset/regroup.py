@@ -122,6 +122,7 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
     counts: dict[str, int] = {}
     one_word = repeated = 0
     shown: dict[tuple[str, str], int] = {}
+
     def key(p) -> tuple[str, str]:  # the OCR producer's: case-insensitive, whitespace collapsed, punctuation kept
         return p.image, " ".join(p.text.split()).casefold()
 
