@@ -14,7 +14,7 @@ No glyph noise: an element that is an icon read as text gives no label (:func:`i
 letter or digit ("≡", "»", "+"), or a lone glyph (at most two characters, one letter, not a number: "Q", "b", "三",
 "X.") read with confidence below :attr:`OcrProducer.glyph_min_confidence`, in a square box (an icon's cell; a
 letter of running text is narrower than it is tall) or beside another lone glyph on its line (a toolbar: "B" "I"
-"U").
+"U"), or of a script no other text of the screenshot is in ("田" on an English page, :func:`glyph_noise`).
 
 Scripts the models cannot read (:mod:`annotators.scripts`: the shipped models read Latin and Chinese): a reading that
 is a wrong-script reading (:func:`annotators.scripts.is_wrong_script_reading`: "HOBOCTИ" for "Новости") gives no
@@ -33,7 +33,7 @@ from typing import Any
 
 from annotators.dom.labels import MAX_INSTRUCTION_NAME, ORDINALS
 from annotators.producer import Count, LabelProducer
-from annotators.scripts import is_wrong_script_reading
+from annotators.scripts import is_wrong_script_reading, letter_scripts
 from schemas.labels import LabelBuilder, LabelProvenance
 from schemas.records import GroundingLabel, Screenshot
 
@@ -130,8 +130,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: background of a crop whose ink is most of it comes from around it ("GNU" read white), and a box with no
 #: descending glyph counts a descender taller when sizes are compared ("GNU" | "Coding"); and a side bar's pitch is
 #: measured between the boxes' middles (annotator ``2025.1-stems``); 43 = a repeated text painted more than ten times
-#: counting its words inside other elements' texts gets no label (:func:`painted_inside`).
-RECIPE_VERSION = "43"
+#: counting its words inside other elements' texts gets no label (:func:`painted_inside`); 44 = a lone glyph of a
+#: script no other text of the screenshot is in is glyph noise ("田" for an icon on an English page,
+#: :func:`glyph_noise`).
+RECIPE_VERSION = "44"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).
@@ -273,8 +275,12 @@ def glyph_noise(
     A lone glyph is *in a toolbar* when another lone glyph lies on its line (its vertical centre within the other's
     vertical extent) less than :data:`GLYPH_TOOLBAR_GAP` line heights away horizontally: a row of one-letter
     elements is a row of icons ("B", "I", "U"), a one-letter word of running text is not read as its own element.
+    A lone glyph whose letter is of a script no other text of the screenshot is written in is an icon too, whatever
+    its confidence: the recogniser reads icons as Chinese characters ("田" for a plus-in-a-square on an English page).
     """
     lone = [i for i, t in enumerate(texts) if is_lone_glyph(t)]
+    written = set().union(*(letter_scripts(t) for i, t in enumerate(texts) if i not in set(lone)))
+    foreign = {i for i in lone if not set(letter_scripts(texts[i])) <= written}
     toolbar = set()
     for i in lone:
         a = boxes[i]
@@ -289,7 +295,7 @@ def glyph_noise(
     return {
         i
         for i, (t, b, c) in enumerate(zip(texts, boxes, confidences, strict=True))
-        if is_glyph_noise(t, b, c, min_confidence, in_toolbar=i in toolbar)
+        if i in foreign or is_glyph_noise(t, b, c, min_confidence, in_toolbar=i in toolbar)
     }
 
 

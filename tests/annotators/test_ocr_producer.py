@@ -125,7 +125,7 @@ def test_text_cut_by_the_left_or_right_edge_gets_no_label():
 
 
 def test_the_recipe_version_is_in_the_config_hash():
-    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "43"
+    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "44"
     cfg = AnnotateConfig(run_id="r", config_hash="h")
     assert cfg.producer().recipe_version == RECIPE_VERSION
     assert config_hash(cfg) != config_hash(dataclasses.replace(cfg, recipe_version="1"))
@@ -209,3 +209,15 @@ def test_a_drawn_toolbar_of_glyph_icons_through_the_real_ocr():
     texts = {lb.element_text for lb in labels}
     assert {"Paste", "Format", "Insert table", "Quarterly report draft"} <= texts
     assert not [t for t in texts if len("".join(t.split())) <= 2], texts  # no glyph became a label
+
+
+def test_a_lone_glyph_of_a_script_the_page_is_not_written_in_is_an_icon():
+    """The recogniser reads an icon font's plus-in-a-square as "田" at confidence 0.99 in a tall box, beside the
+    link it opens ("Functions"): on a page with no other Chinese text it is glyph noise; where Chinese is written, a
+    lone character is a word like any other, and a lone Latin letter on a Latin page is not noise for its script."""
+    tall = (0, 0, 14, 24)
+    texts = ["田", "Functions", "Classes", "A"]
+    boxes = [tall, (20, 0, 120, 24), (20, 40, 100, 64), (0, 80, 14, 104)]
+    assert glyph_noise(texts, boxes, [0.99] * 4) == {0}
+    texts = ["田", "函数列表", "Classes", "A"]
+    assert glyph_noise(texts, boxes, [0.99] * 4) == set()
