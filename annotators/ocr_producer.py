@@ -279,8 +279,10 @@ def glyph_noise(
     its confidence: the recogniser reads icons as Chinese characters ("田" for a plus-in-a-square on an English page).
     """
     lone = [i for i, t in enumerate(texts) if is_lone_glyph(t)]
-    written = set().union(*(letter_scripts(t) for i, t in enumerate(texts) if i not in set(lone)))
-    foreign = {i for i in lone if not set(letter_scripts(texts[i])) <= written}
+    alone = set(lone)
+    written = set().union(*(letter_scripts(t) for i, t in enumerate(texts) if i not in alone))
+    # with no other text on the screenshot nothing tells its script
+    foreign = {i for i in lone if written and not set(letter_scripts(texts[i])) <= written}
     toolbar = set()
     for i in lone:
         a = boxes[i]

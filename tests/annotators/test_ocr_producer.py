@@ -221,3 +221,4 @@ def test_a_lone_glyph_of_a_script_the_page_is_not_written_in_is_an_icon():
     assert glyph_noise(texts, boxes, [0.99] * 4) == {0}
     texts = ["田", "函数列表", "Classes", "A"]
     assert glyph_noise(texts, boxes, [0.99] * 4) == set()
+    assert glyph_noise(["田"], [tall], [0.99]) == set()  # no other text: nothing tells the page's script
