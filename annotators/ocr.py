@@ -51,15 +51,18 @@ from annotators.dom.labels import MAX_INSTRUCTION_NAME
 from annotators.ocr_group import group_lines, join_code_rows, join_long_lines, join_pieces
 from annotators.scripts import script_of
 
-_SEPARATOR_CHARS = "/|·•>»›–—"
 # Check boxes, radio buttons and square icons that the (Chinese + English) recogniser reads as a character.
 _BOX_GLYPHS = frozenset("口囗回日目〇○◯□■▢")
 #: The marks that separate a row's items when spaced ("Docs / Guide", "Home | About").
 _SEPARATOR_MARKS = "/|·•»›"
 _SEPARATOR_RE = re.compile(rf"\s+[{_SEPARATOR_MARKS}]\s+")
+#: The marks that are no text of a piece's own (:func:`_keep`): the separators, a breadcrumb's ">" and dashes.
+_SEPARATOR_CHARS = _SEPARATOR_MARKS + ">–—"
+#: List markers the recogniser reads at a line's start.
+_LIST_MARKS = "■▪◦"
 #: A list marker, dash or separator that starts a piece, then a space and more text (not a dash: "- -catalogs" is
 #: "--catalogs" read with a space; not "/": "/ month" is a price's unit); a separator that ends one.
-_LEAD_MARK = re.compile(r"^[|·•»›■▪◦\-–—]\s+(?=[^\s\-–—])")
+_LEAD_MARK = re.compile(rf"^[{_SEPARATOR_MARKS.replace('/', '')}{_LIST_MARKS}\-–—]\s+(?=[^\s\-–—])")
 _TRAIL_MARK = re.compile(rf"(?<=\S)\s+[{_SEPARATOR_MARKS}]$")
 #: A row of two or more bracketed items, side by side: texinfo's "[Contents][Index]", a wiki's "[edit] [history]".
 _BRACKETED_RE = re.compile(r"\s*(?:\[[^\[\]]*[^\W_][^\[\]]*\]\s*){2,}")
@@ -538,8 +541,9 @@ class OcrAnnotator:
             whole = [(r0, r1) for r0, r1 in runs if s <= r0 and r1 <= e]
             inside = _without_punctuation(whole, h)
             core = crop[:, inside[0][0] : inside[-1][1]] if inside else crop[:, s:e]
-            colors.append(_glyph_color(core, bg))
-            cores.append(_glyph_color(core, bg, CORE_SHARE))
+            usual, cores_colour = _glyph_colors(core, bg, (None, CORE_SHARE))
+            colors.append(usual)
+            cores.append(cores_colour)
             # punctuation of another colour after the word: the plain comma between two links ("Tutorial, Tutorial2")
             ends.append(
                 len(inside) < len(whole)
@@ -1175,15 +1179,25 @@ def _glyph_color(
     ``background``: that of the line around the word (a narrow crop, a capital's stem cut off its word by the gap
     after it, the "T" of "The", is mostly ink, and its median would make the ink the background), else the crop's
     median colour."""
+    return _glyph_colors(crop, background, (share,))[0]
+
+
+def _glyph_colors(
+    crop: np.ndarray, background: np.ndarray | None, shares: tuple[float | None, ...]
+) -> list[np.ndarray | None]:
+    """:func:`_glyph_color` at each of ``shares``, the crop's pixel distances computed once."""
     px = crop.reshape(-1, 3).astype(np.float32)
     if px.shape[0] < 4:
-        return None
+        return [None] * len(shares)
     bg = np.median(px, axis=0) if background is None else np.asarray(background, dtype=np.float32)
     d = np.linalg.norm(px - bg, axis=1)
     reach = d.max()
-    if share is None or (d >= share * reach).sum() < 3:
-        share = FAR_SHARE
-    return _far_colour(px, d, reach, share)
+    out = []
+    for share in shares:
+        if share is None or (d >= share * reach).sum() < 3:
+            share = FAR_SHARE
+        out.append(_far_colour(px, d, reach, share))
+    return out
 
 
 #: The colour split also takes a word's colour from its most distinct pixels, those at least this share of the most
