@@ -1,9 +1,11 @@
 """The OCR label producer: :class:`annotators.ocr.OcrAnnotator` text elements → click grounding labels.
 
 No ambiguous instruction: text that appears once on a screenshot is named bare (``click "Save"``); text that repeats
-(compared case-insensitively, whitespace collapsed) is named by its place among the repeats in reading order (top to
-bottom, then left to right; boxes whose vertical centres fall in one another's line are one line), worded as the DOM
-producer words positions without its role noun (OCR has none): ``click the second "Edit"``. A text repeated more
+(compared case-insensitively, whitespace collapsed, a trailing comma, full stop or semicolon ignored: the prose's
+punctuation after a link, "GHashTable," and "GHashTable.", which are the link "GHashTable" to a reader) is named by
+its place among the repeats in reading order (top to bottom, then left to right; boxes whose vertical centres fall in
+one another's line are one line), worded as the DOM producer words positions without its role noun (OCR has none):
+``click the second "Edit"``. A text repeated more
 often than there are ordinals (:data:`annotators.dom.labels.ORDINALS`, ten) gets no label, counting, for a text that
 repeats, also the times it is painted as words of another element's text (:func:`painted_inside`: a type name in
 lines of code, "gboolean g_hash_table_insert", whose cells the OCR may have joined, so that its own count of the
@@ -132,8 +134,8 @@ from schemas.records import GroundingLabel, Screenshot
 #: measured between the boxes' middles (annotator ``2025.1-stems``); 43 = a repeated text painted more than ten times
 #: counting its words inside other elements' texts gets no label (:func:`painted_inside`); 44 = a lone glyph of a
 #: script no other text of the screenshot is in is glyph noise ("田" for an icon on an English page,
-#: :func:`glyph_noise`).
-RECIPE_VERSION = "44"
+#: :func:`glyph_noise`); 45 = repeats are found ignoring a trailing comma, full stop or semicolon ("GHashTable,").
+RECIPE_VERSION = "45"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).
@@ -317,9 +319,14 @@ def reading_order(boxes: Sequence[Sequence[float]]) -> list[int]:
     return [i for _, _, members in lines for i in sorted(members, key=lambda i: boxes[i][0])]
 
 
+def _repeat_key(text: str) -> str:
+    """What a text is compared as to find its repeats (see the module docstring)."""
+    return " ".join(text.split()).casefold().rstrip(",.;")
+
+
 def painted_inside(texts: Sequence[str], members: Sequence[int]) -> int:
     """How often the text of ``members`` (indices into ``texts``, all one text) is painted inside the other texts:
-    as whole words (not as part of a longer word), compared case-insensitively, whitespace collapsed.
+    as whole words (not as part of a longer word), compared as repeats are (:func:`_repeat_key`).
 
     Args:
         texts: every element's text on one screenshot.
@@ -328,7 +335,7 @@ def painted_inside(texts: Sequence[str], members: Sequence[int]) -> int:
     Returns:
         The count of its occurrences in the texts of the elements not in ``members``.
     """
-    words = " ".join(texts[members[0]].split()).casefold()
+    words = _repeat_key(texts[members[0]])
     pattern = re.compile(r"(?<!\w)" + re.escape(words) + r"(?!\w)")
     own = set(members)
     return sum(len(pattern.findall(" ".join(t.split()).casefold())) for i, t in enumerate(texts) if i not in own)
@@ -338,7 +345,7 @@ def _instructions(texts: list[str], boxes: list[tuple[float, ...]], template: st
     """One instruction per element (None: no label), bare for a unique text, positional for a repeat."""
     groups: dict[str, list[int]] = defaultdict(list)
     for i, text in enumerate(texts):
-        groups[text.casefold()].append(i)
+        groups[_repeat_key(text)].append(i)
     positional = positional_template(template)
     out: list[str | None] = [None] * len(texts)
     for members in groups.values():

@@ -91,6 +91,20 @@ def test_a_repeat_painted_beyond_the_ordinals_counting_other_texts_words_gets_no
     assert by_text["int"] == ['click the first "int"', 'click the second "int"']
     assert by_text["Types"] == ['click "Types"']
     assert painted_inside(["gboolean", "GBoolean  x", "gbooleans", "a gboolean, b gboolean"], [0]) == 3
+    # the prose's comma or full stop after a link is no other text: "GHashTable," is a repeat of "GHashTable"
+    rows = [_el("GHashTable,", 10, 30), _el("GHashTable.", 10, 60), _el("GHashTable", 10, 90), _el("Save", 10, 120)]
+    assert [lb.instruction for lb in _labels(rows)] == [
+        'click the first "GHashTable,"',
+        'click the second "GHashTable."',
+        'click the third "GHashTable"',
+        'click "Save"',
+    ]
+    rows += [_el(f"GHashTable *t{k}", 200, 30 * k, w=120) for k in range(8)]
+    assert [
+        lb.element_text
+        for lb in _labels(rows)
+        if lb.element_text.startswith("GHashTable") and " " not in lb.element_text
+    ] == []
 
 
 def test_a_custom_template_gets_its_positional_form_and_collisions_name_nobody():
@@ -125,7 +139,7 @@ def test_text_cut_by_the_left_or_right_edge_gets_no_label():
 
 
 def test_the_recipe_version_is_in_the_config_hash():
-    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "44"
+    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "45"
     cfg = AnnotateConfig(run_id="r", config_hash="h")
     assert cfg.producer().recipe_version == RECIPE_VERSION
     assert config_hash(cfg) != config_hash(dataclasses.replace(cfg, recipe_version="1"))
