@@ -215,7 +215,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-stems"
+    VERSION = "2025.1-low-underscores"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -355,6 +355,7 @@ class OcrAnnotator:
                 boxes.append((q, x0, y0, x1, y1))
         rgb, bgr = _erase_dotted_rules(rgb, bgr, [b[1:] for b in boxes], cfg.ink_contrast)
         lines, crops = [], []
+        floors = _free_rows_below([b[1:] for b in boxes], H)
         for q, x0, y0, x1, y1 in boxes:
             if _is_axis_aligned(q):
                 crops.append(bgr[y0:y1, x0:x1])
@@ -364,7 +365,7 @@ class OcrAnnotator:
         out: list[tuple[int, int, int, int, str, float]] = []
         unread: list[tuple[int, int, int, int]] = []
         pending: list[tuple[int, int, tuple[int, int], _Piece]] = []  # (line y0, y1, pads, piece) to recognise
-        for (q, x0, y0, x1, y1), (text, conf) in zip(lines, self._recognise(crops), strict=True):
+        for k, ((q, x0, y0, x1, y1), (text, conf)) in enumerate(zip(lines, self._recognise(crops), strict=True)):
             line_text = _clean(text)
             if not line_text:
                 unread.append((x0, y0, x1, y1))
@@ -373,7 +374,8 @@ class OcrAnnotator:
                 continue
             pieces = None
             if cfg.split_elements and _is_axis_aligned(q):
-                pieces = self._split_line(rgb[y0:y1, x0:x1], line_text)
+                below = rgb[y1 : min(floors[k], y1 + int(round(UNDERSCORE_DEPTH * (y1 - y0)))), x0:x1]
+                pieces = self._split_line(rgb[y0:y1, x0:x1], line_text, below)
             if pieces is None:  # not analysable (rotated, no ink found): keep the line as detected
                 if _keep(line_text, float(conf), cfg.min_confidence):
                     out.append((x0, y0, x1, y1, line_text, float(conf)))
@@ -426,14 +428,16 @@ class OcrAnnotator:
             out.append((res[0], float(res[1])))
         return out
 
-    def _split_line(self, crop: np.ndarray, text: str) -> list[_Piece] | None:
-        """Split one line crop into element pieces (crop-relative columns); None when it cannot be analysed."""
+    def _split_line(self, crop: np.ndarray, text: str, below: np.ndarray | None = None) -> list[_Piece] | None:
+        """Split one line crop into element pieces (crop-relative columns); None when it cannot be analysed.
+        ``below``: rows of the image under the crop that no other line covers (an underscore may lie there,
+        :func:`_underscores`)."""
         cfg = self.config
         under_rows, under_cols = _underline(crop, cfg.ink_contrast)
         ink = _ink_columns(crop, cfg.ink_contrast, under_rows)
         if not ink.any():
             return None
-        ink |= _underscores(crop, cfg.ink_contrast, under_cols, ink)
+        ink |= _underscores(crop, cfg.ink_contrast, under_cols, ink, below)
         cols = np.flatnonzero(ink)
         a, b = int(cols[0]), int(cols[-1]) + 1
         runs = _runs(ink[a:b], a)  # ink runs [s, e)
@@ -890,24 +894,52 @@ def _ink_columns(
 #: An underscore is a short rule below a line's central band: at most this many line heights long ("idn2_to_ascii",
 #: "XML_GET_CONTENT"), where an underline under a link runs for :data:`UNDERLINE_RUN` or more.
 UNDERSCORE_RUN = 1.2
+#: An underscore comes this close (line heights, or half its own length: a monospace "I" or "T" stands in the middle
+#: of its cell) to the ink of the words it joins.
+UNDERSCORE_TOUCH = 0.2
+#: The rows under a line's box searched for an underscore (line heights; see :func:`_underscores`).
+UNDERSCORE_DEPTH = 0.3
 
 
-def _underscores(crop: np.ndarray, ink_contrast: int, under_cols: np.ndarray, ink: np.ndarray) -> np.ndarray:
+def _free_rows_below(boxes: list[tuple[int, int, int, int]], height: int) -> list[int]:
+    """Per line box (x0, y0, x1, y1), the first row under it that another box starts on, among the boxes overlapping
+    it horizontally whose top lies below its middle (``height`` where none): the rows from its bottom to there are
+    free of other detected text."""
+    if not boxes:
+        return []
+    b = np.asarray(boxes, dtype=np.float64)
+    middle = (b[:, 1] + b[:, 3]) / 2
+    under = (b[None, :, 1] > middle[:, None]) & (b[None, :, 0] < b[:, None, 2]) & (b[None, :, 2] > b[:, None, 0])
+    return [int(v) for v in np.where(under, b[None, :, 1], float(height)).min(axis=1)]
+
+
+def _underscores(
+    crop: np.ndarray, ink_contrast: int, under_cols: np.ndarray, ink: np.ndarray, below: np.ndarray | None = None
+) -> np.ndarray:
     """Per column of a line crop, whether an underscore lies there: ink below the central band that
-    :func:`_ink_columns` reads (its lowest 15 %) in a run of columns with no ink in the band, that touches ink on
-    both sides (it joins two words: "ascii_4i") and is at most :data:`UNDERSCORE_RUN` line heights long, under no
-    underline (``under_cols``). Without it the gap split and the recogniser cut an identifier at its underscores
-    ("idn2 to ascii" | "4i")."""
+    :func:`_ink_columns` reads (its lowest 15 %, or in ``below``: rows under the crop that no other line's box covers,
+    where an underscore of capitals lies outside a box drawn tight to them, "GCRY_MD_FLAG_HMAC"; there only in a run
+    no longer than an underscore, not a rule) in a run of columns with no ink in the band, with ink on both sides
+    within :data:`UNDERSCORE_TOUCH` line heights or half the run's length (it joins two words: "ascii_4i"; a monospace
+    underscore fills its cell and stops short of a narrow letter) and at most :data:`UNDERSCORE_RUN` line heights long,
+    under no underline (``under_cols``). Without it the gap split and the recogniser cut an identifier at its
+    underscores ("idn2 to ascii" | "4i")."""
     h = crop.shape[0]
     m = _band_margin(h)
     if h - 2 * m < 2:
         return np.zeros_like(ink)
     low = crop[h - m :].astype(np.int16)
     bg = np.median(crop.reshape(-1, 3), axis=0).astype(np.int16)
-    below = (np.abs(low - bg).max(axis=-1) >= ink_contrast).any(axis=0) & ~ink & ~under_cols
+    low_ink = (np.abs(low - bg).max(axis=-1) >= ink_contrast).any(axis=0)
+    if below is not None and below.shape[0] and below.shape[1] == crop.shape[1]:
+        for row in np.abs(below.astype(np.int16) - bg).max(axis=-1) >= ink_contrast:
+            for s, e in _runs(row, 0):
+                if e - s <= UNDERSCORE_RUN * h:
+                    low_ink[s:e] = True
     out = np.zeros_like(ink)
-    for s, e in _runs(below, 0):
-        if 0 < s and e < len(ink) and ink[s - 1] and ink[e] and e - s <= UNDERSCORE_RUN * h:
+    for s, e in _runs(low_ink & ~ink & ~under_cols, 0):
+        touch = max(1, int(round(max(UNDERSCORE_TOUCH * h, 0.5 * (e - s)))))
+        if e - s <= UNDERSCORE_RUN * h and ink[max(0, s - touch) : s].any() and ink[e : e + touch].any():
             out[s:e] = True
     return out
 

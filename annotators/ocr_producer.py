@@ -134,8 +134,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: measured between the boxes' middles (annotator ``2025.1-stems``); 43 = a repeated text painted more than ten times
 #: counting its words inside other elements' texts gets no label (:func:`painted_inside`); 44 = a lone glyph of a
 #: script no other text of the screenshot is in is glyph noise ("田" for an icon on an English page,
-#: :func:`glyph_noise`); 45 = repeats are found ignoring a trailing comma, full stop or semicolon ("GHashTable,").
-RECIPE_VERSION = "45"
+#: :func:`glyph_noise`); 45 = repeats are found ignoring a trailing comma, full stop or semicolon ("GHashTable,");
+#: 46 = an underscore is also looked for in the free rows under a line's box, which a box drawn tight to capitals
+#: leaves out ("GCRY_MD_FLAG_HMAC" was "GCRY MD" | "FLAG HMAC"; :func:`annotators.ocr._underscores`, annotator
+#: ``2025.1-low-underscores``).
+RECIPE_VERSION = "46"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

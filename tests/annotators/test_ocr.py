@@ -17,6 +17,7 @@ from annotators.ocr import (
     _ascii_marks,
     _bracketed,
     _bridge_missed_ink,
+    _free_rows_below,
     _ink_columns,
     _monospace_pitch,
     _Piece,
@@ -813,3 +814,34 @@ def test_bold_capitals_in_a_tight_box_read_as_their_ink_not_as_the_background():
     d.line((20, 50, 180, 50), fill=blue, width=2)
     colours = text_colours(np.asarray(im), (20.0, 20.0, 181.0, 52.0), OcrConfig())
     assert colours is not None and np.abs(colours - np.array(blue)).max() < 60, colours
+
+
+@pytest.mark.skipif(not DEJAVU.is_file(), reason="needs DejaVu fonts (fonts-dejavu-core)")
+def test_an_underscore_under_a_box_drawn_tight_to_capitals_still_joins_the_identifier():
+    """The detector's box of "GPG_ERR_E..." in monospace capitals ends above its underscores, which then cut it at
+    every one ("GPG" | "ERR" | "E..."); the free rows under the box (``below``) hold them. A rule running under a
+    table's whole row there is no underscore, and the rows another line's box covers are not searched (its ascenders
+    under a word space would glue two words)."""
+    mono = ImageFont.truetype(str(DEJAVU.with_name("DejaVuSansMono.ttf")), 30)
+    annotator = OcrAnnotator(OcrConfig())
+    for word in ("GPG_ERR_E...", "GCRY_MD_FLAG_HMAC", "FFI_BAD_TYPEDEF"):
+        im = Image.new("RGB", (520, 70), "white")
+        ImageDraw.Draw(im).text((10, 8), word, font=mono, fill=(0, 0, 0))
+        pixels = np.asarray(im)
+        caps = np.flatnonzero((pixels[:, :40].min(axis=-1) < 128).any(axis=1))  # the "G" or "F" alone: the caps' rows
+        y0, y1 = int(caps[0]) - 2, int(caps[-1]) + 3
+        crop, below = pixels[y0:y1], pixels[y1 : y1 + 9]
+        assert (below.min(axis=-1) < 128).any(), "the underscores lie under the box"
+        read = word.replace("_", " ")  # the recogniser sees no underscore either
+        if word == "GPG_ERR_E...":
+            assert len(annotator._split_line(crop, read) or []) == 3
+        assert len(annotator._split_line(crop, read, below) or []) == 1, word
+    im = Image.new("RGB", (520, 70), "white")
+    d = ImageDraw.Draw(im)
+    d.text((10, 8), "NAME", font=mono, fill=(0, 0, 0))
+    d.text((108, 8), "VALUE", font=mono, fill=(0, 0, 0))  # a cell gap no longer than an underscore
+    d.line((0, y1 + 4, 519, y1 + 4), fill=(0, 0, 0), width=2)  # the table's rule under the row
+    pixels = np.asarray(im)
+    assert len(annotator._split_line(pixels[y0:y1], "NAME VALUE", pixels[y1 : y1 + 9]) or []) == 2
+    # the next line's box starts where its glyphs do: no row of it is free under the line above
+    assert _free_rows_below([(10, 5, 300, 40), (10, 44, 200, 80), (400, 41, 500, 60)], 100) == [44, 100, 100]
