@@ -433,11 +433,12 @@ class OcrAnnotator:
         ``below``: rows of the image under the crop that no other line covers (an underscore may lie there,
         :func:`_underscores`)."""
         cfg = self.config
-        under_rows, under_cols = _underline(crop, cfg.ink_contrast)
-        ink = _ink_columns(crop, cfg.ink_contrast, under_rows)
+        bg = np.median(crop.reshape(-1, 3), axis=0)  # the line's background, for the helpers below
+        under_rows, under_cols = _underline(crop, cfg.ink_contrast, bg)
+        ink = _ink_columns(crop, cfg.ink_contrast, under_rows, bg=bg)
         if not ink.any():
             return None
-        ink |= _underscores(crop, cfg.ink_contrast, under_cols, ink, below)
+        ink |= _underscores(crop, cfg.ink_contrast, under_cols, ink, below, bg)
         cols = np.flatnonzero(ink)
         a, b = int(cols[0]), int(cols[-1]) + 1
         runs = _runs(ink[a:b], a)  # ink runs [s, e)
@@ -452,7 +453,7 @@ class OcrAnnotator:
         if pitch is not None:  # code or a terminal: a word space is a whole cell, so only a run of blank cells splits
             split_at = MONO_SPLIT_CELLS * pitch
             word_at = max(2.0, 0.5 * pitch)
-            runs = _runs(_ink_columns(crop, cfg.ink_contrast, under_rows, band=False)[a:b], a)  # " | ": a bar is ink
+            runs = _runs(_ink_columns(crop, cfg.ink_contrast, under_rows, band=False, bg=bg)[a:b], a)  # a bar is ink
             gaps = [runs[i + 1][0] - runs[i][1] for i in range(len(runs) - 1)]
         # A gap much wider than the other word spaces of its own line splits too (tight rows of links or tabs,
         # "4 Branches  27 Tags"). The word spaces are the n widest gaps, n = the spaces in the recognised text
@@ -842,18 +843,24 @@ def _band_margin(height: int) -> int:
 
 
 def _ink_columns(
-    crop: np.ndarray, ink_contrast: int, under: np.ndarray | None = None, band: bool = True
+    crop: np.ndarray,
+    ink_contrast: int,
+    under: np.ndarray | None = None,
+    band: bool = True,
+    bg: np.ndarray | None = None,
 ) -> np.ndarray:
     """Boolean per column of a line crop: does a glyph stroke (an intensity range of at least ``ink_contrast``)
     cross its central band (``band``; else its whole height: a bar "|" that spans the band has no range in it)? An
     underline is no glyph stroke (its rows, ``under``, as :func:`_underline` finds them, measured here when not
     given): under a link's trailing space ("<a>archives </a>and") it would join the link's last word to the next
-    word, which may be another colour's."""
+    word, which may be another colour's. ``bg``: the crop's median colour where the caller has it."""
     h = crop.shape[0]
+    if bg is None:
+        bg = np.median(crop.reshape(-1, 3), axis=0)
     m = _band_margin(h) if band else 0
     rows = np.arange(m, h - m) if h - 2 * m >= 2 else np.arange(h)
     if under is None:
-        under = _underline(crop, ink_contrast)[0]
+        under = _underline(crop, ink_contrast, bg)[0]
     if under.any() and (~under[rows]).sum() >= 2:
         rows = rows[~under[rows]]
     band = crop[rows].astype(np.int16)
@@ -864,10 +871,10 @@ def _ink_columns(
     # bracket or a bar "|" reaches past the letters) and stands beside a glyph's ink, within STEM_REACH line heights,
     # or under a bar or serif that leaves the band ("T"); a lone cell border or " | " between two words stands further
     # off, with nothing reaching out of it
-    bg = np.median(crop.reshape(-1, 3), axis=0).astype(np.int16)
-    far = np.abs(crop.astype(np.int16) - bg).max(axis=-1) >= ink_contrast
-    solid = ~ink & far[rows].all(axis=0)
-    if solid.any() and ink.any():
+    bg16 = bg.astype(np.int16)
+    solid = ~ink & (np.abs(band - bg16).max(axis=-1) >= ink_contrast).all(axis=0)
+    if solid.any() and ink.any():  # rare: the whole crop's pixels only then
+        far = np.abs(crop.astype(np.int16) - bg16).max(axis=-1) >= ink_contrast
         far[under] = False  # an underline's rows are no glyph's
         reach = max(1, int(round(STEM_REACH * h)))
         marks = np.flatnonzero(ink)
@@ -914,7 +921,12 @@ def _free_rows_below(boxes: list[tuple[int, int, int, int]], height: int) -> lis
 
 
 def _underscores(
-    crop: np.ndarray, ink_contrast: int, under_cols: np.ndarray, ink: np.ndarray, below: np.ndarray | None = None
+    crop: np.ndarray,
+    ink_contrast: int,
+    under_cols: np.ndarray,
+    ink: np.ndarray,
+    below: np.ndarray | None = None,
+    bg: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per column of a line crop, whether an underscore lies there: ink below the central band that
     :func:`_ink_columns` reads (its lowest 15 %, or in ``below``: rows under the crop that no other line's box covers,
@@ -923,13 +935,13 @@ def _underscores(
     within :data:`UNDERSCORE_TOUCH` line heights or half the run's length (it joins two words: "ascii_4i"; a monospace
     underscore fills its cell and stops short of a narrow letter) and at most :data:`UNDERSCORE_RUN` line heights long,
     under no underline (``under_cols``). Without it the gap split and the recogniser cut an identifier at its
-    underscores ("idn2 to ascii" | "4i")."""
+    underscores ("idn2 to ascii" | "4i"). ``bg``: the crop's median colour where the caller has it."""
     h = crop.shape[0]
     m = _band_margin(h)
     if h - 2 * m < 2:
         return np.zeros_like(ink)
     low = crop[h - m :].astype(np.int16)
-    bg = np.median(crop.reshape(-1, 3), axis=0).astype(np.int16)
+    bg = (np.median(crop.reshape(-1, 3), axis=0) if bg is None else bg).astype(np.int16)
     low_ink = (np.abs(low - bg).max(axis=-1) >= ink_contrast).any(axis=0)
     if below is not None and below.shape[0] and below.shape[1] == crop.shape[1]:
         for row in np.abs(below.astype(np.int16) - bg).max(axis=-1) >= ink_contrast:
@@ -963,15 +975,17 @@ UNDERLINE_DESCENDER_SKIP = 0.5
 BARE_SHARE = 0.3
 
 
-def _underline(crop: np.ndarray, ink_contrast: int) -> tuple[np.ndarray, np.ndarray]:
+def _underline(crop: np.ndarray, ink_contrast: int, bg: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The underline of a line crop: per row, whether it is part of one (a thin long rule low in the crop, see
     :data:`UNDERLINE_RUN`; rows of a thick band, a border or a table rule that fills the crop, are not), and per
-    column, whether ink lies on those rows (all False without an underline)."""
+    column, whether ink lies on those rows (all False without an underline). ``bg``: the crop's median colour where
+    the caller has it."""
     h, w = crop.shape[:2]
     none = np.zeros(h, dtype=bool), np.zeros(w, dtype=bool)
     if h < 6 or w < UNDERLINE_RUN * h:
         return none
-    bg = np.median(crop.reshape(-1, 3), axis=0)
+    if bg is None:
+        bg = np.median(crop.reshape(-1, 3), axis=0)
     ink = np.abs(crop.astype(np.int16) - bg.astype(np.int16)).max(axis=-1) >= ink_contrast
     rows = np.zeros(h, dtype=bool)
     for r in range(int(h * (1 - UNDERLINE_ZONE)), h):
