@@ -322,14 +322,14 @@ def reading_order(boxes: Sequence[Sequence[float]]) -> list[int]:
     return [i for _, _, members in lines for i in sorted(members, key=lambda i: boxes[i][0])]
 
 
-def _repeat_key(text: str) -> str:
+def repeat_key(text: str) -> str:
     """What a text is compared as to find its repeats (see the module docstring)."""
     return " ".join(text.split()).casefold().rstrip(",.;")
 
 
 def painted_inside(texts: Sequence[str], members: Sequence[int]) -> int:
     """How often the text of ``members`` (indices into ``texts``, all one text) is painted inside the other texts:
-    as whole words (not as part of a longer word), compared as repeats are (:func:`_repeat_key`).
+    as whole words (not as part of a longer word), compared as repeats are (:func:`repeat_key`).
 
     Args:
         texts: every element's text on one screenshot.
@@ -338,7 +338,7 @@ def painted_inside(texts: Sequence[str], members: Sequence[int]) -> int:
     Returns:
         The count of its occurrences in the texts of the elements not in ``members``.
     """
-    words = _repeat_key(texts[members[0]])
+    words = repeat_key(texts[members[0]])
     pattern = re.compile(r"(?<!\w)" + re.escape(words) + r"(?!\w)")
     own = set(members)
     return sum(len(pattern.findall(" ".join(t.split()).casefold())) for i, t in enumerate(texts) if i not in own)
@@ -348,7 +348,7 @@ def _instructions(texts: list[str], boxes: list[tuple[float, ...]], template: st
     """One instruction per element (None: no label), bare for a unique text, positional for a repeat."""
     groups: dict[str, list[int]] = defaultdict(list)
     for i, text in enumerate(texts):
-        groups[_repeat_key(text)].append(i)
+        groups[repeat_key(text)].append(i)
     positional = positional_template(template)
     out: list[str | None] = [None] * len(texts)
     for members in groups.values():

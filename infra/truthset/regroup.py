@@ -117,14 +117,15 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
     no element, how many name a text that repeats on the screenshot (named by its place among the repeats: the DOM
     names no repeat beyond the tenth, so such a text may have no truth element)."""
     from annotators.evaluate import LINE, names_element, names_part_of, normalize_text, text_similarity
+    from annotators.ocr_producer import repeat_key
 
     containing = _containing(truth)
     counts: dict[str, int] = {}
     one_word = repeated = 0
     shown: dict[tuple[str, str], int] = {}
 
-    def key(p) -> tuple[str, str]:  # the OCR producer's: case-insensitive, whitespace collapsed, punctuation kept
-        return p.image, " ".join(p.text.split()).casefold()
+    def key(p) -> tuple[str, str]:  # texts compared as the OCR producer compares them to find repeats
+        return p.image, repeat_key(p.text)
 
     for p in predictions:
         shown[key(p)] = shown.get(key(p), 0) + 1
