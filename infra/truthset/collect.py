@@ -44,6 +44,8 @@ TUNED_SITES = frozenset({"screenmill-truthset", "screenmill-samples"})
 #: so that the test split stays the set of pages every earlier figure was measured on.
 #: The second group (stop 32) are the last HTML documentation on this machine that no split used: an API reference
 #: in one long page with a side bar of links (underscore.js), a release-notes page, a DocBook guide and a DocBook spec.
+#: The fifth group (stop 36) are API references laid out like the test split's largest site (a side bar of links,
+#: signatures whose types are links, parameter lists, version notes): Rust's standard library and Erlang/OTP.
 #: The third group (stop 33) are Sphinx builds of four Python packages' documentation (``build_sphinx.sh``), in four
 #: themes, with prose full of inline code and links: a kind of page the Debian docs show little of.
 DEV_SITES = frozenset(
@@ -65,6 +67,7 @@ DEV_SITES = frozenset(
         "libxml2-docs",
         "go-docs",
     }
+    | {"rust-std-docs", "erlang-docs"}
 )
 
 
@@ -246,6 +249,25 @@ DEB_DEV_SITES = (
         "MIT",
     ),
     Site("go-docs", DOC / "golang-1.19-doc/html", ("go_mem.html", "asm.html"), "deb:golang-1.19-doc", "BSD-3-Clause"),
+    Site(
+        "rust-std-docs",
+        DOC / "rust-doc/html",
+        ("std/fs/index.html", "std/fs/fn.read_to_string.html", "std/fs/struct.OpenOptions.html", "std/env/index.html"),
+        "deb:rust-doc",
+        "MIT or Apache-2.0",
+    ),
+    Site(
+        "erlang-docs",
+        DOC / "erlang-doc",
+        (
+            "lib/stdlib-4.2/doc/html/timer.html",
+            "lib/stdlib-4.2/doc/html/maps.html",
+            "lib/kernel-8.5.3/doc/html/gen_tcp.html",
+            "doc/getting_started/seq_prog.html",
+        ),
+        "deb:erlang-doc",
+        "Apache-2.0",
+    ),
 )
 
 
