@@ -103,6 +103,15 @@ line A to the line B just below it when the layout says B continues A, and only 
    line stands 0.9 below its first ("API Reference for the attr" | "Namespace"). A list at an even pitch says
    nothing, and a line that starts like a list item starts one.
 
+9. **A paragraph with a link inside is its lines** (:func:`_around_a_link`). The DOM labels no owner of text with a
+   control inside (the words around an inline link are a fragment): they give its visual lines, cut at the link. So
+   lines joined by rules 1-6 go apart again where a row of theirs holds a piece of another colour within a word
+   space (a link), the rows hold a paragraph's words (not a link's lead-in, "Next:" | "Working with" | "Message
+   Catalogs"), and the joined lines' colour is that of most text around them (the prose; a link wrapped in it stays
+   joined: "See" | "the Timer Module" | "section in the Efficiency Guide"). A paragraph's joined lines left short of
+   :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` by its links ("This function will return an error if" |
+   "path does not exist ... according to" | "OpenOptions::open") named nothing the DOM labels.
+
 The joined element's text is the lines' texts joined by a space (none after a hyphen that ends a word: the web wraps a
 compound at its hyphen, "Byte-" | "Compilation"), its box the union of the lines, its click point the first line's
 centre (like the DOM labels: the first line of a wrapped link is where a person clicks), its confidence the lowest of
@@ -149,6 +158,11 @@ SHADE_SPREAD = 10.0
 ROW_CLEARANCE = 1.5
 #: Pieces of one row closer than this many line heights are one line of text (rule 7: a side bar's link is not).
 INLINE_RUN_GAP = 2.0
+#: Rule 9: a link this many line heights or less from the prose beside it stands in its line (a word space); a table's
+#: next column stands further off.
+LINK_GAP = 0.8
+#: ... and the paragraph's prose is the colour most of the text this many lines above and below is set in.
+LINK_CONTEXT = 2.5
 #: How far (line heights) A plus B's first word may fall short of the column's right edge and still count as full.
 FIT_TOLERANCE = 0.3
 #: How far above and below (line heights) lines are looked at to find the column's right edge.
@@ -692,6 +706,10 @@ def group_lines(
         if clearance(i, +1) < ROW_CLEARANCE or clearance(j, -1) < ROW_CLEARANCE:
             continue
         following[i], preceding[j] = j, i
+    for chain in _chains(following):
+        if _around_a_link(chain, elements, boxes, heights, centres, colours):
+            for k in chain[:-1]:
+                preceding.pop(following.pop(k))
     for i, j in _inline_wraps(elements, boxes, heights, centres, colours, underlined):
         if i not in following and j not in preceding:
             following[i], preceding[j] = j, i
@@ -766,17 +784,49 @@ def _same_row(i: int, k: int, centres, heights) -> bool:
     return abs(centres[i] - centres[k]) < 0.5 * heights[i]
 
 
-def _line_run(i: int, boxes, heights, centres) -> list[int]:
+def _line_run(i: int, boxes, heights, centres, gap: float = INLINE_RUN_GAP) -> list[int]:
     """The pieces of piece ``i``'s line of text, left to right: those on its row reached from it through gaps under
-    :data:`INLINE_RUN_GAP` line heights (a side bar or a second column further off is another line)."""
+    ``gap`` line heights (a side bar or a second column further off is another line)."""
     row = sorted((k for k in range(len(boxes)) if _same_row(i, k, centres, heights)), key=lambda k: boxes[k][0])
     at = row.index(i)
     lo = hi = at
-    while lo > 0 and boxes[row[lo]][0] - boxes[row[lo - 1]][2] < INLINE_RUN_GAP * heights[i]:
+    while lo > 0 and boxes[row[lo]][0] - boxes[row[lo - 1]][2] < gap * heights[i]:
         lo -= 1
-    while hi + 1 < len(row) and boxes[row[hi + 1]][0] - boxes[row[hi]][2] < INLINE_RUN_GAP * heights[i]:
+    while hi + 1 < len(row) and boxes[row[hi + 1]][0] - boxes[row[hi]][2] < gap * heights[i]:
         hi += 1
     return row[lo : hi + 1]
+
+
+def _around_a_link(chain: Sequence[int], elements, boxes, heights, centres, colours) -> bool:
+    """Rule 9 of the module docstring: whether the joined lines ``chain`` are prose with a link inside. Some row of
+    theirs holds, within a word space's reach (:data:`LINK_GAP` line heights from piece to piece), a piece of another
+    colour with at least two letters or digits (a link; not an icon read as one glyph); those rows hold at least
+    ``2 *`` :data:`PROSE_WORDS` words (not a link's lead-in: "Next:" | "Working with" | "Message Catalogs"); and the
+    chain's colour is the greater part of the text of its size from :data:`LINK_CONTEXT` lines above it to as many
+    below, over its width (the paragraph's prose, not a link wrapped in it: "See" | "the Timer Module" | "section in
+    the Efficiency Guide")."""
+    words = sum(len(elements[k].text.split()) for k in chain)
+    link = False
+    for k in chain:
+        for q in _line_run(k, boxes, heights, centres, LINK_GAP):
+            if q in chain:
+                continue
+            words += len(elements[q].text.split())
+            if not _same_colour(colours[q], colours[k]) and colours[q] is not None:
+                link = link or sum(c.isalnum() for c in elements[q].text) >= 2
+    if not link or words < 2 * PROSE_WORDS:
+        return False
+    h = sum(heights[k] for k in chain) / len(chain)
+    x0, x1 = min(boxes[k][0] for k in chain), max(boxes[k][2] for k in chain)
+    y0, y1 = boxes[chain[0]][1] - LINK_CONTEXT * h, boxes[chain[-1]][3] + LINK_CONTEXT * h
+    width = {True: 0.0, False: 0.0}
+    for q in range(len(boxes)):
+        b = boxes[q]
+        if colours[q] is None or not (y0 <= centres[q] <= y1 and b[0] < x1 and b[2] > x0):
+            continue
+        if q in chain or _similar_heights(heights[q], h):
+            width[q in chain or _same_colour(colours[q], colours[chain[0]])] += b[2] - b[0]
+    return width[True] >= width[False]
 
 
 def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None) -> list[tuple[int, int]]:
@@ -837,6 +887,20 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None) -
         if width[True] < width[False]:
             pairs.append((i, j))
     return pairs
+
+
+def _chains(following: dict[int, int]) -> list[list[int]]:
+    """The chains ``i → following[i] → …`` of two or more, each from its first element."""
+    after = set(following.values())
+    chains = []
+    for i in following:
+        if i in after:
+            continue
+        chain = [i]
+        while chain[-1] in following:
+            chain.append(following[chain[-1]])
+        chains.append(chain)
+    return chains
 
 
 def _merge(

@@ -174,6 +174,37 @@ def test_a_paragraph_goes_on_with_its_next_sentence_where_the_line_had_to_wrap()
     assert "Installation notes for developers." in texts and "Callbacks run once done." in texts, texts
 
 
+def test_a_paragraph_with_a_link_inside_is_its_lines_and_a_link_wrapped_in_prose_still_joins():
+    """Rule 9: "Note that the function <a>read_to_string</a> with" | "fewer imports and less code ...": the DOM
+    labels a paragraph with a link inside line by line, cut at the link, so its lines stay apart; without the link's
+    colour they join. A link wrapped in prose ("See" | "the Timer Module" | "section in ...") is not the prose around
+    it and still joins, and so does a short link after its lead-in ("Next:" | "Working with" | "Message Catalogs"),
+    and a table's cell beside a link in the next column ("DirBuilder" | "A builder used to ...")."""
+    for colour in (BLUE, GREY):
+        para = [("Note that the function", 40, 40, GREY), ("read_to_string", 266, 40, colour), ("with", 412, 40, GREY),
+                ("fewer imports and less code for it to read.", 40, 62, GREY)]  # fmt: skip
+        els, im = _page(para, size=(900, 120))
+        assert ("with fewer imports and less code for it to read." in _texts(_group(els, im))) is (colour == GREY)
+    wrapped = [("been improved in the latest release, making it", 40, 40, GREY),
+               ("more efficient and less busy. See", 40, 62, GREY), ("the Timer Module", 376, 62, BLUE),
+               ("section in the Efficiency Guide of the manual.", 40, 84, BLUE)]  # fmt: skip
+    lead = [
+        ("Documentation overview", 40, 256, BLUE),
+        ("Previous: Date and Time", 40, 278, BLUE),
+        ("Next:", 40, 300, GREY),
+        ("Working with", 96, 300, BLUE),
+        ("Message Catalogs", 40, 322, BLUE),
+    ]
+    els, im = _page([*wrapped, *lead], size=(900, 360))
+    texts = _texts(_group(els, im))
+    assert "the Timer Module section in the Efficiency Guide of the manual." in texts, texts
+    assert "Working with Message Catalogs" in texts, texts
+    table = [("DirBuilder", 40, 40, BLUE), ("A builder used to create directories in", 170, 40, GREY),
+             ("various manners.", 170, 62, GREY)]  # fmt: skip
+    els, im = _page(table, size=(900, 120))  # a table's next column stands further off than a word space
+    assert "A builder used to create directories in various manners." in _texts(_group(els, im))
+
+
 def test_a_tight_list_of_links_stays_apart():
     # same left edge, no gap, same colour: the geometry of a wrap; the text says each line starts anew
     rows = ["Home", "Introduction", "Documentation", "How to help", "Downloads"]
