@@ -105,12 +105,14 @@ line A to the line B just below it when the layout says B continues A, and only 
 
 9. **A paragraph with a link inside is its lines** (:func:`_around_a_link`). The DOM labels no owner of text with a
    control inside (the words around an inline link are a fragment): they give its visual lines, cut at the link. So
-   lines joined by rules 1-6 go apart again where a row of theirs holds a piece of another colour within a word
-   space (a link), the rows hold a paragraph's words (not a link's lead-in, "Next:" | "Working with" | "Message
-   Catalogs"), and the joined lines' colour is that of most text around them (the prose; a link wrapped in it stays
-   joined: "See" | "the Timer Module" | "section in the Efficiency Guide"). A paragraph's joined lines left short of
-   :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` by its links ("This function will return an error if" |
-   "path does not exist ... according to" | "OpenOptions::open") named nothing the DOM labels.
+   lines joined by rules 1-6 go apart again where a row of theirs, or the paragraph's line just above or below them
+   (one the paragraph wrapped into: the next line's first word, or its link as a whole, had no room at the end of the
+   line before), holds a piece of another colour within a word space (a link), the rows hold a paragraph's words (not a
+   link's lead-in, "Next:" | "Working with" | "Message Catalogs"), and the joined lines' colour is that of most text
+   around them (the prose; a link wrapped in it stays joined: "See" | "the Timer Module" | "section in the Efficiency
+   Guide"). A paragraph's joined lines left short of :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` by its links
+   ("This function will return an error if" | "path does not exist ... according to" | "OpenOptions::open") named
+   nothing the DOM labels.
 
 The joined element's text is the lines' texts joined by a space (none after a hyphen that ends a word: the web wraps a
 compound at its hyphen, "Byte-" | "Compilation"), its box the union of the lines, its click point the first line's
@@ -799,25 +801,49 @@ def _line_run(i: int, boxes, heights, centres, gap: float = INLINE_RUN_GAP) -> l
 
 def _around_a_link(chain: Sequence[int], elements, boxes, heights, centres, colours) -> bool:
     """Rule 9 of the module docstring: whether the joined lines ``chain`` are prose with a link inside. Some row of
-    theirs holds, within a word space's reach (:data:`LINK_GAP` line heights from piece to piece), a piece of another
-    colour with at least two letters or digits (a link; not an icon read as one glyph); those rows hold at least
-    ``2 *`` :data:`PROSE_WORDS` words (not a link's lead-in: "Next:" | "Working with" | "Message Catalogs"); and the
-    chain's colour is the greater part of the text of its size from :data:`LINK_CONTEXT` lines above it to as many
+    theirs, or the line just above or below them that the paragraph wrapped into ("... By using" | "<a>cancel/1</a>,
+    the returned ..."), holds, within a word space's reach (:data:`LINK_GAP` line heights from piece to piece), a piece
+    of another colour with at least two letters or digits (a link; not an icon read as one glyph); those rows hold at
+    least ``2 *`` :data:`PROSE_WORDS` words (not a link's lead-in: "Next:" | "Working with" | "Message Catalogs"); and
+    the chain's colour is the greater part of the text of its size from :data:`LINK_CONTEXT` lines above it to as many
     below, over its width (the paragraph's prose, not a link wrapped in it: "See" | "the Timer Module" | "section in
     the Efficiency Guide")."""
     words = sum(len(elements[k].text.split()) for k in chain)
     link = False
-    for k in chain:
+    h = sum(heights[k] for k in chain) / len(chain)
+    x0, x1 = min(boxes[k][0] for k in chain), max(boxes[k][2] for k in chain)
+    top, bottom = boxes[chain[0]][1], boxes[chain[-1]][3]
+    rows = list(chain)
+
+    def wrapped(a: int, b: int) -> bool:  # line b's first word had no room at the end of line a: one paragraph
+        text = elements[b].text  # (a link in another colour wraps whole: its spaces are often unbreakable)
+        advance = (boxes[b][2] - boxes[b][0]) / max(1, len(text))
+        first = advance * len(text.split()[0] if text.split() else text)
+        if not _same_colour(colours[b], colours[chain[0]]):
+            first = boxes[b][2] - boxes[b][0]
+        return boxes[a][2] + advance + first > max(x1, boxes[a][2], boxes[b][2]) - FIT_TOLERANCE * h
+
+    for q in range(len(boxes)):  # the paragraph's lines just above and below (a link may have ended or started them)
+        if q in chain or abs(boxes[q][0] - x0) > 0.5 * h or not _similar_heights(heights[q], h):
+            continue
+        if MIN_LINE_GAP * h <= boxes[q][1] - bottom <= MAX_LINE_GAP * h and wrapped(chain[-1], q):
+            rows.append(q)
+        elif MIN_LINE_GAP * h <= top - boxes[q][3] <= MAX_LINE_GAP * h and wrapped(
+            _line_run(q, boxes, heights, centres, LINK_GAP)[-1], chain[0]
+        ):
+            rows.append(q)
+    seen: set[int] = set()
+    for k in rows:
         for q in _line_run(k, boxes, heights, centres, LINK_GAP):
-            if q in chain:
+            if q in chain or q in seen:
                 continue
+            seen.add(q)
             words += len(elements[q].text.split())
-            if not _same_colour(colours[q], colours[k]) and colours[q] is not None:
+            prose = colours[k] if k in chain else colours[chain[0]]
+            if not _same_colour(colours[q], prose) and colours[q] is not None:
                 link = link or sum(c.isalnum() for c in elements[q].text) >= 2
     if not link or words < 2 * PROSE_WORDS:
         return False
-    h = sum(heights[k] for k in chain) / len(chain)
-    x0, x1 = min(boxes[k][0] for k in chain), max(boxes[k][2] for k in chain)
     y0, y1 = boxes[chain[0]][1] - LINK_CONTEXT * h, boxes[chain[-1]][3] + LINK_CONTEXT * h
     width = {True: 0.0, False: 0.0}
     for q in range(len(boxes)):

@@ -205,6 +205,24 @@ def test_a_paragraph_with_a_link_inside_is_its_lines_and_a_link_wrapped_in_prose
     assert "A builder used to create directories in various manners." in _texts(_group(els, im))
 
 
+def test_a_paragraph_whose_next_line_starts_with_a_link_is_its_lines_and_a_title_above_a_byline_still_joins():
+    """Rule 9 looks at the paragraph's next line too: "... See" | "<a>Section 34.15</a>, the returned reference ...":
+    the link ended the joined lines, so their own rows hold none, but the paragraph has one (its first word would
+    have fitted, the link as a whole did not: its space does not break). A short last line
+    ("Harbor city votes to rebuild its old" | "tram line") did not wrap into the row below it (a byline with a link),
+    which is another element: the title stays joined."""
+    para = [("Successful evaluations of the timer functions", 40, 40, GREY),
+            ("give return values with a ref. See", 40, 62, GREY), ("Section 34.15", 40, 84, BLUE),
+            (", the returned reference can be used later.", 176, 84, GREY)]  # fmt: skip
+    title = [("Harbor city votes to rebuild its old", 40, 240, GREY), ("tram line", 40, 262, GREY),
+             ("World", 40, 284, BLUE), ("news from the harbour city today", 96, 284, GREY)]  # fmt: skip
+    els, im = _page([*para, *title], size=(900, 330))
+    texts = _texts(_group(els, im))
+    assert "Successful evaluations of the timer functions" in texts, texts
+    assert "give return values with a ref. See" in texts, texts
+    assert "Harbor city votes to rebuild its old tram line" in texts, texts
+
+
 def test_a_tight_list_of_links_stays_apart():
     # same left edge, no gap, same colour: the geometry of a wrap; the text says each line starts anew
     rows = ["Home", "Introduction", "Documentation", "How to help", "Downloads"]
