@@ -87,15 +87,18 @@ line A to the line B just below it when the layout says B continues A, and only 
    next line, whatever its text ("The programming" | "API"), once rules 1-4 hold.
 7. **Inline links wrapped in prose** (:func:`_inline_wraps`). A link inside a paragraph wraps from the end of one line
    to the start of the next, where rule 1 does not look ("Questions? Please <a>Get in" | "touch with me</a> for
-   more."). The last piece A of a line of text (pieces of its row closer than :data:`INLINE_RUN_GAP` line heights)
-   and the one piece B of the line below that starts where A's line starts (or, in a numbered item, where its text
-   starts after the number: "6. take one of the points <a>Get in" | "touch with me</a>") and ends before A starts
-   join when they have one size and colour, the text continues (rule 5), A does not end a statement of code
+   more."). The last piece A of a line of text (pieces of its row closer than :data:`INLINE_RUN_GAP` line heights) and
+   the one piece B of the line below that starts where A's line starts (or, in a numbered item, where its text starts
+   after the number: "6. take one of the points <a>Get in" | "touch with me</a>") and ends before A starts join when
+   they have one size and colour, the text continues (rule 5), A does not end a statement of code
    (:func:`ends_code_statement`), and their colour is the lesser part of the two lines' width: the prose around the
-   link is the greater. Prose wrapped beside inline code of another colour is the greater part, and stays apart.
-   Where the caller can see underlines (``underlined``, :func:`annotators.ocr.underlined`), they are part of the
-   style: a grey underlined link in black prose reads a shade apart, and two underlined single words continue each
-   other ("There is a <a>modular" | "version</a> with").
+   link is the greater. Where the link is most of its two lines ("are based on the <a>Locale Data Markup Language" |
+   "specification</a> (LDML)."), its colour is still the lesser part of the text around them (of their size, from
+   :data:`LINK_CONTEXT` lines above to as many below, :func:`_most_text_around`), if the two rows hold text of another
+   colour at all (a row of tags in one colour holds no prose). Prose wrapped beside inline code of another colour is
+   the greater part, and stays apart. Where the caller can see underlines (``underlined``,
+   :func:`annotators.ocr.underlined`), they are part of the style: a grey underlined link in black prose reads a shade
+   apart, and two underlined single words continue each other ("There is a <a>modular" | "version</a> with").
 
 8. **Closer than the column's pitch** (:func:`_tighter_than_pitch`). Where rule 5 finds no text cue, B still continues
    A when it follows A closer than the lines of their column (same start, size and colour) follow each other, and
@@ -844,14 +847,23 @@ def _around_a_link(chain: Sequence[int], elements, boxes, heights, centres, colo
                 link = link or sum(c.isalnum() for c in elements[q].text) >= 2
     if not link or words < 2 * PROSE_WORDS:
         return False
-    y0, y1 = boxes[chain[0]][1] - LINK_CONTEXT * h, boxes[chain[-1]][3] + LINK_CONTEXT * h
+    return _most_text_around(chain, boxes, heights, centres, colours)
+
+
+def _most_text_around(members: Sequence[int], boxes, heights, centres, colours) -> bool:
+    """Whether the colour of the lines ``members`` (one element's, top to bottom) is that of most text of their size
+    from :data:`LINK_CONTEXT` lines above them to as many below, over their width (summed box widths, theirs
+    included): the prose of their paragraph, not a link in it."""
+    h = sum(heights[k] for k in members) / len(members)
+    x0, x1 = min(boxes[k][0] for k in members), max(boxes[k][2] for k in members)
+    y0, y1 = boxes[members[0]][1] - LINK_CONTEXT * h, boxes[members[-1]][3] + LINK_CONTEXT * h
     width = {True: 0.0, False: 0.0}
     for q in range(len(boxes)):
         b = boxes[q]
         if colours[q] is None or not (y0 <= centres[q] <= y1 and b[0] < x1 and b[2] > x0):
             continue
-        if q in chain or _similar_heights(heights[q], h):
-            width[q in chain or _same_colour(colours[q], colours[chain[0]])] += b[2] - b[0]
+        if q in members or _similar_heights(heights[q], h):
+            width[q in members or _same_colour(colours[q], colours[members[0]])] += b[2] - b[0]
     return width[True] >= width[False]
 
 
@@ -859,10 +871,11 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None) -
     """Rule 7 of the module docstring: an inline link wrapped from the end of one line of prose to the start of the
     next ("... <a>Get in" | "touch with me</a> ..."): pairs (i, j) of the last piece of a line and the first piece of
     the line below, starting where that line starts, of one size and style, whose text continues, set in a style that
-    is the lesser part of the two lines (the prose around it is the greater). The style is the colour, and where
-    ``underlined`` can tell (``(box) -> bool | None``) whether a piece is underlined: two underlined pieces are one
-    link wrapped whatever their words (a lower-case single word after another, "modular" | "version", continues),
-    and the prose beside an underlined link is of another style however close its colour."""
+    is the lesser part of the two lines or, beside prose of another colour, of the text around them (the prose around
+    it is the greater). The style is the colour, and where ``underlined`` can tell (``(box) -> bool | None``) whether a
+    piece is underlined: two underlined pieces are one link wrapped whatever their words (a lower-case single word
+    after another, "modular" | "version", continues), and the prose beside an underlined link is of another style
+    however close its colour."""
     under: dict[int, bool | None] = {}
 
     def is_under(k: int) -> bool | None:
@@ -910,7 +923,8 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None) -
         width = {True: 0.0, False: 0.0}
         for k in {*here, *there}:
             width[same_style(k, i)] += boxes[k][2] - boxes[k][0]
-        if width[True] < width[False]:
+        prose = any(not _same_colour(colours[k], colours[i]) for k in {*here, *there})  # not a row of tags
+        if width[True] < width[False] or (prose and not _most_text_around([i, j], boxes, heights, centres, colours)):
             pairs.append((i, j))
     return pairs
 

@@ -139,8 +139,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: leaves out ("GCRY_MD_FLAG_HMAC" was "GCRY MD" | "FLAG HMAC"; :func:`annotators.ocr._underscores`, annotator
 #: ``2025.1-low-underscores``); 47 = a paragraph's lines joined by the grouping go apart again where a link of another
 #: colour stands in them, as the DOM labels such a paragraph line by line (rule 9 of :mod:`annotators.ocr_group`); 48
-#: = also where the link stands in the paragraph's line just above or below them, which the paragraph wrapped into.
-RECIPE_VERSION = "48"
+#: = also where the link stands in the paragraph's line just above or below them, which the paragraph wrapped into; 49
+#: = an inline link wrapped in prose joins where it is most of its two lines but not of the text around them ("the
+#: <a>Locale Data Markup Language" | "specification</a> (LDML).", rule 7 of :mod:`annotators.ocr_group`).
+RECIPE_VERSION = "49"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -140,6 +140,23 @@ def test_an_inline_link_wrapped_to_the_next_line_of_prose_becomes_one_element():
     assert "digest);" in texts and "return 0" in texts
 
 
+def test_a_link_wrapped_in_prose_joins_though_it_is_most_of_its_two_lines_and_a_row_of_tags_does_not():
+    """Rule 7 tells the link from the prose by the text around it too: "are based on the rules of the <a>Locale Data
+    Markup Language" | "specification</a> (LDML)." is mostly link on its two rows, but the paragraph above is prose.
+    Two rows of tags in the link's colour under a grey description ("ledger tools" | "bookkeeping app") have no prose
+    beside them and stay apart."""
+    para = [("patterns Babel supports for number formatting are", 40, 40, GREY),
+            ("are based on the rules of the", 40, 62, GREY), ("Locale Data Markup Language", 336, 62, BLUE),
+            ("specification", 40, 84, BLUE), ("(LDML).", 176, 84, GREY)]  # fmt: skip
+    tags = [("A ledger for small teams that keeps the books in plain text files", 40, 170, GREY),
+            ("accounting", 40, 200, BLUE), ("finance", 146, 200, BLUE), ("ledger tools", 229, 200, BLUE),
+            ("bookkeeping app", 40, 222, BLUE), ("self-hosted", 196, 222, BLUE)]  # fmt: skip
+    els, im = _page([*para, *tags], size=(900, 260))
+    texts = _texts(_group(els, im))
+    assert "Locale Data Markup Language specification" in texts, texts
+    assert "ledger tools" in texts and "bookkeeping app" in texts, texts
+
+
 def test_a_grey_underlined_link_wrapped_in_black_prose_joins_by_its_underline():
     """underscore.js: "There is a <a>modular" | "version</a> with clickable import references": the link's grey reads a
     shade from the prose's black (the same colour to rule 2), so by colour the link is no lesser part of its lines,
