@@ -141,8 +141,9 @@ from schemas.records import GroundingLabel, Screenshot
 #: colour stands in them, as the DOM labels such a paragraph line by line (rule 9 of :mod:`annotators.ocr_group`); 48
 #: = also where the link stands in the paragraph's line just above or below them, which the paragraph wrapped into; 49
 #: = an inline link wrapped in prose joins where it is most of its two lines but not of the text around them ("the
-#: <a>Locale Data Markup Language" | "specification</a> (LDML).", rule 7 of :mod:`annotators.ocr_group`).
-RECIPE_VERSION = "49"
+#: <a>Locale Data Markup Language" | "specification</a> (LDML).", rule 7 of :mod:`annotators.ocr_group`); 50 = an
+#: ellipsis is part of a text when repeats are found ("Open..." and "Open" are two texts, as the DOM counts them).
+RECIPE_VERSION = "50"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).
@@ -327,8 +328,11 @@ def reading_order(boxes: Sequence[Sequence[float]]) -> list[int]:
 
 
 def repeat_key(text: str) -> str:
-    """What a text is compared as to find its repeats (see the module docstring)."""
-    return " ".join(text.split()).casefold().rstrip(",.;")
+    """What a text is compared as to find its repeats (see the module docstring): trailing commas, full stops and
+    semicolons dropped (the prose's, after a link: "GHashTable,"), but not an ellipsis ("Open..." is a menu item that
+    opens a dialog, not "Open")."""
+    key = " ".join(text.split()).casefold()
+    return key if key.endswith(("...", "…")) else key.rstrip(",.;")
 
 
 def painted_inside(texts: Sequence[str], members: Sequence[int]) -> int:

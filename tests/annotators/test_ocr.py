@@ -845,3 +845,11 @@ def test_an_underscore_under_a_box_drawn_tight_to_capitals_still_joins_the_ident
     assert len(annotator._split_line(pixels[y0:y1], "NAME VALUE", pixels[y1 : y1 + 9]) or []) == 2
     # the next line's box starts where its glyphs do: no row of it is free under the line above
     assert _free_rows_below([(10, 5, 300, 40), (10, 44, 200, 80), (400, 41, 500, 60)], 100) == [44, 100, 100]
+    assert _free_rows_below([], 100) == []  # no boxes: nothing to look under
+    # no free row under the box (the next line's box starts at once, or the screenshot ends): the crop alone, as before
+    gpg = Image.new("RGB", (520, 70), "white")
+    ImageDraw.Draw(gpg).text((10, 8), "GPG_ERR_E...", font=mono, fill=(0, 0, 0))
+    crop = np.asarray(gpg)[y0:y1]
+    none = crop[crop.shape[0] :]
+    assert none.shape[0] == 0
+    assert annotator._split_line(crop, "GPG ERR E...", none) == annotator._split_line(crop, "GPG ERR E...")

@@ -20,6 +20,7 @@ from annotators.ocr_producer import (
     painted_inside,
     positional_template,
     reading_order,
+    repeat_key,
 )
 from schemas.keys import config_hash
 from schemas.records import Screenshot
@@ -105,6 +106,10 @@ def test_a_repeat_painted_beyond_the_ordinals_counting_other_texts_words_gets_no
         for lb in _labels(rows)
         if lb.element_text.startswith("GHashTable") and " " not in lb.element_text
     ] == []
+    # ... but an ellipsis is part of the text: "Open..." opens a dialog, "Open" does not (the DOM counts them apart)
+    assert repeat_key("Save…") != repeat_key("Save")
+    named = {lb.instruction for lb in _labels([_el("Open...", 10, 30), _el("Open", 10, 60)])}
+    assert named == {'click "Open..."', 'click "Open"'}
 
 
 def test_a_custom_template_gets_its_positional_form_and_collisions_name_nobody():
@@ -139,7 +144,7 @@ def test_text_cut_by_the_left_or_right_edge_gets_no_label():
 
 
 def test_the_recipe_version_is_in_the_config_hash():
-    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "49"
+    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "50"
     cfg = AnnotateConfig(run_id="r", config_hash="h")
     assert cfg.producer().recipe_version == RECIPE_VERSION
     assert config_hash(cfg) != config_hash(dataclasses.replace(cfg, recipe_version="1"))

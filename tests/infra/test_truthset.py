@@ -68,6 +68,25 @@ def test_collect_takes_the_sphinx_builds_as_dev_sites(tmp_path, capsys):
     assert "attrs-html/overview.html missing, skipped" in capsys.readouterr().err
 
 
+def test_install_docs_refuses_to_run_without_root_and_installs_nothing(tmp_path):
+    """``install_docs.sh`` needs apt-get, so as a user it says so and calls nothing (``id`` and ``apt-get`` are
+    stand-ins on ``PATH``: the second records any call)."""
+    import os
+    import subprocess
+
+    calls = tmp_path / "apt-calls"
+    (tmp_path / "id").write_text("#!/bin/sh\necho 1000\n")
+    (tmp_path / "apt-get").write_text(f'#!/bin/sh\necho "$@" >> {calls}\n')
+    for tool in ("id", "apt-get"):
+        (tmp_path / tool).chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["bash", str(ROOT / "infra/truthset/install_docs.sh")], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1 and "needs root" in done.stderr, done
+    assert not calls.exists()
+
+
 def test_the_committed_manifest_matches_the_split_rule():
     collect = _load("collect")
     records = [json.loads(x) for x in (ROOT / "infra/truthset/pages.jsonl").read_text().splitlines()]
