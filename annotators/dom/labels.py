@@ -9,7 +9,8 @@ Recipes (each a row with its recipe name; an element gets every one that applies
 * ``dom-field``: form fields by label or placeholder, ``click the "Email" field``,
   ``click the field with placeholder "you@example.com"``;
 * ``dom-position``: where a role + name repeats on the screenshot, its place in reading order (top to bottom, then
-  left to right), ``click the second "Edit" button``;
+  left to right), ``click the second "Edit" button``; where the visible text of a text or of a control no role noun
+  names repeats, its place among every element showing it, ``click the second "History"``;
 * ``dom-name-position``: the same for an element that shows no text of its own, named by its accessible name only
   (two "Up" arrow images in links: ``click the second "Up" link``), so a reader of the labels can tell it from
   painted text (``annotators.evaluate.truth_from_dom`` leaves it out of OCR's recall).
@@ -34,9 +35,10 @@ VERSION = "1"
 RECIPES = ("dom-text", "dom-name", "dom-role", "dom-field", "dom-position", "dom-name-position")
 #: Each recipe's version: the recipe's own rules (2: visible text wins over a name nobody sees, positions for a
 #: repeated text without a role noun; 3: no label for an element the screenshot does not show, see
-#: :func:`dom_labels`; 4: the position of an element that shows no text is ``dom-name-position``) and the
-#: extraction rules it stands on.
-RECIPE_VERSIONS = {r: f"4+x{EXTRACT_VERSION}" for r in RECIPES}
+#: :func:`dom_labels`; 4: the position of an element that shows no text is ``dom-name-position``; 5: a control no
+#: role noun names whose text repeats, a ``<summary>``'s "History", is named by its place as a text is, where it had
+#: no label at all) and the extraction rules it stands on.
+RECIPE_VERSIONS = {r: f"5+x{EXTRACT_VERSION}" for r in RECIPES}
 
 ROLE_NOUNS = {
     "button": "button",
@@ -117,8 +119,9 @@ def _reading_key(el: dict) -> tuple[int, float]:
 
 def _positional(elements: list[dict]) -> list[_Candidate]:
     """``click the second "Edit" button`` for every role + name that repeats, in reading order; ``click the second
-    "Paid"`` for a text without a role noun (a table cell, a line) whose visible text repeats, ranked among every
-    element showing that text (the OCR producer's wording: a reader counts what is painted, whatever its role)."""
+    "Paid"`` for a text or a control without a role noun (a table cell, a line, a ``<summary>``: "History") whose
+    visible text repeats, ranked among every element showing that text (the OCR producer's wording: a reader counts
+    what is painted, whatever its role)."""
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, el in enumerate(elements):
         name, noun = el.get("name") or el.get("text"), ROLE_NOUNS.get(el.get("role") or "")
@@ -143,7 +146,7 @@ def _positional(elements: list[dict]) -> list[_Candidate]:
         members.sort(key=lambda i: _reading_key(elements[i]))
         for rank, i in enumerate(members):
             el = elements[i]
-            if el["kind"] == "text" and not ROLE_NOUNS.get(el.get("role") or ""):
+            if not ROLE_NOUNS.get(el.get("role") or ""):  # a text, or a control no role noun names (a <summary>)
                 out.append(_Candidate("dom-position", f"click the {ORDINALS[rank]} {_q(el['text'])}", el["text"], i))
     return out
 

@@ -116,6 +116,23 @@ def test_repeated_text_without_a_role_noun_is_named_by_its_place_among_every_ele
     assert (1, "dom-role", 'click the "Paid" link') in got  # the only link of that name
 
 
+def test_a_repeated_control_no_role_noun_names_is_named_by_its_place_as_a_text_is():
+    """Three ``<summary>`` "History" toggles (Chromium's role: a disclosure triangle, no noun for it) and a cell
+    "History": each gets its place among all four, as the OCR producer counts what is painted. Before recipe 5 the
+    toggles had no label at all: their text was ambiguous and no positional recipe spoke for a control."""
+    rows = [el(role="DisclosureTriangle", name="History", text="History", box=(10, y, 80, y + 20)) for y in (100, 300)]
+    rows += [el(kind="text", role="cell", name="History", text="History", box=(10, 200, 80, 220))]
+    rows += [el(role="DisclosureTriangle", name="History", text="History", box=(10, 400, 80, 420))]
+    got = instructions(rows)
+    assert {(i, ins) for i, r, ins in got if r == "dom-position"} == {
+        (0, 'click the first "History"'),
+        (2, 'click the second "History"'),
+        (1, 'click the third "History"'),
+        (3, 'click the fourth "History"'),
+    }
+    assert not any(ins.casefold() == 'click "history"' for _, _, ins in got)
+
+
 def test_an_element_the_screenshot_does_not_show_gets_no_label_and_no_place_among_repeats():
     shot = Screenshot("s" * 64, "/x.png", 1170, 2532, "PNG", "RGB", 1, 10, dt.datetime.now(dt.UTC), "r")
     elements = [
