@@ -923,7 +923,9 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None) -
         width = {True: 0.0, False: 0.0}
         for k in {*here, *there}:
             width[same_style(k, i)] += boxes[k][2] - boxes[k][0]
-        prose = any(not _same_colour(colours[k], colours[i]) for k in {*here, *there})  # not a row of tags
+        prose = any(  # text of another colour beside them: not a row of tags
+            colours[k] is not None and not _same_colour(colours[k], colours[i]) for k in {*here, *there}
+        )
         if width[True] < width[False] or (prose and not _most_text_around([i, j], boxes, heights, centres, colours)):
             pairs.append((i, j))
     return pairs
@@ -950,14 +952,13 @@ def _merge(
     text ``texts[i]`` where given, else ``join`` of the texts, box the union, click point the box centre (``centre``)
     or the first one's, confidence the lowest."""
     after = set(following.values())
+    chains = {chain[0]: chain for chain in _chains(following)}
     out = []
     for i in range(len(elements)):
         if i in after:
             continue
-        chain = [i]
-        while chain[-1] in following:
-            chain.append(following[chain[-1]])
-        if len(chain) == 1:
+        chain = chains.get(i)
+        if chain is None:
             out.append(elements[i])
             continue
         box = tuple(f(boxes[k][c] for k in chain) for c, f in enumerate((min, min, max, max)))

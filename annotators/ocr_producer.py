@@ -142,8 +142,9 @@ from schemas.records import GroundingLabel, Screenshot
 #: = also where the link stands in the paragraph's line just above or below them, which the paragraph wrapped into; 49
 #: = an inline link wrapped in prose joins where it is most of its two lines but not of the text around them ("the
 #: <a>Locale Data Markup Language" | "specification</a> (LDML).", rule 7 of :mod:`annotators.ocr_group`); 50 = an
-#: ellipsis is part of a text when repeats are found ("Open..." and "Open" are two texts, as the DOM counts them).
-RECIPE_VERSION = "50"
+#: ellipsis is part of a text when repeats are found ("Open..." and "Open" are two texts, as the DOM counts them); 51 =
+#: a piece whose colour cannot be told is no prose beside a wrapped link (recipe 49's test; no dev label changed).
+RECIPE_VERSION = "51"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

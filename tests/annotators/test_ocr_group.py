@@ -144,13 +144,14 @@ def test_a_link_wrapped_in_prose_joins_though_it_is_most_of_its_two_lines_and_a_
     """Rule 7 tells the link from the prose by the text around it too: "are based on the rules of the <a>Locale Data
     Markup Language" | "specification</a> (LDML)." is mostly link on its two rows, but the paragraph above is prose.
     Two rows of tags in the link's colour under a grey description ("ledger tools" | "bookkeeping app") have no prose
-    beside them and stay apart."""
+    beside them (a piece whose colour cannot be told is none) and stay apart."""
     para = [("patterns Babel supports for number formatting are", 40, 40, GREY),
             ("are based on the rules of the", 40, 62, GREY), ("Locale Data Markup Language", 336, 62, BLUE),
             ("specification", 40, 84, BLUE), ("(LDML).", 176, 84, GREY)]  # fmt: skip
     tags = [("A ledger for small teams that keeps the books in plain text files", 40, 170, GREY),
             ("accounting", 40, 200, BLUE), ("finance", 146, 200, BLUE), ("ledger tools", 229, 200, BLUE),
-            ("bookkeeping app", 40, 222, BLUE), ("self-hosted", 196, 222, BLUE)]  # fmt: skip
+            ("bookkeeping app", 40, 222, BLUE), ("self-hosted", 196, 222, BLUE),
+            ("12 stars", 312, 222, (250, 250, 250))]  # fmt: skip  # a piece whose colour cannot be told: no prose
     els, im = _page([*para, *tags], size=(900, 260))
     texts = _texts(_group(els, im))
     assert "Locale Data Markup Language specification" in texts, texts
