@@ -476,12 +476,12 @@ class OcrAnnotator:
         start = runs[0][0]
         words: list[tuple[int, int]] = []  # words of the current piece
         wstart = runs[0][0]
-        rule = _underline_rule(crop, under_rows, under_cols, cfg.ink_contrast)  # the underline itself
+        rule = _underline_rule(crop, under_rows, under_cols, cfg.ink_contrast, bg)  # the underline itself
         for i, g in enumerate(gaps):
             end = runs[i][1]
             if g >= word_at or (
                 _underline_edge(rule, runs[i], runs[i + 1])
-                and min(_ink_height(crop, runs[k], under_rows, cfg.ink_contrast) for k in (i, i + 1)) >= 0.3 * h
+                and min(_ink_height(crop, runs[k], under_rows, cfg.ink_contrast, bg) for k in (i, i + 1)) >= 0.3 * h
             ):  # a word space, or an underline's end between two letters (not a full stop or quote after a link)
                 words.append((wstart, end))
                 wstart = runs[i + 1][0]
@@ -996,26 +996,31 @@ def _underline(crop: np.ndarray, ink_contrast: int, bg: np.ndarray | None = None
     return rows, ink[rows].any(axis=0)
 
 
-def _ink_height(crop: np.ndarray, span: tuple[int, int], skip_rows: np.ndarray, ink_contrast: int) -> int:
+def _ink_height(
+    crop: np.ndarray, span: tuple[int, int], skip_rows: np.ndarray, ink_contrast: int, bg: np.ndarray | None = None
+) -> int:
     """How many rows of ``crop``'s columns ``span`` (``[start, end)``) hold ink, from the first to the last, leaving
-    out ``skip_rows`` (an underline's): a letter's x-height or more, a full stop's or a quote's few rows."""
+    out ``skip_rows`` (an underline's): a letter's x-height or more, a full stop's or a quote's few rows. ``bg``: the
+    crop's median colour where the caller has it."""
     part = crop[:, span[0] : span[1]].astype(np.int16)
-    bg = np.median(crop.reshape(-1, 3), axis=0).astype(np.int16)
+    bg = (np.median(crop.reshape(-1, 3), axis=0) if bg is None else bg).astype(np.int16)
     rows = np.flatnonzero((np.abs(part - bg).max(axis=-1) >= ink_contrast).any(axis=1) & ~skip_rows)
     return int(rows[-1] - rows[0] + 1) if rows.size else 0
 
 
-def _underline_rule(crop: np.ndarray, under_rows: np.ndarray, under_cols: np.ndarray, ink_contrast: int) -> np.ndarray:
+def _underline_rule(
+    crop: np.ndarray, under_rows: np.ndarray, under_cols: np.ndarray, ink_contrast: int, bg: np.ndarray | None = None
+) -> np.ndarray:
     """Per column of a line crop, whether the underline's own long run (:data:`UNDERLINE_RUN` line heights) lies under
     it: ``under_cols`` (:func:`_underline`) without a glyph's ink that merely touches the underline's rows, its skips
     at glyphs and descenders bridged (:func:`_long_runs`; a descender is ink on the two rows just below the
-    underline). All False without an underline."""
+    underline). All False without an underline. ``bg``: the crop's median colour where the caller has it."""
     h = crop.shape[0]
     rows = np.flatnonzero(under_rows)
     if rows.size == 0:
         return np.zeros_like(under_cols)
     band = crop[rows[-1] + 1 : rows[-1] + 3].astype(np.int16)
-    bg = np.median(crop.reshape(-1, 3), axis=0).astype(np.int16)
+    bg = (np.median(crop.reshape(-1, 3), axis=0) if bg is None else bg).astype(np.int16)
     descends = (np.abs(band - bg).max(axis=-1) >= ink_contrast).any(axis=0) if band.shape[0] else None
     return _long_runs(
         under_cols,
