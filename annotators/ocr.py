@@ -215,7 +215,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-low-underscores"
+    VERSION = "2025.1-prose-comma"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -516,6 +516,9 @@ class OcrAnnotator:
         otherwise be punctuation of another colour stuck to the word (the black full stop after a red link, the
         brackets around a blue e-mail address). Where that punctuation after a word is of another colour than the
         word, the word ends its piece: the plain comma between two links of one colour ("Tutorial, Tutorial2"). Where
+        the last mark alone is darker than the word and of another hue (:func:`_darker_other_hue`), it ends the piece
+        too: a comma is a sliver of a long word of narrow monospace glyphs, whose colour over its ends stays the
+        link's ("maps:next/1, maps:filter/2" on grey chips; :func:`mark_after` keeps the two apart when grouped). Where
         the punctuation before a word is darker than the word and of another hue, the word starts a piece: the black
         bracket between two links of one colour ("org (archives)"); a thin bracket of the word's own colour reads
         paler, not darker, so "(in bytes)" stays whole.
@@ -550,21 +553,19 @@ class OcrAnnotator:
             colors.append(usual)
             cores.append(cores_colour)
             # punctuation of another colour after the word: the plain comma between two links ("Tutorial, Tutorial2")
+            trailing = len(inside) < len(whole) and inside[-1][1] < e
             ends.append(
-                len(inside) < len(whole)
-                and inside[-1][1] < e
-                and _colours_differ(_glyph_color(crop[:, s:e], bg), colors[-1], cfg)
+                trailing
+                and (
+                    _colours_differ(_glyph_color(crop[:, s:e], bg), colors[-1], cfg)
+                    or _darker_other_hue(_glyph_color(crop[:, whole[-1][0] : e], bg), colors[-1], bg, cfg)
+                )
             )
             # punctuation before the word, of another colour and more ink than it: the black bracket opening a link
             # ("org (archives)"; a thin bracket of the word's own colour reads paler, never darker)
             opened = len(inside) < len(whole) and inside[0][0] > s
             lead = _glyph_color(crop[:, s : inside[0][0]], bg) if opened else None
-            starts.append(
-                lead is not None
-                and colors[-1] is not None
-                and float(np.linalg.norm(_chroma(lead) - _chroma(colors[-1]))) > cfg.chroma_split > 0
-                and float(np.linalg.norm(lead - bg)) > float(np.linalg.norm(colors[-1] - bg))
-            )
+            starts.append(_darker_other_hue(lead, colors[-1], bg, cfg))
         pieces: list[_Piece] = []
         s0 = start
         for i in range(len(words) - 1):
@@ -646,7 +647,9 @@ def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrCo
     """
     colour_of = lambda box: text_colours(image, box, config)  # noqa: E731
     marked = lambda box: list_marker_left(image, box, config)  # noqa: E731
-    between = lambda a, b: other_ink_between(image, a, b) or underline_ends_between(image, a, b, config)  # noqa: E731
+    between = lambda a, b: (  # noqa: E731
+        other_ink_between(image, a, b) or underline_ends_between(image, a, b, config) or mark_after(image, a, config)
+    )
     under = lambda box, side: backdrop(image, box, side)  # noqa: E731
     ruled = lambda a, b: rule_between(image, a, b, config)  # noqa: E731
     code = join_code_rows(elements, colour_of, TextElement)
@@ -1100,6 +1103,15 @@ def _hues_differ(a: np.ndarray | None, b: np.ndarray | None, config: OcrConfig) 
     return float(np.linalg.norm(_chroma(a) - _chroma(b))) > config.chroma_split
 
 
+def _darker_other_hue(mark: np.ndarray | None, word: np.ndarray | None, bg: np.ndarray, config: OcrConfig) -> bool:
+    """Punctuation of colour ``mark`` at a word's end or start is the text around it, not the word's (``word``):
+    their hues differ (:func:`_hues_differ`) and the mark stands out more from the background ``bg``. A thin mark of
+    the word's own colour reads paler, never darker; False where either colour is unknown."""
+    if mark is None or word is None or not _hues_differ(mark, word, config):
+        return False
+    return float(np.linalg.norm(mark - bg)) > float(np.linalg.norm(word - bg))
+
+
 def _colours_differ(a: np.ndarray | None, b: np.ndarray | None, config: OcrConfig) -> bool:
     """Two glyph colours (RGB) are of another style: both known, and further apart than ``config.color_split`` or
     their hues (:func:`_chroma`) further than ``config.chroma_split`` (a threshold of 0 is off)."""
@@ -1338,6 +1350,37 @@ def other_ink_between(
     off, axis = between - bg, ink - bg
     t = float(off @ axis) / max(1e-6, float(axis @ axis))
     return float(np.linalg.norm(off - max(0.0, t) * axis)) >= OTHER_INK
+
+
+def mark_after(image: np.ndarray, box: tuple[float, float, float, float], config: OcrConfig) -> bool:
+    """Whether the text in ``box`` ends with a mark of the prose around it: its last ink run is punctuation
+    (:data:`PUNCTUATION_WIDTH` line heights or narrower, :func:`_without_punctuation`) darker than its words and of
+    another hue (:func:`_darker_other_hue`), the black comma after a blue link ("maps:next/1," | "maps:filter/2").
+    The text does not run on into the next piece across it, though the comma says the text continues.
+
+    Args:
+        image: the screenshot (H, W, 3) RGB.
+        box: the piece's box (x0, y0, x1, y1) in its pixels.
+        config: the annotator's settings (``ink_contrast``, ``chroma_split``).
+
+    Returns:
+        True as above; False where the text has no such mark, its words' colour cannot be told, or the box is too
+        small to tell.
+    """
+    crop = _crop(image, box)
+    if crop.shape[0] < 2 or crop.shape[1] < 2:
+        return False
+    ink = _ink_columns(crop, config.ink_contrast)
+    cols = np.flatnonzero(ink)
+    if cols.size == 0:
+        return False
+    runs = _runs(ink[cols[0] : cols[-1] + 1], int(cols[0]))
+    inside = _without_punctuation(runs, crop.shape[0])
+    if len(inside) == len(runs) or inside[-1] == runs[-1]:
+        return False
+    bg = _background(image, box, crop, config.ink_contrast)
+    words = _glyph_color(crop[:, inside[0][0] : inside[-1][1]], bg)
+    return _darker_other_hue(_glyph_color(crop[:, runs[-1][0] : runs[-1][1]], bg), words, bg, config)
 
 
 def underlined(image: np.ndarray, box: tuple[float, float, float, float], config: OcrConfig) -> bool | None:

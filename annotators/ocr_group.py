@@ -14,7 +14,9 @@ row only when all of:
    only in shade (a short word's few glyphs read paler or darker than a long piece's), so an inline link split from
    the prose around it by colour stays split; and no glyph ink of another colour between them (``split_between``:
    the black "][" of "[Contents][index]", two links whatever case the second is read in), nor the end of an underline
-   (a grey underlined link in black prose, a shade apart: "The project is" | "hosted on GitHub"). A month and the
+   (a grey underlined link in black prose, a shade apart: "The project is" | "hosted on GitHub"), nor a mark of
+   another colour ending A (the prose's black comma after a blue link set as code, "maps:next/1," | "maps:filter/2":
+   a sliver too small to change A's colour, :func:`annotators.ocr.mark_after`). A month and the
    number after it ("Feb" | "15, 2025") join whatever their colours.
 3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
    letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), A is a section
@@ -342,7 +344,8 @@ def join_pieces(
         elements / colour_of / make: as for :func:`group_lines`.
         split_between: called with two pieces' boxes (left, right) that would join: True where ink of another colour
             lies between them (:func:`annotators.ocr.other_ink_between`) or an underline ends between them
-            (:func:`annotators.ocr.underline_ends_between`), which keeps them apart; None: not checked.
+            (:func:`annotators.ocr.underline_ends_between`) or the left one ends with a mark of another colour
+            (:func:`annotators.ocr.mark_after`), which keeps them apart; None: not checked.
         backdrop: called with a piece's box and ``"left"`` or ``"right"``: the background colour at that end
             (:func:`annotators.ocr.backdrop`), or None when it cannot be told; None: inline code is not looked for.
 

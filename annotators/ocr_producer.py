@@ -143,8 +143,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: = an inline link wrapped in prose joins where it is most of its two lines but not of the text around them ("the
 #: <a>Locale Data Markup Language" | "specification</a> (LDML).", rule 7 of :mod:`annotators.ocr_group`); 50 = an
 #: ellipsis is part of a text when repeats are found ("Open..." and "Open" are two texts, as the DOM counts them); 51 =
-#: a piece whose colour cannot be told is no prose beside a wrapped link (recipe 49's test; no dev label changed).
-RECIPE_VERSION = "51"
+#: a piece whose colour cannot be told is no prose beside a wrapped link (recipe 49's test; no dev label changed); 52 =
+#: a comma darker than the link before it and of another hue ends the link, though it is a sliver of a long word of
+#: narrow monospace glyphs, and keeps it apart from the next link when pieces are joined ("maps:next/1," |
+#: "maps:filter/2" on grey chips; :func:`annotators.ocr.mark_after`, annotator ``2025.1-prose-comma``).
+RECIPE_VERSION = "52"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -23,6 +23,7 @@ from annotators.ocr import (
     _Piece,
     _runs,
     _underscores,
+    mark_after,
     other_ink_between,
     text_colours,
 )
@@ -44,6 +45,13 @@ def _dejavu(size: int) -> ImageFont.FreeTypeFont:
     if not DEJAVU.is_file():
         pytest.skip(f"needs {DEJAVU} (Debian's fonts-dejavu-core, installed by infra/browser/install.sh)")
     return ImageFont.truetype(str(DEJAVU), size)
+
+
+def _dejavu_mono(size: int) -> ImageFont.FreeTypeFont:
+    """DejaVu Sans Mono, Chromium's monospace font here (as :func:`_dejavu`)."""
+    if not DEJAVU_MONO.is_file():
+        pytest.skip(f"needs {DEJAVU_MONO} (Debian's fonts-dejavu-core, installed by infra/browser/install.sh)")
+    return ImageFont.truetype(str(DEJAVU_MONO), size)
 
 
 def _draw_ui(width: int = 900, height: int = 340, size: int = 20) -> tuple[Image.Image, dict[str, tuple]]:
@@ -249,6 +257,28 @@ def test_a_link_in_prose_splits_off_by_colour_whatever_its_punctuation_and_howev
     assert any(t.strip("<>") == "lool@debian.org" for t in texts), texts
     no_hue = OcrAnnotator(dataclasses.replace(annotator.config, chroma_split=0.0))
     assert "LoicMinier" not in {e.text.replace(" ", "") for e in no_hue.annotate(np.asarray(im))}
+
+
+def test_a_plain_comma_after_a_monospace_link_on_a_chip_ends_it(annotator):
+    """Links set as code on a grey chip and listed with the prose's black commas ("Consumed by maps:next/1,
+    maps:filter/2, maps:fold/3 and ..."): the comma is a sliver of a long word of narrow monospace glyphs, so the
+    word's colour over its ends stays the link's; the comma's own colour, darker and of another hue, ends the link."""
+    sans, mono = _dejavu(17), _dejavu_mono(17)
+    im = Image.new("RGB", (900, 70), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    black, blue, chip = (34, 34, 34), (40, 110, 175), (243, 243, 243)
+    x = 20.0
+    for text, font, colour in [("Consumed by ", sans, black), ("maps:next/1", mono, blue), (", ", sans, black),
+                               ("maps:filter/2", mono, blue), (", ", sans, black), ("maps:fold/3", mono, blue),
+                               (" and so on.", sans, black)]:  # fmt: skip
+        advance = d.textlength(text, font=font)
+        if font is mono:
+            d.rectangle((x, 22, x + advance + 4, 46), fill=chip)
+            x += 2
+        d.text((x, 24), text, font=font, fill=colour)
+        x += advance + (2 if font is mono else 0)
+    texts = {e.text.replace(" ", "").rstrip(",") for e in annotator.annotate(np.asarray(im))}
+    assert {"maps:next/1", "maps:filter/2", "maps:fold/3"} <= texts, texts
 
 
 def test_a_link_keeps_apart_from_prose_despite_an_underlined_space_or_a_bracket_of_the_prose_colour(annotator):
@@ -645,6 +675,27 @@ def test_other_ink_between_tells_the_background_of_large_bold_type_from_its_top_
     assert not other_ink_between(np.asarray(im), a, b)
     d.rectangle((330, 40, 345, 80), fill=(200, 0, 0))  # a red separator between them is other ink
     assert other_ink_between(np.asarray(im), a, b)
+
+
+def test_mark_after_tells_the_proses_comma_after_a_link_from_the_links_own():
+    """A black comma after a blue word set in narrow monospace glyphs is the prose's (it ends the link); a blue comma
+    after it, a black comma after black words, or no mark at all is not."""
+    mono = _dejavu_mono(17)
+    black, blue = (34, 34, 34), (40, 110, 175)
+
+    def ends_in_mark(word_colour, mark_colour, mark=",") -> bool:
+        im = Image.new("RGB", (200, 40), (255, 255, 255))
+        d = ImageDraw.Draw(im)
+        d.text((10, 10), "maps:next/1", font=mono, fill=word_colour)
+        x = 10 + d.textlength("maps:next/1", font=mono)
+        d.text((x, 10), mark, font=mono, fill=mark_colour)
+        x1 = x + d.textlength(mark, font=mono)
+        return mark_after(np.asarray(im), (6.0, 8.0, x1 + 2, 32.0), OcrConfig())
+
+    assert ends_in_mark(blue, black)
+    assert not ends_in_mark(blue, blue)
+    assert not ends_in_mark(black, black)
+    assert not ends_in_mark(blue, blue, mark="")
 
 
 DEJAVU_MONO = DEJAVU.with_name("DejaVuSansMono.ttf")
