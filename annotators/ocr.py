@@ -1405,7 +1405,9 @@ def underline_ends_between(
 ) -> bool:
     """Whether an underline ends between two boxes of one row (``a`` left of ``b``): one is underlined and the other
     bare (:func:`_underline_edge` on the underline's own run across the two, :func:`_underline_rule`), so one is a link
-    and the other the prose beside it, however close their colours (a grey link in black prose).
+    and the other the prose beside it, however close their colours (a grey link in black prose); or both are
+    underlined and the gap between them is not, so they are two links ("Babel 2.18.0" | "previous": a link's
+    underline runs under its word spaces).
 
     Args:
         image: the screenshot (H, W, 3) RGB.
@@ -1414,8 +1416,8 @@ def underline_ends_between(
 
     Returns:
         True as above; False where the row has no underline (:func:`_underline`: a thin rule low in the row, at least
-        :data:`UNDERLINE_RUN` line heights long), one underline runs across the gap, both or neither are underlined,
-        or the boxes are too small to tell.
+        :data:`UNDERLINE_RUN` line heights long), one underline runs across the gap, neither is underlined, or the
+        boxes are too small to tell.
     """
     x0 = int(min(a[0], b[0]))
     row = _crop(image, (x0, min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])))
@@ -1427,7 +1429,10 @@ def underline_ends_between(
     span_b = (max(0, int(b[0]) - x0), max(0, int(b[2]) - x0))
     if span_a[1] <= span_a[0] or span_b[1] <= span_b[0]:
         return False
-    return _underline_edge(rule, span_a, span_b)
+    if _underline_edge(rule, span_a, span_b):
+        return True
+    shares = [float(rule[s:e].mean()) for s, e in (span_a, (span_a[1], span_b[0]), span_b) if e > s]
+    return len(shares) == 3 and min(shares[0], shares[2]) >= UNDERLINED_SHARE and shares[1] < BARE_SHARE
 
 
 def rule_between(

@@ -14,7 +14,8 @@ row only when all of:
    only in shade (a short word's few glyphs read paler or darker than a long piece's), so an inline link split from
    the prose around it by colour stays split; and no glyph ink of another colour between them (``split_between``:
    the black "][" of "[Contents][index]", two links whatever case the second is read in), nor the end of an underline
-   (a grey underlined link in black prose, a shade apart: "The project is" | "hosted on GitHub"), nor a mark of
+   (a grey underlined link in black prose, a shade apart: "The project is" | "hosted on GitHub"; or the bare gap
+   between two underlined links, "Babel 2.18.0" | "previous": a link's underline runs under its spaces), nor a mark of
    another colour ending A (the prose's black comma after a blue link set as code, "maps:next/1," | "maps:filter/2":
    a sliver too small to change A's colour, :func:`annotators.ocr.mark_after`). A month and the
    number after it ("Feb" | "15, 2025") join whatever their colours.
@@ -86,7 +87,8 @@ line A to the line B just below it when the layout says B continues A, and only 
    leaves a bullet out of its line, but the ink left of a line still shows it. A line with a bullet of its own
    starts a list item, so it continues nothing, whatever its text ("a tutorial for libxslt" | "xsltproc user
    manual"); a line with nothing left of it, hanging under the text of a line that has a bullet, is that item's
-   next line, whatever its text ("The programming" | "API"), once rules 1-4 hold.
+   next line, whatever its text ("The programming" | "API"), once rules 1-4 hold; and so is a line hanging under
+   such a next line (a narrow side bar's "Default" | "Extraction" | "Methods").
 7. **Inline links wrapped in prose** (:func:`_inline_wraps`). A link inside a paragraph wraps from the end of one line
    to the start of the next, where rule 1 does not look ("Questions? Please <a>Get in" | "touch with me</a> for
    more."). The last piece A of a line of text (pieces of its row closer than :data:`INLINE_RUN_GAP` line heights) and
@@ -700,7 +702,11 @@ def group_lines(
 
     following: dict[int, int] = {}
     preceding: dict[int, int] = {}
-    for i in range(n):
+
+    def item_text(i: int) -> bool:  # line i is a list item's text: it has a bullet, or hangs under such a line
+        return mark(i) is True or (mark(i) is False and i in preceding and item_text(preceding[i]))
+
+    for i in sorted(range(n), key=lambda k: boxes[k][1]):  # top down: a line's own item is known before it
         j = below[i]
         if j is None or j in preceding:
             continue
@@ -709,7 +715,7 @@ def group_lines(
             _on_pitch(i, j, boxes, heights, steps) and not text_right_of(i) and not text_right_of(j)
         ):
             continue  # a loose gap: only at the screenshot's own line pitch, with no text further right (a table)
-        if not _wraps(i, j, elements, boxes, heights, colours, display, mark):
+        if not _wraps(i, j, elements, boxes, heights, colours, display, mark, item_text):
             continue
         if clearance(i, +1) < ROW_CLEARANCE or clearance(j, -1) < ROW_CLEARANCE:
             continue
@@ -1012,9 +1018,18 @@ def _line_below(i: int, boxes, heights, centres, max_gap: float = MAX_LINE_GAP) 
 
 
 def _wraps(
-    i: int, j: int, elements, boxes, heights, colours, display: set[int], mark: Callable[[int], bool | None]
+    i: int,
+    j: int,
+    elements,
+    boxes,
+    heights,
+    colours,
+    display: set[int],
+    mark: Callable[[int], bool | None],
+    item_text: Callable[[int], bool],
 ) -> bool:
-    """Rules 1, 2, 4, 5 and 6 of the module docstring for line ``i`` above line ``j``."""
+    """Rules 1, 2, 4, 5 and 6 of the module docstring for line ``i`` above line ``j``; ``mark``: what stands left of
+    a line (rule 6), ``item_text``: whether a line is a list item's text (its marked line or one hanging under it)."""
     a, b = boxes[i], boxes[j]
     h = (heights[i] + heights[j]) / 2
     if not _similar_heights(heights[i], heights[j]) or not _same_colour(colours[i], colours[j]):
@@ -1041,7 +1056,7 @@ def _wraps(
         return False
     if mark(j) is True:  # B starts a list item of its own
         return False
-    if abs(left) <= 0.5 and mark(i) is True and mark(j) is False:  # B hangs under A's item text: its next line
+    if abs(left) <= 0.5 and item_text(i) and mark(j) is False:  # B hangs under A's item text: its next line
         return True
     if ends_code_statement(elements[i].text, text):
         return False

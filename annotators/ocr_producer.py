@@ -146,8 +146,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: a piece whose colour cannot be told is no prose beside a wrapped link (recipe 49's test; no dev label changed); 52 =
 #: a comma darker than the link before it and of another hue ends the link, though it is a sliver of a long word of
 #: narrow monospace glyphs, and keeps it apart from the next link when pieces are joined ("maps:next/1," |
-#: "maps:filter/2" on grey chips; :func:`annotators.ocr.mark_after`, annotator ``2025.1-prose-comma``).
-RECIPE_VERSION = "52"
+#: "maps:filter/2" on grey chips; :func:`annotators.ocr.mark_after`, annotator ``2025.1-prose-comma``); 53 = two
+#: underlined links side by side stay apart where the gap between them is bare ("Babel 2.18.0" | "previous"), and a
+#: line hanging under a list item's hanging line is part of the item too ("Default" | "Extraction" | "Methods").
+RECIPE_VERSION = "53"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

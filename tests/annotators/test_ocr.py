@@ -26,6 +26,7 @@ from annotators.ocr import (
     mark_after,
     other_ink_between,
     text_colours,
+    underline_ends_between,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -391,6 +392,25 @@ def test_an_underline_is_its_long_run_across_the_skips_at_descenders_and_its_end
     assert _underline_edge(rule, (56, 62), (40, 52)) is False  # spans out of order: b starts before a ends
     assert not _underline_edge(rule, (0, 20), (22, 40))  # one link across the gap
     assert not _underline_edge(rule, (56, 60), (62, 70))  # both bare
+
+
+def test_an_underline_ends_between_two_underlined_links_whose_gap_is_bare():
+    """A link's underline runs under its word spaces; two links side by side ("Babel 2.18.0" | "previous") each have
+    their own, and the bare gap between them is where one ends, though both are underlined."""
+    font = _dejavu(18)
+    red = (170, 0, 0)
+    im = Image.new("RGB", (600, 60), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    x = _draw_advancing(d, (20.0, 20.0), [("Babel 2.18.0", red, True)], font)
+    end = x
+    x = _draw_advancing(d, (x + 30, 20.0), [("previous", red, True)], font)
+    image = np.asarray(im)
+    space = d.textlength("Babel ", font=font) - d.textlength("Babel", font=font)
+    babel, previous = (18.0, 16.0, end + 1, 46.0), (end + 29, 16.0, x + 1, 46.0)
+    assert underline_ends_between(image, babel, previous, OcrConfig())
+    first = (18.0, 16.0, 20 + d.textlength("Babel", font=font), 46.0)  # one link's two words: one underline
+    second = (20 + d.textlength("Babel", font=font) + space, 16.0, end + 1, 46.0)
+    assert not underline_ends_between(image, first, second, OcrConfig())
 
 
 PROSE = (

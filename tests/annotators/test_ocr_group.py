@@ -305,6 +305,14 @@ def test_a_list_items_next_line_hangs_under_its_text_and_a_bullet_starts_the_nex
     assert _texts(_group(els, im)) == ["a tutorial for libxslt xsltproc user manual"]  # without the bullets: wrong
 
 
+def test_a_list_items_third_line_hangs_under_its_second():
+    """A narrow side bar wraps an item over three lines, each a capitalised word ("Default" | "Extraction" |
+    "Methods"): the third line hangs under the second, which hangs under the bulleted first, so all three are one
+    item; the next bullet still starts an item of its own."""
+    els, im = _bulleted([["Format"], ["Default", "Extraction", "Methods"], ["Referencing", "Extraction", "Methods"]])
+    assert _texts(_group_marked(els, im)) == ["Format", "Default Extraction Methods", "Referencing Extraction Methods"]
+
+
 def test_only_a_lone_small_blob_with_room_before_it_is_a_list_marker():
     els, im = _page([("Replace matching value", 20, 40, GREY), ("Replace all", 250, 40, GREY)], (600, 120))
     assert list_marker_left(im, els[1].box, OcrConfig()) is None  # the previous column's last letter
