@@ -838,7 +838,9 @@ def _around_a_link(chain: Sequence[int], elements, boxes, heights, centres, colo
     for q in range(len(boxes)):  # the paragraph's lines just above and below (a link may have ended or started them)
         if q in chain or abs(boxes[q][0] - x0) > 0.5 * h or not _similar_heights(heights[q], h):
             continue
-        if MIN_LINE_GAP * h <= boxes[q][1] - bottom <= MAX_LINE_GAP * h and wrapped(chain[-1], q):
+        if MIN_LINE_GAP * h <= boxes[q][1] - bottom <= MAX_LINE_GAP * h and wrapped(
+            _line_run(chain[-1], boxes, heights, centres, LINK_GAP)[-1], q
+        ):
             rows.append(q)
         elif MIN_LINE_GAP * h <= top - boxes[q][3] <= MAX_LINE_GAP * h and wrapped(
             _line_run(q, boxes, heights, centres, LINK_GAP)[-1], chain[0]

@@ -148,8 +148,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: narrow monospace glyphs, and keeps it apart from the next link when pieces are joined ("maps:next/1," |
 #: "maps:filter/2" on grey chips; :func:`annotators.ocr.mark_after`, annotator ``2025.1-prose-comma``); 53 = two
 #: underlined links side by side stay apart where the gap between them is bare ("Babel 2.18.0" | "previous"), and a
-#: line hanging under a list item's hanging line is part of the item too ("Default" | "Extraction" | "Methods").
-RECIPE_VERSION = "53"
+#: line hanging under a list item's hanging line is part of the item too ("Default" | "Extraction" | "Methods"); 54 =
+#: rule 9's wrap test measures where the row ends for the paragraph's line below the joined lines too, as it did for
+#: the line above (it took the joined lines' last box, short of the row's end where more text follows; no dev label
+#: changed).
+RECIPE_VERSION = "54"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -241,6 +241,19 @@ def test_a_paragraph_whose_next_line_starts_with_a_link_is_its_lines_and_a_title
     assert "Harbor city votes to rebuild its old tram line" in texts, texts
 
 
+def test_rule_9_measures_where_the_row_ends_above_a_line_the_paragraph_wrapped_into():
+    """Rule 9's wrap test measures the end of the row the paragraph wrapped from, whether that row is above the joined
+    lines or is their last: "give return values with a ref." ends its box at 340 px, but the row runs on ("See also
+    the notes"), so the link starting the next line ("Section 34.15") had no room there and the paragraph has a link
+    inside: its lines stay apart."""
+    para = [("Successful evaluations of the timer functions", 40, 40, GREY),
+            ("give return values with a ref.", 40, 62, GREY), ("See also the notes", 346, 62, GREY),
+            ("Section 34.15", 40, 84, BLUE), (", the returned reference is kept.", 176, 84, GREY)]  # fmt: skip
+    els, im = _page(para, size=(900, 130))
+    texts = _texts(_group(els, im))
+    assert "Successful evaluations of the timer functions" in texts, texts
+
+
 def test_a_tight_list_of_links_stays_apart():
     # same left edge, no gap, same colour: the geometry of a wrap; the text says each line starts anew
     rows = ["Home", "Introduction", "Documentation", "How to help", "Downloads"]
