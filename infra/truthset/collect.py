@@ -45,7 +45,9 @@ TUNED_SITES = frozenset({"screenmill-truthset", "screenmill-samples"})
 #: The second group (stop 32) are the last HTML documentation on this machine that no split used: an API reference
 #: in one long page with a side bar of links (underscore.js), a release-notes page, a DocBook guide and a DocBook spec.
 #: The fifth group (stop 36) are API references laid out like the test split's largest site (a side bar of links,
-#: signatures whose types are links, parameter lists, version notes): Rust's standard library and Erlang/OTP.
+#: signatures whose types are links, parameter lists, version notes): Rust's standard library and Erlang/OTP; and
+#: (stop 37) Python's own documentation (python3-doc: a bar of links over the page, a side bar, a table of links to
+#: every built-in function, signatures, "Changed in version" notes).
 #: The third group (stop 33) are Sphinx builds of four Python packages' documentation (``build_sphinx.sh``), in four
 #: themes, with prose full of inline code and links: a kind of page the Debian docs show little of.
 DEV_SITES = frozenset(
@@ -67,7 +69,7 @@ DEV_SITES = frozenset(
         "libxml2-docs",
         "go-docs",
     }
-    | {"rust-std-docs", "erlang-docs"}
+    | {"rust-std-docs", "erlang-docs", "python3-docs"}
 )
 
 
@@ -267,6 +269,13 @@ DEB_DEV_SITES = (
         ),
         "deb:erlang-doc",
         "Apache-2.0",
+    ),
+    Site(
+        "python3-docs",
+        DOC / "python3-doc/html",
+        ("library/json.html", "library/functions.html", "library/os.path.html", "tutorial/controlflow.html"),
+        "deb:python3-doc",
+        "PSF-2.0",
     ),
 )
 
