@@ -56,6 +56,9 @@ _BOX_GLYPHS = frozenset("口囗回日目〇○◯□■▢")
 #: The marks that separate a row's items when spaced ("Docs / Guide", "Home | About").
 _SEPARATOR_MARKS = "/|·•»›"
 _SEPARATOR_RE = re.compile(rf"\s+[{_SEPARATOR_MARKS}]\s+")
+#: ... and in a breadcrumb ("»" or "›" in it) a spaced ">" too: the recogniser reads some of its "»" as ">"
+#: ("Documentation » The Python Tutorial > 4. More Control Flow Tools").
+_CRUMB_RE = re.compile(rf"\s+[{_SEPARATOR_MARKS}>]\s+")
 #: The marks that are no text of a piece's own (:func:`_keep`): the separators, a breadcrumb's ">" and dashes.
 _SEPARATOR_CHARS = _SEPARATOR_MARKS + ">–—"
 #: List markers the recogniser reads at a line's start.
@@ -215,7 +218,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-prose-comma"
+    VERSION = "2025.1-crumbs"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -597,9 +600,10 @@ class OcrAnnotator:
         lead, trail = bool(_LEAD_MARK.match(text)), bool(_TRAIL_MARK.search(text))
         core = text.split(None, 1)[1] if lead else text
         core = core.rsplit(None, 1)[0] if trail else core
-        if not (lead or trail or _SEPARATOR_RE.search(core)):
+        separator = _CRUMB_RE if re.search(r"\s[»›]\s", core) else _SEPARATOR_RE
+        if not (lead or trail or separator.search(core)):
             return [_Piece(p.x0, p.x1, text, conf)]
-        parts = [""] * lead + _SEPARATOR_RE.split(core) + [""] * trail
+        parts = [""] * lead + separator.split(core) + [""] * trail
         tokens = text.split()
         crop = line[:, p.x0 : p.x1]
         ink = _ink_columns(crop, self.config.ink_contrast)
@@ -648,7 +652,10 @@ def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrCo
     colour_of = lambda box: text_colours(image, box, config)  # noqa: E731
     marked = lambda box: list_marker_left(image, box, config)  # noqa: E731
     between = lambda a, b: (  # noqa: E731
-        other_ink_between(image, a, b) or underline_ends_between(image, a, b, config) or mark_after(image, a, config)
+        other_ink_between(image, a, b)
+        or underline_ends_between(image, a, b, config)
+        or mark_after(image, a, config)
+        or glyph_between(image, a, b, config)
     )
     under = lambda box, side: backdrop(image, box, side)  # noqa: E731
     ruled = lambda a, b: rule_between(image, a, b, config)  # noqa: E731
@@ -1352,6 +1359,41 @@ def other_ink_between(
     return float(np.linalg.norm(off - max(0.0, t) * axis)) >= OTHER_INK
 
 
+def glyph_between(
+    image: np.ndarray, a: tuple[float, float, float, float], b: tuple[float, float, float, float], config: OcrConfig
+) -> bool:
+    """Whether the gap between two boxes of one row (``a`` left of ``b``) holds a separator the splitting took out of
+    a piece's text, whatever its colour: a glyph standing alone, blank columns on both its sides, in a gap at least
+    :data:`SEPARATOR_GAP` line heights wide (two word spaces and the mark: the grey "»" between two grey links of a
+    breadcrumb, "3.11.2 Documentation » The Python Standard Library", which reads like a section number and its
+    title).
+
+    Args:
+        image: the screenshot (H, W, 3) RGB.
+        a / b: the two pieces' boxes (x0, y0, x1, y1) in its pixels; their boxes are their ink's.
+        config: the annotator's settings (``ink_contrast``).
+
+    Returns:
+        True as above, the ink read over the rows the two boxes share less :func:`_band_margin` (:func:`_ink_columns`
+        over that whole height: a bar "|" counts); False for a blank or narrower gap.
+    """
+    top, bottom = max(a[1], b[1]), min(a[3], b[3])
+    h = bottom - top
+    if h < 4 or b[0] - a[2] < SEPARATOR_GAP * h:
+        return False
+    m = _band_margin(int(h))
+    gap = _crop(image, (a[2] + 1, top + m, b[0] - 1, bottom - m))
+    if gap.shape[0] < 2 or gap.shape[1] < 3:
+        return False
+    bg = np.median(_crop(image, (a[0], top, b[2], bottom)).reshape(-1, 3), axis=0)
+    ink = _ink_columns(gap, config.ink_contrast, np.zeros(gap.shape[0], dtype=bool), band=False, bg=bg)
+    return bool(ink[1:-1].any() and not ink[0] and not ink[-1])
+
+
+#: A gap this many line heights wide or more can hold a spaced separator (:func:`glyph_between`).
+SEPARATOR_GAP = 0.8
+
+
 def mark_after(image: np.ndarray, box: tuple[float, float, float, float], config: OcrConfig) -> bool:
     """Whether the text in ``box`` ends with a mark of the prose around it: its last ink run is punctuation
     (:data:`PUNCTUATION_WIDTH` line heights or narrower, :func:`_without_punctuation`) darker than its words and of
@@ -1559,8 +1601,11 @@ def _clean(text: str) -> str:
 
 
 #: CJK marks the recogniser (trained on Chinese and English) reads for ASCII ones: the Han stroke "丨" for "|",
-#: lenticular brackets for square ones, the ideographic comma and full stop.
-_CJK_MARKS = str.maketrans({"丨": "|", "【": "[", "】": "]", "〔": "[", "〕": "]", "、": ",", "。": "."})
+#: lenticular brackets for square ones, the ideographic comma and full stop; and double angle brackets for the
+#: guillemets of a breadcrumb ("Python 》 3.11.2 Documentation").
+_CJK_MARKS = str.maketrans(
+    {"丨": "|", "【": "[", "】": "]", "〔": "[", "〕": "]", "、": ",", "。": ".", "》": "»", "《": "«"}
+)
 
 
 def _ascii_marks(text: str) -> str:

@@ -434,10 +434,12 @@ def join_code_rows(
     "de_DE'"), and the colour split cuts it at every change, so each token would name a fragment that cuts a word.
     A row's run of pieces (each following the one before, at most :data:`CODE_PIECE_GAP` line heights apart, heights
     within :data:`CODE_HEIGHT_RATIO`: one font) is one line of code when it is painted in :data:`CODE_COLOURS`
-    colours or more (two after a console's prompt, :data:`_PROMPT`), its text reads as code (:data:`_CODE_ROW`: an
-    assignment, a call, a brace, a console prompt, a keyword that starts a statement), and its pieces are tokens (at
-    most :data:`CODE_TOKEN_WORDS` words each, a string or a comment excepted, and most holding a digit, an underscore
-    or punctuation, :data:`_CODE_TOKEN`): prose with an inline link has pieces of many words or plain words. The
+    colours or more (two after a console's prompt, :data:`_PROMPT`, or where a piece but the last ends by opening a
+    bracket: a call whose argument is the next piece, "print(" | "'Zero'"), its text reads as code
+    (:data:`_CODE_ROW`: an assignment, a call, a brace, a console prompt, a keyword that starts a statement), and its
+    pieces are tokens (at most :data:`CODE_TOKEN_WORDS` words each, a string or a comment excepted, and most holding a
+    digit, an underscore or punctuation, :data:`_CODE_TOKEN`): prose with an inline link has pieces of many words or
+    plain words. The
     line's text puts a space only where the gap between two pieces is a character's advance or more
     (:data:`CODE_SPACE`, the advance read from the pieces' widths): "format_decimal(12345, locale='de_DE')".
 
@@ -466,7 +468,10 @@ def join_code_rows(
         text = pieces[0]
         for p, q in zip(run, run[1:], strict=False):
             text += (" " if boxes[q][0] - boxes[p][2] >= CODE_SPACE * advance else "") + elements[q].text
-        least = 2 if _PROMPT.match(text) else CODE_COLOURS  # after a console's prompt, a link is no likelier
+        # after a console's prompt, or where a piece opens a bracket that the next goes on inside (a call's
+        # argument: "print(" | "'Zero'"), a link is no likelier than a token
+        opens = any(elements[k].text.rstrip()[-1:] in "([{" for k in run[:-1])
+        least = 2 if _PROMPT.match(text) or opens else CODE_COLOURS
         if not _CODE_ROW.search(text) or _colour_count([colour_of(boxes[k]) for k in run]) < least:
             continue  # not code; or a line of text, or a signature, with a link of another colour
         following.update(zip(run, run[1:], strict=False))

@@ -151,8 +151,12 @@ from schemas.records import GroundingLabel, Screenshot
 #: line hanging under a list item's hanging line is part of the item too ("Default" | "Extraction" | "Methods"); 54 =
 #: rule 9's wrap test measures where the row ends for the paragraph's line below the joined lines too, as it did for
 #: the line above (it took the joined lines' last box, short of the row's end where more text follows; no dev label
-#: changed).
-RECIPE_VERSION = "54"
+#: changed); 55 = a breadcrumb's guillemets read as CJK double angle brackets ("》") are guillemets, a spaced ">" in a
+#: text that holds "»" or "›" separates too (a guillemet read as ">"), and a spaced separator left in the gap between
+#: two pieces keeps them apart whatever its colour (:func:`annotators.ocr.glyph_between`: "3.11.2 Documentation" |
+#: "The Python Standard Library" read like a section number and its title; annotator ``2025.1-crumbs``); a code line
+#: of two colours is one where a piece opens a bracket the next goes on inside ("print(" | "'Zero'").
+RECIPE_VERSION = "55"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -23,6 +23,7 @@ from annotators.ocr import (
     _Piece,
     _runs,
     _underscores,
+    glyph_between,
     mark_after,
     other_ink_between,
     text_colours,
@@ -774,6 +775,7 @@ def test_cjk_marks_read_for_ascii_ones_in_latin_text_are_made_ascii():
     assert _ascii_marks("[LIMIT { count丨ALL }］") == "[LIMIT { count|ALL }]"
     assert _ascii_marks(">>> ＳC SomeClass(1， [1, 2]）") == ">>> SC SomeClass(1, [1, 2])"
     assert _ascii_marks("【Contents】") == "[Contents]"
+    assert _ascii_marks("Python 》 3.11.2 Documentation") == "Python » 3.11.2 Documentation"
     assert _ascii_marks("设置（高级）") == "设置（高级）" and _ascii_marks("（）") == "（）"
 
 
@@ -797,6 +799,53 @@ def test_a_marker_or_separator_alone_at_a_pieces_end_is_no_part_of_it(annotator)
             assert got.x1 < end - d.textlength(" /", font=font) + 2, (text, got)
     for text in ("- -catalogs", "/ month"):
         assert [q.text for q in annotator._separator_split(line, _Piece(0, 300), text, 0.9)] == [text]
+
+
+def test_a_breadcrumb_splits_at_its_guillemets_and_at_a_guillemet_read_as_a_spaced_angle_bracket(annotator):
+    """A breadcrumb's "»" separate its links, and so does a spaced ">" in a text that holds a "»" (the recogniser
+    reads some of them as ">"); a spaced ">" in any other text ("if x > 0 then stop") splits nothing."""
+    font = _dejavu(18)
+    im = Image.new("RGB", (900, 40), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    text = "3.11.2 Documentation » The Python Tutorial > 4. More Control Flow Tools"
+    d.text((10, 8), text, font=font, fill=(0, 0, 0))
+    x0, _, x1, _ = d.textbbox((10, 8), text, font=font)
+    line = np.asarray(im)
+    parts = [q.text for q in annotator._separator_split(line, _Piece(x0 - 2, x1 + 2), text, 0.9)]
+    assert parts == ["3.11.2 Documentation", "The Python Tutorial", "4. More Control Flow Tools"], parts
+    prose = "if x > 0 then stop"
+    assert [q.text for q in annotator._separator_split(line, _Piece(x0 - 2, x1 + 2), prose, 0.9)] == [prose]
+    # read and grouped: "3.11.2 Documentation" reads like a section number and its title's start, but the grey "»"
+    # left between the two grey links keeps them apart (glyph_between)
+    im = Image.new("RGB", (900, 40), (255, 255, 255))
+    crumb = "3.11.2 Documentation » The Python Standard Library"
+    ImageDraw.Draw(im).text((10, 8), crumb, font=font, fill=(60, 60, 60))
+    texts = [e.text for e in annotator.annotate(np.asarray(im))]
+    assert "3.11.2 Documentation" in texts and "The Python Standard Library" in texts, texts
+
+
+def test_glyph_between_finds_a_spaced_separator_of_the_rows_own_colour():
+    """A breadcrumb's grey "»" between two grey links stands alone in a gap of two word spaces and the mark; a blank
+    gap as wide, or a narrow word space, holds none."""
+    font = _dejavu(18)
+    grey = (60, 60, 60)
+    im = Image.new("RGB", (700, 40), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    left, sep, right = "3.11.2 Documentation", " » ", "The Python Tutorial"
+    d.text((10, 8), left + sep + right, font=font, fill=grey)
+    _, top, a1, bottom = d.textbbox((10, 8), left, font=font)
+    b0 = 10 + d.textlength(left + sep, font=font)
+    b1 = d.textbbox((10, 8), left + sep + right, font=font)[2]
+    a, b = (10.0, float(top), float(a1), float(bottom)), (float(b0), float(top), float(b1), float(bottom))
+    image = np.asarray(im)
+    assert glyph_between(image, a, b, OcrConfig())
+    blank = np.asarray(im).copy()
+    blank[:, int(a1) + 1 : int(b0) - 1] = 255  # the mark painted over: a blank gap
+    assert not glyph_between(blank, a, b, OcrConfig())
+    space = d.textlength("Documentation ", font=font) - d.textlength("Documentation", font=font)
+    word = (10.0, float(top), 10 + d.textlength("3.11.2", font=font), float(bottom))
+    after = (word[2] + space, float(top), float(a1), float(bottom))
+    assert not glyph_between(image, word, after, OcrConfig())  # a word space is too narrow for a separator
 
 
 def test_an_underscore_below_the_band_is_ink_that_joins_an_identifier():

@@ -723,6 +723,13 @@ def test_a_highlighted_code_line_is_one_element_spaced_where_its_gaps_are():
     assert _code(row) == [">>> format(1.5, locale='en')"]
 
 
+def test_a_call_whose_argument_is_the_next_piece_is_one_code_line_in_two_colours():
+    # "... print('Zero')": the continuation prompt holds no letter and is no piece; the name and its string are two
+    # colours, but "print(" opens a bracket the next piece goes on inside, as a call's argument does
+    assert _code([("print(", 40, BLUE), ("'Zero')", 104, RED)]) == ["print('Zero')"]
+    assert _code([("print", 40, BLUE), ("'Zero'", 104, RED)]) == ["print", "'Zero'"]  # no bracket: two tokens
+
+
 def test_a_line_of_text_with_a_link_is_no_code_line():
     # two colours (text and its link): an API signature with a link to its return type, prose with an inline link
     assert _code([("parse(x=None,", 40, GREY), ("Command", 180, BLUE)]) == ["parse(x=None,", "Command"]
@@ -812,8 +819,10 @@ def test_a_console_line_joins_in_two_colours_across_a_dropped_operator():
     # two tokens, leaving two line heights between them
     row = [(">>>", 40, RED), ("sc", 80, GREY), ("SomeClass(", 140, GREY), ("1)", 240, RED)]
     assert _code(row) == [">>> sc SomeClass(1)"]
-    # without the prompt, two colours are a line of text and its link
-    assert _code([("x", 40, RED), *row[1:]]) == ["x", "sc", "SomeClass(", "1)"]
+    # without the prompt, two colours are a line of text and its link (where no piece opens a bracket the next goes
+    # on inside: that is a call and its argument)
+    row = [("x", 40, RED), ("sc", 80, GREY), ("SomeClass(1,", 140, GREY), ("2)", 270, RED)]
+    assert _code(row) == ["x", "sc", "SomeClass(1,", "2)"]
 
 
 def test_a_console_prompt_read_in_a_lower_box_leads_its_statement_of_plain_words():
