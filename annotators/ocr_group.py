@@ -441,7 +441,9 @@ def join_code_rows(
     digit, an underscore or punctuation, :data:`_CODE_TOKEN`): prose with an inline link has pieces of many words or
     plain words. The
     line's text puts a space only where the gap between two pieces is a character's advance or more
-    (:data:`CODE_SPACE`, the advance read from the pieces' widths): "format_decimal(12345, locale='de_DE')".
+    (:data:`CODE_SPACE`, the advance read from the pieces' widths): "format_decimal(12345, locale='de_DE')", and after
+    a prompt however close ("vvv" | "if"). A prompt starts a run: what stands left of it on its row is another
+    column's (a side bar's last link).
 
     Args:
         elements / colour_of / make: as for :func:`group_lines`.
@@ -457,8 +459,11 @@ def join_code_rows(
     following: dict[int, int] = {}
     texts: dict[int, str] = {}
     prompts = frozenset(k for k in range(n) if _CONSOLE.match(elements[k].text))
-    # one font: a link set smaller after a signature ("[source]") is no token of it
-    for run in _row_runs(boxes, heights, CODE_PIECE_GAP, CODE_HEIGHT_RATIO, prompts):
+    # one font: a link set smaller after a signature ("[source]") is no token of it; a prompt starts its line (what
+    # stands left of it is another column's: a side bar's last link)
+    runs = _row_runs(boxes, heights, CODE_PIECE_GAP, CODE_HEIGHT_RATIO, prompts)
+    runs = [part for run in runs for part in _cut_before(run, prompts)]
+    for run in runs:
         pieces = [elements[k].text for k in run]
         if len(run) < 2 or any(len(t.split()) > CODE_TOKEN_WORDS and not _QUOTED.match(t) for t in pieces):
             continue  # prose: pieces of many words
@@ -466,8 +471,9 @@ def join_code_rows(
             continue  # prose with links: most pieces are plain words (after a prompt: "from attrs import define")
         advance = sum(boxes[k][2] - boxes[k][0] for k in run) / max(1, sum(len(t) for t in pieces))
         text = pieces[0]
-        for p, q in zip(run, run[1:], strict=False):
-            text += (" " if boxes[q][0] - boxes[p][2] >= CODE_SPACE * advance else "") + elements[q].text
+        for p, q in zip(run, run[1:], strict=False):  # a prompt is followed by a space however close ("vvv" | "if")
+            spaced = boxes[q][0] - boxes[p][2] >= CODE_SPACE * advance or p in prompts
+            text += (" " if spaced else "") + elements[q].text
         # after a console's prompt, or where a piece opens a bracket that the next goes on inside (a call's
         # argument: "print(" | "'Zero'"), a link is no likelier than a token
         opens = any(elements[k].text.rstrip()[-1:] in "([{" for k in run[:-1])
@@ -477,6 +483,16 @@ def join_code_rows(
         following.update(zip(run, run[1:], strict=False))
         texts[run[0]] = text
     return _merge(elements, boxes, following, make, " ".join, centre=True, texts=texts)
+
+
+def _cut_before(run: list[int], starts: frozenset[int]) -> list[list[int]]:
+    """``run`` cut before each of its pieces in ``starts`` but its first."""
+    parts: list[list[int]] = [[]]
+    for k in run:
+        if k in starts and parts[-1]:
+            parts.append([])
+        parts[-1].append(k)
+    return parts
 
 
 def _row_runs(

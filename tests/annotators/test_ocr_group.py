@@ -825,6 +825,13 @@ def test_a_console_line_joins_in_two_colours_across_a_dropped_operator():
     assert _code(row) == ["x", "sc", "SomeClass(1,", "2)"]
 
 
+def test_a_console_prompt_starts_its_line_however_close_its_statement_and_whatever_stands_left_of_it():
+    # ">>> if x < 0:": "if" stands closer to the prompt than a character's advance, and the side bar's last link ends
+    # two line heights left of the prompt, within a code line's reach of its tokens
+    row = [("JSONDecodeError", 40, GREY), (">>>", 230, RED), ("if", 266, GREEN), ("x<0:", 300, BLUE)]
+    assert _code(row) == ["JSONDecodeError", ">>> if x<0:"]
+
+
 def test_a_console_prompt_read_in_a_lower_box_leads_its_statement_of_plain_words():
     # ">>>" has no ascenders: the detector's box is two thirds of the line's; "from attrs import define, field" is
     # plain words, which after the prompt are code
