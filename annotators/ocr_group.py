@@ -17,8 +17,9 @@ row only when all of:
    (a grey underlined link in black prose, a shade apart: "The project is" | "hosted on GitHub"; or the bare gap
    between two underlined links, "Babel 2.18.0" | "previous": a link's underline runs under its spaces), nor a mark of
    another colour ending A (the prose's black comma after a blue link set as code, "maps:next/1," | "maps:filter/2":
-   a sliver too small to change A's colour, :func:`annotators.ocr.mark_after`). A month and the
-   number after it ("Feb" | "15, 2025") join whatever their colours.
+   a sliver too small to change A's colour, :func:`annotators.ocr.mark_after`), nor a spaced separator of any colour
+   (a breadcrumb's grey "»" between grey links, :func:`annotators.ocr.glyph_between`). A month and the number after it
+   ("Feb" | "15, 2025") join whatever their colours.
 3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
    letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), A is a section
    number, alone or with the start of its title, and B starts with a letter ("5.9." | "Implementation", "1.2.4
@@ -346,8 +347,9 @@ def join_pieces(
         elements / colour_of / make: as for :func:`group_lines`.
         split_between: called with two pieces' boxes (left, right) that would join: True where ink of another colour
             lies between them (:func:`annotators.ocr.other_ink_between`) or an underline ends between them
-            (:func:`annotators.ocr.underline_ends_between`) or the left one ends with a mark of another colour
-            (:func:`annotators.ocr.mark_after`), which keeps them apart; None: not checked.
+            (:func:`annotators.ocr.underline_ends_between`), the left one ends with a mark of another colour
+            (:func:`annotators.ocr.mark_after`) or a spaced separator stands alone between them
+            (:func:`annotators.ocr.glyph_between`), which keeps them apart; None: not checked.
         backdrop: called with a piece's box and ``"left"`` or ``"right"``: the background colour at that end
             (:func:`annotators.ocr.backdrop`), or None when it cannot be told; None: inline code is not looked for.
 
@@ -439,8 +441,7 @@ def join_code_rows(
     (:data:`_CODE_ROW`: an assignment, a call, a brace, a console prompt, a keyword that starts a statement), and its
     pieces are tokens (at most :data:`CODE_TOKEN_WORDS` words each, a string or a comment excepted, and most holding a
     digit, an underscore or punctuation, :data:`_CODE_TOKEN`): prose with an inline link has pieces of many words or
-    plain words. The
-    line's text puts a space only where the gap between two pieces is a character's advance or more
+    plain words. The line's text puts a space only where the gap between two pieces is a character's advance or more
     (:data:`CODE_SPACE`, the advance read from the pieces' widths): "format_decimal(12345, locale='de_DE')", and after
     a prompt however close ("vvv" | "if"). A prompt starts a run: what stands left of it on its row is another
     column's (a side bar's last link).
