@@ -536,7 +536,7 @@ class OcrAnnotator:
         h = crop.shape[0]
 
         def covered(a: int, b: int) -> bool:
-            return b > a and float(under_cols[a:b].mean()) >= UNDERLINED_SHARE
+            return _share(under_cols, a, b) >= UNDERLINED_SHARE
 
         def one_link(i: int) -> bool:  # one underline runs from word i's end, across the gap, under word i + 1's start
             (s1, e1), (s2, e2) = words[i], words[i + 1]
@@ -1072,19 +1072,20 @@ def _long_runs(
     return out
 
 
+def _share(mask: np.ndarray, x0: int, x1: int) -> float:
+    """The share of columns ``[x0, x1)`` that ``mask`` marks (an underline under them); 0 for no column."""
+    return float(mask[x0:x1].mean()) if x1 > x0 else 0.0
+
+
 def _underline_edge(rule: np.ndarray, a: tuple[int, int], b: tuple[int, int]) -> bool:
     """Whether an underline (``rule``: per column, under an underline's long run) starts or ends between the ink spans
     ``a`` and ``b`` (``[start, end)``, ``a`` left of ``b``; False otherwise): the gap between them is not under it, and
     one of them is (at least :data:`UNDERLINED_SHARE` of its columns) while the other is bare (under
     :data:`BARE_SHARE`)."""
     (s1, e1), (s2, e2) = a, b
-
-    def share(x0: int, x1: int) -> float:
-        return float(rule[x0:x1].mean()) if x1 > x0 else 0.0
-
-    if s2 < e1 or share(e1, s2) >= UNDERLINED_SHARE:  # out of order, or one underline across the gap
+    if s2 < e1 or _share(rule, e1, s2) >= UNDERLINED_SHARE:  # out of order, or one underline across the gap
         return False
-    sa, sb = share(s1, e1), share(s2, e2)
+    sa, sb = _share(rule, s1, e1), _share(rule, s2, e2)
     return (sa >= UNDERLINED_SHARE and sb < BARE_SHARE) or (sb >= UNDERLINED_SHARE and sa < BARE_SHARE)
 
 
@@ -1127,6 +1128,17 @@ def _colours_differ(a: np.ndarray | None, b: np.ndarray | None, config: OcrConfi
     return 0 < config.color_split < float(np.linalg.norm(a - b)) or _hues_differ(a, b, config)
 
 
+def _ink_runs(crop: np.ndarray, ink_contrast: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]] | None:
+    """A text crop's ink runs ``[start, end)`` (:func:`_ink_columns`), and those runs without the punctuation at the
+    text's ends (:func:`_without_punctuation`); None where the crop holds no ink."""
+    ink = _ink_columns(crop, ink_contrast)
+    cols = np.flatnonzero(ink)
+    if cols.size == 0:
+        return None
+    runs = _runs(ink[cols[0] : cols[-1] + 1], int(cols[0]))
+    return runs, _without_punctuation(runs, crop.shape[0])
+
+
 def text_colours(image: np.ndarray, box: tuple[float, float, float, float], config: OcrConfig) -> np.ndarray | None:
     """The glyph colours of the text in ``box`` of ``image``, for telling whether two texts share a style: a
     ``(2, 3)`` RGB array, the colour of its words, then the colour of all its ink. They differ only where punctuation
@@ -1142,11 +1154,9 @@ def text_colours(image: np.ndarray, box: tuple[float, float, float, float], conf
     if whole is None:
         return None
     words = whole
-    ink = _ink_columns(crop, config.ink_contrast)
-    cols = np.flatnonzero(ink)
-    if cols.size:
-        runs = _runs(ink[cols[0] : cols[-1] + 1], int(cols[0]))
-        inside = _without_punctuation(runs, crop.shape[0])
+    found = _ink_runs(crop, config.ink_contrast)
+    if found:
+        runs, inside = found
         if len(inside) < len(runs):
             core = _glyph_color(crop[:, inside[0][0] : inside[-1][1]], bg)
             if _colours_differ(core, whole, config):
@@ -1410,14 +1420,10 @@ def mark_after(image: np.ndarray, box: tuple[float, float, float, float], config
         small to tell.
     """
     crop = _crop(image, box)
-    if crop.shape[0] < 2 or crop.shape[1] < 2:
+    found = _ink_runs(crop, config.ink_contrast) if crop.shape[0] >= 2 and crop.shape[1] >= 2 else None
+    if found is None:
         return False
-    ink = _ink_columns(crop, config.ink_contrast)
-    cols = np.flatnonzero(ink)
-    if cols.size == 0:
-        return False
-    runs = _runs(ink[cols[0] : cols[-1] + 1], int(cols[0]))
-    inside = _without_punctuation(runs, crop.shape[0])
+    runs, inside = found
     if len(inside) == len(runs) or inside[-1] == runs[-1]:
         return False
     bg = _background(image, box, crop, config.ink_contrast)
@@ -1473,8 +1479,8 @@ def underline_ends_between(
         return False
     if _underline_edge(rule, span_a, span_b):
         return True
-    shares = [float(rule[s:e].mean()) for s, e in (span_a, (span_a[1], span_b[0]), span_b) if e > s]
-    return len(shares) == 3 and min(shares[0], shares[2]) >= UNDERLINED_SHARE and shares[1] < BARE_SHARE
+    both = min(_share(rule, *span_a), _share(rule, *span_b)) >= UNDERLINED_SHARE  # two links, each underlined
+    return both and span_b[0] > span_a[1] and _share(rule, span_a[1], span_b[0]) < BARE_SHARE
 
 
 def rule_between(

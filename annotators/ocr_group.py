@@ -462,9 +462,7 @@ def join_code_rows(
     prompts = frozenset(k for k in range(n) if _CONSOLE.match(elements[k].text))
     # one font: a link set smaller after a signature ("[source]") is no token of it; a prompt starts its line (what
     # stands left of it is another column's: a side bar's last link)
-    runs = _row_runs(boxes, heights, CODE_PIECE_GAP, CODE_HEIGHT_RATIO, prompts)
-    runs = [part for run in runs for part in _cut_before(run, prompts)]
-    for run in runs:
+    for run in _row_runs(boxes, heights, CODE_PIECE_GAP, CODE_HEIGHT_RATIO, prompts):
         pieces = [elements[k].text for k in run]
         if len(run) < 2 or any(len(t.split()) > CODE_TOKEN_WORDS and not _QUOTED.match(t) for t in pieces):
             continue  # prose: pieces of many words
@@ -486,26 +484,17 @@ def join_code_rows(
     return _merge(elements, boxes, following, make, " ".join, centre=True, texts=texts)
 
 
-def _cut_before(run: list[int], starts: frozenset[int]) -> list[list[int]]:
-    """``run`` cut before each of its pieces in ``starts`` but its first."""
-    parts: list[list[int]] = [[]]
-    for k in run:
-        if k in starts and parts[-1]:
-            parts.append([])
-        parts[-1].append(k)
-    return parts
-
-
 def _row_runs(
     boxes, heights, max_gap: float = MAX_PIECE_GAP, height_ratio: float = 0.0, lead: frozenset[int] = frozenset()
 ) -> list[list[int]]:
     """Every row's runs of pieces, left to right, each piece following the one before (:func:`_piece_after`, at most
     ``max_gap`` line heights on; heights within ``height_ratio`` of each other, except after a piece in ``lead``: a
-    console's prompt, whose glyphs make a lower box); a piece in no run is a run alone."""
+    console's prompt, whose glyphs make a lower box, and which starts its run: what stands left of it is another
+    column's); a piece in no run is a run alone."""
     before: dict[int, int] = {}
     for i in range(len(boxes)):
         j = _piece_after(i, boxes, heights, max_gap, any_height=i in lead)
-        if j is None:
+        if j is None or j in lead:
             continue
         if i not in lead and min(heights[i], heights[j]) < height_ratio * max(heights[i], heights[j]):
             continue
