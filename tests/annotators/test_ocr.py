@@ -717,6 +717,9 @@ def test_mark_after_tells_the_proses_comma_after_a_link_from_the_links_own():
     assert not ends_in_mark(blue, blue)
     assert not ends_in_mark(black, black)
     assert not ends_in_mark(blue, blue, mark="")
+    blank = np.full((40, 200, 3), 255, dtype=np.uint8)  # boxes too small or blank to tell: no mark, no error
+    assert not mark_after(blank, (5.0, 5.0, 6.0, 6.0), OcrConfig())
+    assert not mark_after(blank, (0.0, 0.0, 100.0, 30.0), OcrConfig())
 
 
 DEJAVU_MONO = DEJAVU.with_name("DejaVuSansMono.ttf")
@@ -846,6 +849,7 @@ def test_glyph_between_finds_a_spaced_separator_of_the_rows_own_colour():
     word = (10.0, float(top), 10 + d.textlength("3.11.2", font=font), float(bottom))
     after = (word[2] + space, float(top), float(a1), float(bottom))
     assert not glyph_between(image, word, after, OcrConfig())  # a word space is too narrow for a separator
+    assert not glyph_between(image, a, (b[0], 200.0, b[2], 220.0), OcrConfig())  # not on one row: nothing between
 
 
 def test_an_underscore_below_the_band_is_ink_that_joins_an_identifier():
