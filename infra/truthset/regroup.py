@@ -109,19 +109,25 @@ KINDS = ("in no truth element", "a fragment of a {role}", "more than the line of
          "the text of its element misread", "other")  # fmt: skip
 
 
+#: An element whose box is this many times as high as a label's, or more, wraps onto more lines than the label's.
+WRAPPED_RATIO = 1.6
+
+
 def imprecise_kinds(truth, predictions) -> dict[str, int]:
     """Counts of the imprecise predictions (point in no truth element of a matching text) by kind, and how many of them
     are one word: counts only, so they may be printed for the test split. Kinds, by the smallest truth element the
     point lies in: none; a fragment (a run of the element's words, shorter than it); more than a line (a ``line``
     element whose text the prediction holds, with more); a misreading (text similarity 0.5-0.8); other. Of those in
     no element, how many name a text that repeats on the screenshot (named by its place among the repeats: the DOM
-    names no repeat beyond the tenth, so such a text may have no truth element)."""
+    names no repeat beyond the tenth, so such a text may have no truth element). Of the fragments, how many are of an
+    element that wraps: its box at least :data:`WRAPPED_RATIO` times as high as the label's (one of its lines, read
+    alone)."""
     from annotators.evaluate import LINE, names_element, names_part_of, normalize_text, text_similarity
     from annotators.ocr_producer import repeat_key
 
     containing = _containing(truth)
     counts: dict[str, int] = {}
-    one_word = repeated = 0
+    one_word = repeated = wrapped = 0
     shown: dict[tuple[str, str], int] = {}
 
     def key(p) -> tuple[str, str]:  # texts compared as the OCR producer compares them to find repeats
@@ -142,6 +148,7 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
             said, whole = normalize_text(p.text), normalize_text(t.text)
             if len(said) < len(whole) and names_part_of(p.text, t.text):
                 kind = KINDS[1].format(role=t.element or "text")
+                wrapped += p.box is not None and t.box[3] - t.box[1] >= WRAPPED_RATIO * (p.box[3] - p.box[1])
             elif t.data_type == LINE and whole and whole in said:
                 kind = KINDS[2]
             elif text_similarity(p.text, t.text) >= 0.5:
@@ -151,11 +158,12 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
         counts[kind] = counts.get(kind, 0) + 1
     counts["(of which one word)"] = one_word
     counts["(in no truth element, named by position)"] = repeated
+    counts["(fragments of an element that wraps)"] = wrapped
     return counts
 
 
 def format_kinds(counts: dict[str, int]) -> str:
-    """The kind counts as lines, most first, the one-word count last."""
+    """The kind counts as lines, most first, the one-word and wrapped-fragment counts last."""
     rows = sorted(((k, v) for k, v in counts.items() if not k.startswith("(")), key=lambda kv: (-kv[1], kv[0]))
     total = sum(v for _, v in rows)
     lines = [f"imprecise labels by kind: {total}"] + [f"  {v:4d}  {k}" for k, v in rows]
@@ -165,6 +173,8 @@ def format_kinds(counts: dict[str, int]) -> str:
             f"  ({counts.get('(of which one word)', 0)} of them are one word; "
             f"{counts.get('(in no truth element, named by position)', 0)} of those in no truth element are a text "
             "that repeats, named by its place)",
+            f"  ({counts.get('(fragments of an element that wraps)', 0)} of the fragments are of an element that "
+            "wraps onto more lines)",
         ]
     )
 

@@ -168,13 +168,15 @@ def test_imprecise_labels_are_counted_by_kind():
         TruthRecord("s", "Reporting bugs and getting help", (0, 0, 200, 40), "link"),
         TruthRecord("s", "Install the package first", (0, 50, 300, 70), "line", LINE),
         TruthRecord("s", "Settings", (0, 80, 100, 100), "button"),
+        TruthRecord("s", "Open the settings page", (0, 110, 200, 124), "link"),  # one line
     ]
 
     def pred(text, x, y):
         return Prediction("s", text, (x, y), (x - 5, y - 5, x + 5, y + 5))
 
     predictions = [
-        pred("Reporting bugs", 50, 10),  # a fragment of the link
+        pred("Reporting bugs", 50, 10),  # a fragment of the link, which wraps (four times the label's height)
+        pred("Open the", 40, 117),  # a fragment of a link on one line
         pred("Install the package first Then run the tests with pytest", 100, 60),  # more than its line
         pred("Saftings", 50, 90),  # misread (a similar text, under 0.8)
         pred("Newsletters", 500, 500),  # in no element
@@ -183,11 +185,13 @@ def test_imprecise_labels_are_counted_by_kind():
         pred("Settings", 50, 92),  # precise: not counted
     ]
     counts = regroup.imprecise_kinds(truth, predictions)
-    assert counts == {"a fragment of a link": 1, "more than the line of painted text it lies on": 1,
+    assert counts == {"a fragment of a link": 2, "more than the line of painted text it lies on": 1,
                       "the text of its element misread": 1, "in no truth element": 3,
-                      "(of which one word)": 4, "(in no truth element, named by position)": 2}  # fmt: skip
+                      "(of which one word)": 4, "(in no truth element, named by position)": 2,
+                      "(fragments of an element that wraps)": 1}  # fmt: skip
     lines = regroup.format_kinds(counts).splitlines()
-    assert lines[0] == "imprecise labels by kind: 6"
-    assert lines[-1] == (
+    assert lines[0] == "imprecise labels by kind: 7"
+    assert lines[-2] == (
         "  (4 of them are one word; 2 of those in no truth element are a text that repeats, named by its place)"
     )
+    assert lines[-1] == "  (1 of the fragments are of an element that wraps onto more lines)"
