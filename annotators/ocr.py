@@ -1435,16 +1435,21 @@ def underlined(image: np.ndarray, box: tuple[float, float, float, float], config
     """Whether the text in ``box`` is underlined: True where an underline's long run (:func:`_underline_rule`) lies
     under at least :data:`UNDERLINED_SHARE` of its ink's span, False where under less than :data:`BARE_SHARE` (or the
     crop has no underline), None in between or for a box too small to tell (a short word cannot show a run
-    :data:`UNDERLINE_RUN` line heights long)."""
+    :data:`UNDERLINE_RUN` line heights long). A dotted underline (:func:`_dotted_rule`: Sphinx's links, "translation" |
+    "project") counts as running from its first dot to its last."""
     crop = _crop(image, box)
     h, w = crop.shape[:2]
     if h < 6 or w < UNDERLINE_RUN * h:
         return None
     rows, cols = _underline(crop, config.ink_contrast)
+    dots = np.flatnonzero(_dotted_rule(crop, config.ink_contrast).any(axis=0))
     ink = np.flatnonzero(_ink_columns(crop, config.ink_contrast, rows))
     if ink.size == 0:
         return None
-    share = float(_underline_rule(crop, rows, cols, config.ink_contrast)[ink[0] : ink[-1] + 1].mean())
+    rule = _underline_rule(crop, rows, cols, config.ink_contrast)
+    if dots.size:
+        rule[dots[0] : dots[-1] + 1] = True
+    share = float(rule[ink[0] : ink[-1] + 1].mean())
     return True if share >= UNDERLINED_SHARE else False if share < BARE_SHARE else None
 
 

@@ -67,7 +67,9 @@ line A to the line B just below it when the layout says B continues A, and only 
    screenshot's own line pitch (:func:`_on_pitch`: the step most pairs of aligned lines of that size share) and no
    text stands further right on either row (a table's rows stand at an even pitch too).
 2. **Same style.** The glyph colours of the two lines differ by at most :data:`MAX_COLOUR_DISTANCE` (summed RGB; in
-   shade alone, :data:`MAX_SHADE_DISTANCE`), so a blue link does not absorb the grey text under it.
+   shade alone, :data:`MAX_SHADE_DISTANCE`), so a blue link does not absorb the grey text under it. A mark of another
+   colour ending B is the prose's after the element ended (:func:`_ends_in_colour`: "the Expat home" | "page."); one
+   ending A ends the element on A's line.
 3. **Ends of lines.** A is the last text on its line and B the first on its own (no other text within
    :data:`ROW_CLEARANCE` line heights), as a wrap leaves them. Text across a vertical rule (a panel's border:
    ``ruled``, :func:`annotators.ocr.rule_between`) is another column's and does not count.
@@ -103,7 +105,10 @@ line A to the line B just below it when the layout says B continues A, and only 
    colour at all (a row of tags in one colour holds no prose). Prose wrapped beside inline code of another colour is
    the greater part, and stays apart. Where the caller can see underlines (``underlined``,
    :func:`annotators.ocr.underlined`), they are part of the style: a grey underlined link in black prose reads a shade
-   apart, and two underlined single words continue each other ("There is a <a>modular" | "version</a> with").
+   apart, and two underlined lines continue each other whatever their words ("There is a <a>modular" | "version</a>
+   with", "based on the <a>Locale Data Markup" | "Language specification</a> (LDML)"; a dotted underline counts),
+   unless A ends with the prose's comma (two links of a list). B with a list marker of its own starts an item, and B
+   whose first word had room at A's line's end (rule 4, in the column where B starts) did not wrap from it.
 
 8. **Closer than the column's pitch** (:func:`_tighter_than_pitch`). Where rule 5 finds no text cue, B still continues
    A when it follows A closer than the lines of their column (same start, size and colour) follow each other, and
@@ -584,6 +589,14 @@ def _same_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     return bool(np.all((d <= MAX_COLOUR_DISTANCE) | (_shades(a2, b2) & (d <= MAX_SHADE_DISTANCE))))
 
 
+def _ends_in_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether line ``b`` can end the text that line ``a`` starts, by colour: ``a``'s colours (its words' and all its
+    ink's, :func:`_same_colour`) match ``b``'s words' colour (its first row). A mark of another colour at ``b``'s end
+    is the prose's, after the element ends there: the black full stop after a blue link wrapped from the line above,
+    "the Expat home" | "page.". One at ``a``'s end still keeps the two apart: the element ended on ``a``'s line."""
+    return _same_colour(a, b) or (b is not None and _same_colour(a, np.atleast_2d(np.asarray(b))[:1]))
+
+
 def _shades(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per row of two ``(n, 3)`` RGB arrays: whether one colour is a shade of the other, as a short word's few glyphs
     read paler or darker than a long piece's: lighter or darker alike in R, G and B (within :data:`SHADE_SPREAD`), or
@@ -735,7 +748,7 @@ def group_lines(
         if _around_a_link(chain, elements, boxes, heights, centres, colours):
             for k in chain[:-1]:
                 preceding.pop(following.pop(k))
-    for i, j in _inline_wraps(elements, boxes, heights, centres, colours, underlined):
+    for i, j in _inline_wraps(elements, boxes, heights, centres, colours, underlined, mark):
         if i not in following and j not in preceding:
             following[i], preceding[j] = j, i
     return _merge(elements, boxes, following, make, _join, centre=False)
@@ -889,15 +902,16 @@ def _most_text_around(members: Sequence[int], boxes, heights, centres, colours) 
     return width[True] >= width[False]
 
 
-def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None) -> list[tuple[int, int]]:
+def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, mark=None) -> list[tuple[int, int]]:
     """Rule 7 of the module docstring: an inline link wrapped from the end of one line of prose to the start of the
     next ("... <a>Get in" | "touch with me</a> ..."): pairs (i, j) of the last piece of a line and the first piece of
     the line below, starting where that line starts, of one size and style, whose text continues, set in a style that
     is the lesser part of the two lines or, beside prose of another colour, of the text around them (the prose around
     it is the greater). The style is the colour, and where ``underlined`` can tell (``(box) -> bool | None``) whether a
     piece is underlined: two underlined pieces are one link wrapped whatever their words (a lower-case single word
-    after another, "modular" | "version", continues), and the prose beside an underlined link is of another style
-    however close its colour."""
+    after another, "modular" | "version", continues, and so does a capitalised line), and the prose beside an
+    underlined link is of another style however close its colour. ``mark`` (index → :func:`group_lines`'s ``mark``):
+    a B with a list marker starts an item of its own."""
     under: dict[int, bool | None] = {}
 
     def is_under(k: int) -> bool | None:
@@ -905,8 +919,8 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None) -
             under[k] = underlined(boxes[k]) if underlined is not None else None
         return under[k]
 
-    def same_style(k: int, i: int) -> bool:
-        return _same_colour(colours[k], colours[i]) and (
+    def same_style(k: int, i: int, end: bool = False) -> bool:  # end: k ends i's text (its closing marks aside)
+        return (_ends_in_colour(colours[i], colours[k]) if end else _same_colour(colours[k], colours[i])) and (
             None in (is_under(k), is_under(i)) or is_under(k) == is_under(i)
         )
 
@@ -937,10 +951,15 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None) -
             continue
         if ends_code_statement(elements[i].text, elements[j].text):
             continue
-        if not same_style(j, i):
+        if not same_style(j, i, end=True):
             continue
-        link = is_under(i) is True and is_under(j) is True  # one underline's two lines
-        if not continues(elements[i].text, elements[j].text, single_words=link):
+        if mark is not None and mark(j) is True:  # B starts a list item of its own
+            continue
+        if not _had_to_wrap(i, j, elements, boxes, heights, boxes[j][0], boxes[j][0]):
+            continue
+        # one underline's two lines, unless the prose's comma ends A: "sqlite3_prepare()," | "sqlite3_step()"
+        link = is_under(i) is True and is_under(j) is True and not elements[i].text.rstrip().endswith((",", ";"))
+        if _LIST_MARKER.match(elements[j].text) or not (link or continues(elements[i].text, elements[j].text)):
             continue
         width = {True: 0.0, False: 0.0}
         for k in {*here, *there}:
@@ -1045,27 +1064,15 @@ def _wraps(
     a line (rule 6), ``item_text``: whether a line is a list item's text (its marked line or one hanging under it)."""
     a, b = boxes[i], boxes[j]
     h = (heights[i] + heights[j]) / 2
-    if not _similar_heights(heights[i], heights[j]) or not _same_colour(colours[i], colours[j]):
+    if not _similar_heights(heights[i], heights[j]) or not _ends_in_colour(colours[i], colours[j]):
         return False
     left, centre = (b[0] - a[0]) / h, ((b[0] + b[2]) - (a[0] + a[2])) / 2 / h
     if not (abs(left) <= 0.5 or abs(centre) <= 0.5 or left < 0):
         return False
     text = elements[j].text
-    words = text.split()
-    advance = (b[2] - b[0]) / max(1, len(text))
-    first_word = advance * len(words[0] if words else text)
-    if b[2] - a[2] - first_word >= 0:  # B's first word had room after A on B's own width
+    if b[2] - a[2] - _first_word(elements[j].text, b) >= 0:  # B's first word had room after A on B's own width
         return False
-    lo, hi = min(a[0], b[0]) - 0.5 * h, max(a[0], b[0]) + 0.5 * h
-    column = [
-        boxes[k][2]
-        for k in range(len(boxes))
-        if lo <= boxes[k][0] <= hi
-        and a[1] - COLUMN_REACH * h <= boxes[k][1] <= b[3] + COLUMN_REACH * h
-        and _similar_heights(heights[k], h)
-    ]
-    right_edge = max([*column, a[2], b[2]])
-    if a[2] + advance + first_word - right_edge < -FIT_TOLERANCE * h:  # it had room in the column
+    if not _had_to_wrap(i, j, elements, boxes, heights, min(a[0], b[0]), max(a[0], b[0])):
         return False
     if mark(j) is True:  # B starts a list item of its own
         return False
@@ -1076,6 +1083,31 @@ def _wraps(
     return continues(elements[i].text, text, display=i in display and j in display) or (
         not _LIST_MARKER.match(text) and _tighter_than_pitch(i, j, boxes, heights, colours)
     )
+
+
+def _first_word(text: str, box: tuple[float, ...]) -> float:
+    """How wide the first word of a line's ``text`` is, at the line's own advance per character (its ``box``)."""
+    words = text.split()
+    return (box[2] - box[0]) / max(1, len(text)) * len(words[0] if words else text)
+
+
+def _had_to_wrap(i: int, j: int, elements, boxes, heights, lo: float, hi: float) -> bool:
+    """Rule 4 of the module docstring: the first word of line ``j`` would not have fitted after line ``i``'s end, in
+    the column they sit in: the widest line of their size within :data:`COLUMN_REACH` line heights above and below
+    that starts between ``lo`` and ``hi`` (less half a line height, more half of one), less :data:`FIT_TOLERANCE`."""
+    a, b = boxes[i], boxes[j]
+    h = (heights[i] + heights[j]) / 2
+    text = elements[j].text
+    advance = (b[2] - b[0]) / max(1, len(text))
+    column = [
+        boxes[k][2]
+        for k in range(len(boxes))
+        if lo - 0.5 * h <= boxes[k][0] <= hi + 0.5 * h
+        and a[1] - COLUMN_REACH * h <= boxes[k][1] <= b[3] + COLUMN_REACH * h
+        and _similar_heights(heights[k], h)
+    ]
+    right_edge = max([*column, a[2], b[2]])
+    return a[2] + advance + _first_word(text, b) - right_edge >= -FIT_TOLERANCE * h
 
 
 def _tighter_than_pitch(i: int, j: int, boxes, heights, colours) -> bool:

@@ -158,8 +158,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: of two colours is one where a piece opens a bracket the next goes on inside ("print(" | "'Zero'"); 56 = a console's
 #: prompt starts its code line, with a space after it however close the next token ("vvv" | "if"), and a number of
 #: one or two characters read with less confidence than :data:`NUMBER_MIN_CONFIDENCE` is glyph noise (a bracket read
-#: as "1", a logo read as "2").
-RECIPE_VERSION = "56"
+#: as "1", a logo read as "2"); 57 = a link wrapped in prose: a mark of another colour ending its last line is the
+#: prose's ("the Expat home" | "page."), two underlined lines (a dotted underline counts) continue each other whatever
+#: their words ("Locale Data Markup" | "Language specification") unless the first ends with a comma, and the second
+#: line neither has a list marker of its own nor a first word that had room at the first line's end.
+RECIPE_VERSION = "57"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

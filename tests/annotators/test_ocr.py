@@ -977,3 +977,21 @@ def test_an_underscore_under_a_box_drawn_tight_to_capitals_still_joins_the_ident
     none = crop[crop.shape[0] :]
     assert none.shape[0] == 0
     assert annotator._split_line(crop, "GPG ERR E...", none) == annotator._split_line(crop, "GPG ERR E...")
+
+
+def test_a_dotted_underline_makes_its_text_underlined_as_a_solid_one_does():
+    """ "translation" | "project": Sphinx's links wrap with their dotted underline, which :func:`underlined` reads as
+    running from its first dot to its last, so rule 7 knows the two lines for one link's. Bare text is not
+    underlined; a dotted rule under a third of the text leaves it undecided."""
+    from annotators.ocr import underlined
+
+    font = _dejavu(15)
+    config = OcrConfig()
+    for reach, want in ((1.0, True), (0.0, False), (0.4, None)):
+        im = Image.new("RGB", (400, 24), (255, 255, 255))
+        d = ImageDraw.Draw(im)
+        x0, y0, x1, y1 = d.textbbox((4, 2), "translation project", font=font)
+        d.text((4, 2), "translation project", font=font, fill=(187, 0, 0))
+        if reach:
+            _dotted(d, x0, x0 + int(reach * (x1 - x0)), min(22, y1 + 1), (187, 0, 0), 3, 1)
+        assert underlined(np.asarray(im), (x0 - 1, 0, x1 + 1, 24), config) is want, reach

@@ -873,3 +873,62 @@ def test_a_capitals_box_without_descenders_is_of_the_size_of_the_words_beside_it
     assert _texts(_join_pieces(els, im))[:1] == ["GNU Coding"]
     els, im = _page([("Coding", 40, 40, GREY, 70), ("NEW", 260, 58, GREY, 34), *body], size=(600, 200))
     assert _texts(_join_pieces(els, im))[:2] == ["Coding", "NEW"]
+
+
+def _underlined_group(rows, lined, size=(900, 200), colours=None, marks=None):
+    """Group ``rows`` (as :func:`_page`) with the pieces at indices ``lined`` underlined (a solid rule low in their
+    boxes), ``underlined`` reading the image, ``colours`` (index → stacked RGB rows) standing in for the colour read
+    where given, ``marks`` (index → a list marker left of it) for the marker read."""
+    from annotators.ocr import underlined
+
+    els, im = _page(rows, size=size)
+    for k in lined:
+        e = els[k]
+        im[int(e.box[3]) - 3, int(e.box[0]) : int(e.box[2])] = rows[k][3]
+    config = OcrConfig()
+    by_box = {e.box: np.asarray(colours[k], dtype=float) for k, e in enumerate(els)} if colours else {}
+    marked_at = {els[k].box: v for k, v in (marks or {}).items()}
+    return _texts(
+        group_lines(
+            els,
+            lambda box: by_box[box] if colours else _glyph_color(_crop(im, box)),
+            TextElement,
+            (lambda box: marked_at.get(box, False)) if marks is not None else None,
+            None,
+            lambda box: underlined(im, box, config),
+        )
+    )
+
+
+def test_an_underlined_link_wrapped_in_prose_joins_whatever_its_second_line_starts_with():
+    """ "are based on the <a>Locale Data Markup" | "Language specification</a> (LDML).": both lines underlined, in
+    prose: one link, though its second line starts capitalised (no text cue). It stays apart where the first ends with
+    the prose's comma (two links of a list: "sqlite3_prepare()," | "Sqlite3_step()"), where the second line has a
+    list marker of its own (the next item of a list of links), and where the second line's first word had room at
+    the end of the first: a line that ends short did not wrap ("... bindings for Tcl" | "Peter Jones maintains")."""
+    prose = [("patterns Babel supports for number formatting are based on the", 40, 40, GREY),
+             ("patterns Babel supports number formatting based on the", 40, 62, GREY),
+             ("Locale Data Markup", 600, 62, BLUE), ("Language specification", 40, 84, BLUE),
+             ("(LDML).", 270, 84, GREY)]  # fmt: skip
+    assert "Locale Data Markup Language specification" in _underlined_group(prose, (2, 3))
+    assert "Locale Data Markup" in _underlined_group(prose, ())  # not underlined: no text cue, apart
+    comma = [*prose[:2], ("Locale Data Markup,", 600, 62, BLUE), *prose[3:]]
+    assert "Locale Data Markup," in _underlined_group(comma, (2, 3))
+    assert "Locale Data Markup" in _underlined_group(prose, (2, 3), marks={3: True})
+    short = [prose[0], ("Steve Ball maintains the", 40, 62, GREY), ("bindings for Tcl", 300, 62, BLUE), *prose[3:]]
+    assert "bindings for Tcl" in _underlined_group(short, (2, 3))
+
+
+def test_a_link_wrapped_in_prose_joins_though_the_prose_mark_after_it_is_another_colour():
+    """ "... download it from <a>the Expat home" | "page</a>.": the black full stop after the blue link is read with
+    its last line, whose ink is then of two colours (words blue, all ink darker). It ends the link: the two lines join.
+    A comma of another colour ending the first line ends the link there: they stay apart."""
+    blue, mixed = [[49, 115, 222]] * 2, [[49, 115, 222], [40, 40, 40]]
+    grey = [[60, 60, 60]] * 2
+    rows = [("This is free software. You may download it from", 40, 40, GREY), ("the Expat home", 530, 40, BLUE),
+            ("page.", 40, 62, BLUE), ("It is fast.", 100, 62, GREY)]  # fmt: skip
+    assert "the Expat home page." in _underlined_group(rows, (), colours=[grey, blue, mixed, grey])
+    rows[1:3] = [("the Expat home,", 530, 40, BLUE), ("page", 40, 62, BLUE)]
+    assert "the Expat home," in _underlined_group(rows, (), colours=[grey, mixed, blue, grey])
+    aligned = [("Reporting bugs and", 40, 40, BLUE), ("getting help.", 40, 62, BLUE)]  # a link's own two lines
+    assert _underlined_group(aligned, (), colours=[blue, mixed]) == ["Reporting bugs and getting help."]
