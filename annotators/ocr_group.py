@@ -107,8 +107,12 @@ line A to the line B just below it when the layout says B continues A, and only 
    :func:`annotators.ocr.underlined`), they are part of the style: a grey underlined link in black prose reads a shade
    apart, and two underlined lines continue each other whatever their words ("There is a <a>modular" | "version</a>
    with", "based on the <a>Locale Data Markup" | "Language specification</a> (LDML)"; a dotted underline counts),
-   unless A ends with the prose's comma (two links of a list). B with a list marker of its own starts an item, and B
-   whose first word had room at A's line's end (rule 4, in the column where B starts) did not wrap from it.
+   unless A ends with the prose's comma (two links of a list). Words set between prose of another colour continue
+   each other too (no text cue: "see the <a>API" | "documentation</a> and ask"): prose runs up to A within
+   :data:`LINK_GAP` line heights and on after B as close, A ends with no mark of the prose ("," ";" ":" "."), and both
+   are words (:func:`_words_only`; code tokens so set are often two links of a list: "attrs.field" | "attr.ib"). B
+   with a list marker of its own starts an item, and B whose first word had room at A's line's end (rule 4, in the
+   column where B starts) did not wrap from it.
 
 8. **Closer than the column's pitch** (:func:`_tighter_than_pitch`). Where rule 5 finds no text cue, B still continues
    A when it follows A closer than the lines of their column (same start, size and colour) follow each other, and
@@ -233,6 +237,8 @@ _CODE = re.compile(r"[=;{}]|\w[([]|/\*|\*/|->|::")
 #: A list item's number or letter and the space after it, at the start of its first line ("6. take one of").
 _ITEM_MARKER = re.compile(r"^(\d+(\.\d+)*\.|\(?[a-zA-Z0-9]\))\s+(?=\S)")
 #: A count in a badge after a tab or link's name ("Issues" | "37", "Inbox" | "1.2k").
+#: Punctuation that may stand at a word's ends in prose (:func:`_words_only`).
+_EDGE_PUNCTUATION = "\"'()[]{}.,;:!?"
 _COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 #: A line of code that is a comment ("// Creates a Buffer of length 10.", "# the default").
 _COMMENT = re.compile(r"^\s*(//|#)\s")
@@ -822,6 +828,13 @@ def _same_row(i: int, k: int, centres, heights) -> bool:
     return abs(centres[i] - centres[k]) < 0.5 * heights[i]
 
 
+def _words_only(text: str) -> bool:
+    """Whether ``text`` is words of prose: each token, its surrounding punctuation aside, letters (a hyphen or an
+    apostrophe inside) - no code ("attrs.field", "(0)"), no number."""
+    tokens = [t.strip(_EDGE_PUNCTUATION) for t in text.split()]
+    return bool(tokens) and all(t and t.replace("-", "").replace("'", "").isalpha() for t in tokens)
+
+
 def _line_run(i: int, boxes, heights, centres, gap: float = INLINE_RUN_GAP) -> list[int]:
     """The pieces of piece ``i``'s line of text, left to right: those on its row reached from it through gaps under
     ``gap`` line heights (a side bar or a second column further off is another line)."""
@@ -959,7 +972,20 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, m
             continue
         # one underline's two lines, unless the prose's comma ends A: "sqlite3_prepare()," | "sqlite3_step()"
         link = is_under(i) is True and is_under(j) is True and not elements[i].text.rstrip().endswith((",", ";"))
-        if _LIST_MARKER.match(elements[j].text) or not (link or continues(elements[i].text, elements[j].text)):
+        # prose of another colour just before A on its row and just after B on its own: the link runs between them
+        inset = (
+            len(there) > 1
+            and _words_only(elements[i].text)
+            and _words_only(elements[j].text)
+            and not elements[i].text.rstrip().endswith((",", ";", ":", "."))
+            and not same_style(here[-2], i)
+            and not same_style(there[1], i)
+            and boxes[i][0] - boxes[here[-2]][2] <= LINK_GAP * h
+            and boxes[there[1]][0] - boxes[j][2] <= LINK_GAP * h
+        )
+        if _LIST_MARKER.match(elements[j].text) or not (
+            link or inset or continues(elements[i].text, elements[j].text)
+        ):
             continue
         width = {True: 0.0, False: 0.0}
         for k in {*here, *there}:

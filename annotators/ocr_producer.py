@@ -161,8 +161,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: as "1", a logo read as "2"); 57 = a link wrapped in prose: a mark of another colour ending its last line is the
 #: prose's ("the Expat home" | "page."), two underlined lines (a dotted underline counts) continue each other whatever
 #: their words ("Locale Data Markup" | "Language specification") unless the first ends with a comma, and the second
-#: line neither has a list marker of its own nor a first word that had room at the first line's end.
-RECIPE_VERSION = "57"
+#: line neither has a list marker of its own nor a first word that had room at the first line's end; 58 = ... and
+#: words set right between prose of another colour continue each other with no text cue ("see the <a>API" |
+#: "documentation</a> and ask").
+RECIPE_VERSION = "58"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

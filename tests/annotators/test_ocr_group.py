@@ -932,3 +932,26 @@ def test_a_link_wrapped_in_prose_joins_though_the_prose_mark_after_it_is_another
     assert "the Expat home," in _underlined_group(rows, (), colours=[grey, mixed, blue, grey])
     aligned = [("Reporting bugs and", 40, 40, BLUE), ("getting help.", 40, 62, BLUE)]  # a link's own two lines
     assert _underlined_group(aligned, (), colours=[blue, mixed]) == ["Reporting bugs and getting help."]
+
+
+def test_a_link_of_words_set_between_prose_joins_across_its_wrap_without_a_text_cue():
+    """ "For more, see the <a>API" | "documentation</a>. Or ask.": no underline, and no text cue (a single word under
+    another), but the prose of another colour runs right up to the link's first line and on right after its second:
+    the link is inset in the paragraph across the wrap. Code tokens so set ("attrs.field" | "attr.ib": two links of
+    an API list) and a first line ending with the prose's comma stay apart."""
+    rows = [("Every part of the library is described in full in the", 40, 40, GREY),
+            ("For more on each class and function, see the", 40, 62, GREY), ("API", 490, 62, BLUE),
+            ("documentation", 40, 84, BLUE), ("and ask us.", 180, 84, GREY)]  # fmt: skip
+    assert "API documentation" in _underlined_group(rows, ())
+    for first, second in (("attrs.field", "define"), ("field", "attr.ib")):  # either one code
+        code = [
+            *rows[:2],
+            (first, 490, 62, BLUE),
+            (second, 40, 84, BLUE),
+            ("and ask us.", 50 + ADV * len(second), 84, GREY),
+        ]
+        assert first in _underlined_group(code, ()), (first, second)
+    comma = [*rows[:2], ("API,", 490, 62, BLUE), *rows[3:]]
+    assert "API," in _underlined_group(comma, ())
+    apart = [*rows[:4], ("and ask us.", 300, 84, GREY)]  # the prose goes on far off: no link inset
+    assert "API" in _underlined_group(apart, ())
