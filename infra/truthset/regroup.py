@@ -128,6 +128,7 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
     containing = _containing(truth)
     counts: dict[str, int] = {}
     one_word = repeated = wrapped = 0
+    places: dict[tuple[str, str], int] = {}
     shown: dict[tuple[str, str], int] = {}
 
     def key(p) -> tuple[str, str]:  # texts compared as the OCR producer compares them to find repeats
@@ -148,7 +149,13 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
             said, whole = normalize_text(p.text), normalize_text(t.text)
             if len(said) < len(whole) and names_part_of(p.text, t.text):
                 kind = KINDS[1].format(role=t.element or "text")
-                wrapped += p.box is not None and t.box[3] - t.box[1] >= WRAPPED_RATIO * (p.box[3] - p.box[1])
+                wraps = p.box is not None and t.box[3] - t.box[1] >= WRAPPED_RATIO * (p.box[3] - p.box[1])
+                wrapped += wraps
+                if wraps:  # where in its element the label lies: its first line or a later one; at its left edge
+                    h = p.box[3] - p.box[1]
+                    place = "first" if p.box[1] - t.box[1] < 0.5 * h else "later"
+                    edge = "at" if abs(p.box[0] - t.box[0]) < 0.5 * h else "right of"
+                    places[place, edge] = places.get((place, edge), 0) + 1
             elif t.data_type == LINE and whole and whole in said:
                 kind = KINDS[2]
             elif text_similarity(p.text, t.text) >= 0.5:
@@ -159,6 +166,8 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
     counts["(of which one word)"] = one_word
     counts["(in no truth element, named by position)"] = repeated
     counts["(fragments of an element that wraps)"] = wrapped
+    for (place, edge), v in sorted(places.items()):
+        counts[f"(wrapped: {place} line, {edge} the element's left edge)"] = v
     return counts
 
 
@@ -175,6 +184,7 @@ def format_kinds(counts: dict[str, int]) -> str:
             "that repeats, named by its place)",
             f"  ({counts.get('(fragments of an element that wraps)', 0)} of the fragments are of an element that "
             "wraps onto more lines)",
+            *(f"    {v:4d}  {k[10:-1]}" for k, v in counts.items() if k.startswith("(wrapped: ")),
         ]
     )
 
