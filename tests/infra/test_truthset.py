@@ -165,7 +165,7 @@ def test_imprecise_labels_are_counted_by_kind():
 
     regroup = _load("regroup")
     truth = [
-        TruthRecord("s", "Reporting bugs and getting help", (0, 0, 200, 40), "link"),
+        TruthRecord("s", "Reporting bugs and getting help", (42, 3, 200, 40), "link"),
         TruthRecord("s", "Install the package first", (0, 50, 300, 70), "line", LINE),
         TruthRecord("s", "Settings", (0, 80, 100, 100), "button"),
         TruthRecord("s", "Open the settings page", (0, 110, 200, 124), "link"),  # one line
@@ -188,10 +188,12 @@ def test_imprecise_labels_are_counted_by_kind():
     assert counts == {"a fragment of a link": 2, "more than the line of painted text it lies on": 1,
                       "the text of its element misread": 1, "in no truth element": 3,
                       "(of which one word)": 4, "(in no truth element, named by position)": 2,
-                      "(fragments of an element that wraps)": 1}  # fmt: skip
+                      "(fragments of an element that wraps)": 1,
+                      "(wrapped: first line, at the element's left edge)": 1}  # fmt: skip
     lines = regroup.format_kinds(counts).splitlines()
     assert lines[0] == "imprecise labels by kind: 7"
-    assert lines[-2] == (
+    assert lines[-3] == (
         "  (4 of them are one word; 2 of those in no truth element are a text that repeats, named by its place)"
     )
-    assert lines[-1] == "  (1 of the fragments are of an element that wraps onto more lines)"
+    assert lines[-2] == "  (1 of the fragments are of an element that wraps onto more lines)"
+    assert lines[-1] == "       1  first line, at the element's left edge"
