@@ -955,3 +955,20 @@ def test_a_link_of_words_set_between_prose_joins_across_its_wrap_without_a_text_
     assert "API," in _underlined_group(comma, ())
     apart = [*rows[:4], ("and ask us.", 300, 84, GREY)]  # the prose goes on far off: no link inset
     assert "API" in _underlined_group(apart, ())
+
+
+def test_loosely_set_prose_joins_where_its_step_strays_a_few_pixels_from_the_pitch():
+    """At 3x a box's top follows its line's ascenders: prose set 72 px apart shows steps of 70 to 76 px. A pair 75 px
+    apart (4 % off the 72 px pitch) is still at the pitch: "Virtualenv is probably what you want to use for" |
+    "developing Click applications."; 84 px (a list item's margin more) is not."""
+
+    def read(step):
+        lines = [("Virtualenv is probably what you want", 40, 40), ("developing Click applications", 40, 40 + step),
+                 ("It is based on the specification of", 40, 300), ("the excellent work done by him in", 40, 372),
+                 ("his own module for dates that", 40, 444), ("the first one is passing it", 40, 600),
+                 ("two date and datetime classes", 40, 672)]  # fmt: skip
+        els, im = _page([(t, x, y, GREY, 48) for t, x, y in lines], size=(1300, 760))
+        return _texts(_group(els, im))
+
+    assert read(75)[0] == "Virtualenv is probably what you want developing Click applications"
+    assert read(84)[0] == "Virtualenv is probably what you want"
