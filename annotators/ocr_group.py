@@ -81,7 +81,9 @@ line A to the line B just below it when the layout says B continues A, and only 
    "the", "and"…), or A starts with a section number ("3.5.1. Interpreter" | "Name": the next item would start with
    its own), or both are set in display type (a title's words), or A is a line of prose (:data:`PROSE_WORDS` words or
    more) that ends a sentence and B has two words or more (the paragraph goes on with its next sentence, "... unless
-   told." | "Callbacks run once ..."); and B does not start like a list item ("2.3.", "•",
+   told." | "Callbacks run once ..."), or B starts in mid-text, with a comma, a semicolon, a closing bracket or an
+   optional argument's "[," (a wrapped signature: "fs.readFile(path" | "[, options], callback)"); and B does not start
+   like a list item ("2.3.", "•",
    "a)") and A does not end a statement of code (:func:`ends_code_statement`: a code block's lines are left-aligned
    and start in lower case like wrapped text, "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()").
    This is what tells a wrapped link from a tight list of links whose geometry is the same (a table of contents in a
@@ -272,6 +274,9 @@ _CODE_TOKEN = re.compile(r"[\d_()\[\]{}=.,:;'\"<>+*/%-]")
 #: A code line's string or comment, which may hold many words.
 _QUOTED = re.compile(r"^\s*(['\"“‘]|#|//)")
 _OPENING = "\"'“‘«("
+#: A line that starts in the middle of a text: with a comma, a semicolon or a closing bracket, or an optional
+#: argument's "[," (a signature wrapped: "fs.readFile(path" | "[, options], callback)").
+_MID_TEXT = re.compile(r"^\s*([,;)\]}]|\[,)")
 _CLOSING = "\"'”’»)"
 #: A piece of a long line of prose this short reads paler than the prose around it (:func:`join_long_lines`).
 FAINT_WORD = 3
@@ -293,6 +298,8 @@ def continues(first: str, second: str, display: bool = False, single_words: bool
     # file tree's ".github" | "docs", an API's "assert.fail()" | "assert.ok()") each is an item of its own.
     lone = len(words) == 1 and len(second.split()) == 1 and not single_words
     if second.lstrip(_OPENING)[:1].islower() and not lone:
+        return True
+    if _MID_TEXT.match(second):  # nothing starts with a comma or a closing bracket: "fs.read(fd" | "[, buffer])"
         return True
     # a sentence of prose ended and the paragraph goes on with the next one, which had to wrap (rule 4)
     return len(words) >= PROSE_WORDS and first.rstrip(_CLOSING)[-1:] in ".?!" and len(second.split()) >= 2

@@ -164,8 +164,9 @@ from schemas.records import GroundingLabel, Screenshot
 #: line neither has a list marker of its own nor a first word that had room at the first line's end; 58 = ... and
 #: words set right between prose of another colour continue each other with no text cue ("see the <a>API" |
 #: "documentation</a> and ask"); 59 = loosely set prose joins at its line pitch within 5 % of it, not 3 % (a box's top
-#: follows its line's ascenders: at 3x, steps of 70-76 px at a 72 px pitch).
-RECIPE_VERSION = "59"
+#: follows its line's ascenders: at 3x, steps of 70-76 px at a 72 px pitch); 60 = a line that starts in mid-text (a
+#: comma, a semicolon, a closing bracket, "[,") continues the line above ("fs.readFile(path" | "[, options])").
+RECIPE_VERSION = "60"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

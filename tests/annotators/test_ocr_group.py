@@ -372,6 +372,9 @@ def test_a_compound_wrapped_at_its_hyphen_joins_without_a_space_and_chains_run_o
         ("Getting started", "guide", True),
         ("3.5.1. Interpreter", "Name", True),  # a numbered item wraps its title under its number
         ("3.5.1. Interpreter", "3.5.2. Location", False),
+        ("fs.readFile(path", "[, options], callback)", True),  # nothing starts with a comma or a closing bracket
+        ("Class: Buffer", ") Options", True),
+        ("Class: Buffer", "[Links]", False),  # an item in brackets may start one
     ],
 )
 def test_continues(first, second, expected):
