@@ -218,7 +218,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-crumbs"
+    VERSION = "2025.1-dotted-links"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -356,7 +356,7 @@ class OcrAnnotator:
             x0, y0, x1, y1 = _pixel_box(q, W, H)
             if x1 - x0 >= 2 and y1 - y0 >= 2:
                 boxes.append((q, x0, y0, x1, y1))
-        rgb, bgr = _erase_dotted_rules(rgb, bgr, [b[1:] for b in boxes], cfg.ink_contrast)
+        rgb, bgr, dotted = _erase_dotted_rules(rgb, bgr, [b[1:] for b in boxes], cfg.ink_contrast)
         lines, crops = [], []
         floors = _free_rows_below([b[1:] for b in boxes], H)
         for q, x0, y0, x1, y1 in boxes:
@@ -378,7 +378,7 @@ class OcrAnnotator:
             pieces = None
             if cfg.split_elements and _is_axis_aligned(q):
                 below = rgb[y1 : min(floors[k], y1 + int(round(UNDERSCORE_DEPTH * (y1 - y0)))), x0:x1]
-                pieces = self._split_line(rgb[y0:y1, x0:x1], line_text, below)
+                pieces = self._split_line(rgb[y0:y1, x0:x1], line_text, below, dotted[k])
             if pieces is None:  # not analysable (rotated, no ink found): keep the line as detected
                 if _keep(line_text, float(conf), cfg.min_confidence):
                     out.append((x0, y0, x1, y1, line_text, float(conf)))
@@ -431,10 +431,14 @@ class OcrAnnotator:
             out.append((res[0], float(res[1])))
         return out
 
-    def _split_line(self, crop: np.ndarray, text: str, below: np.ndarray | None = None) -> list[_Piece] | None:
+    def _split_line(
+        self, crop: np.ndarray, text: str, below: np.ndarray | None = None, dotted: np.ndarray | None = None
+    ) -> list[_Piece] | None:
         """Split one line crop into element pieces (crop-relative columns); None when it cannot be analysed.
         ``below``: rows of the image under the crop that no other line covers (an underscore may lie there,
-        :func:`_underscores`)."""
+        :func:`_underscores`). ``dotted``: per column, whether a dotted underline lay under it before it was painted
+        over (:func:`_erase_dotted_rules`): an underline like a solid one, so "Previous:" | "Welcome to Click" split
+        where it starts."""
         cfg = self.config
         bg = np.median(crop.reshape(-1, 3), axis=0)  # the line's background, for the helpers below
         under_rows, under_cols = _underline(crop, cfg.ink_contrast, bg)
@@ -442,6 +446,8 @@ class OcrAnnotator:
         if not ink.any():
             return None
         ink |= _underscores(crop, cfg.ink_contrast, under_cols, ink, below, bg)
+        if dotted is not None:
+            under_cols = under_cols | dotted
         cols = np.flatnonzero(ink)
         a, b = int(cols[0]), int(cols[-1]) + 1
         runs = _runs(ink[a:b], a)  # ink runs [s, e)
@@ -480,6 +486,8 @@ class OcrAnnotator:
         words: list[tuple[int, int]] = []  # words of the current piece
         wstart = runs[0][0]
         rule = _underline_rule(crop, under_rows, under_cols, cfg.ink_contrast, bg)  # the underline itself
+        if dotted is not None:
+            rule = rule | dotted
         for i, g in enumerate(gaps):
             end = runs[i][1]
             if g >= word_at or (
@@ -823,22 +831,44 @@ def _mark_dots(row: np.ndarray, chain: list[tuple[int, int]], h: int, pitch: flo
 
 def _erase_dotted_rules(
     rgb: np.ndarray, bgr: np.ndarray, boxes: list[tuple[int, int, int, int]], ink_contrast: int
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray | None]]:
     """The strip with the dotted underlines of its line ``boxes`` (:func:`_dotted_rule`) painted over in their
-    line's background colour (copies; the inputs unchanged and returned as they are where there is none)."""
+    line's background colour (copies; the inputs unchanged and returned as they are where there is none), and per
+    box, the columns its dotted underline ran under (:func:`_dotted_columns`; None without one)."""
     out = None
+    spans: list[np.ndarray | None] = []
     for x0, y0, x1, y1 in boxes:
         crop = rgb[y0:y1, x0:x1]
         dots = _dotted_rule(crop, ink_contrast)
         if not dots.any():
+            spans.append(None)
             continue
+        spans.append(_dotted_columns(dots))
         if out is None:
             out = rgb.copy()
         bg = np.median(crop.reshape(-1, 3), axis=0).astype(rgb.dtype)
         out[y0:y1, x0:x1][dots] = bg
     if out is None:
-        return rgb, bgr
-    return out, np.ascontiguousarray(out[:, :, ::-1])
+        return rgb, bgr, spans
+    return out, np.ascontiguousarray(out[:, :, ::-1]), spans
+
+
+def _dotted_columns(dots: np.ndarray) -> np.ndarray:
+    """Per column of a line crop, whether its dotted underline (``dots``, :func:`_dotted_rule`'s pixels) runs under
+    it: each chain of dots from its first to its last, the blanks between dots (up to :data:`DOT_BRIDGE` line
+    heights) filled."""
+    cols = dots.any(axis=0)
+    out = cols.copy()
+    bridge = max(2, round(DOT_BRIDGE * dots.shape[0]))
+    on = np.flatnonzero(cols)
+    for a, b in zip(on[:-1], on[1:], strict=True):
+        if 1 < b - a <= bridge + 1:
+            out[a:b] = True
+    return out
+
+
+#: The widest blank between two dots of one dotted underline, in line heights: a descender takes a few dots' place.
+DOT_BRIDGE = 1.0
 
 
 #: How near (in line heights) a solid column of ink must stand to a glyph's other ink to count as its stem (see

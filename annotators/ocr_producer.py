@@ -165,8 +165,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: words set right between prose of another colour continue each other with no text cue ("see the <a>API" |
 #: "documentation</a> and ask"); 59 = loosely set prose joins at its line pitch within 5 % of it, not 3 % (a box's top
 #: follows its line's ascenders: at 3x, steps of 70-76 px at a 72 px pitch); 60 = a line that starts in mid-text (a
-#: comma, a semicolon, a closing bracket, "[,") continues the line above ("fs.readFile(path" | "[, options])").
-RECIPE_VERSION = "60"
+#: comma, a semicolon, a closing bracket, "[,") continues the line above ("fs.readFile(path" | "[, options])"); 61 = a
+#: dotted underline, painted over before a line is read, still tells the splitting where a link starts ("Previous:" |
+#: "Welcome to Click" in Sphinx's Alabaster side bar, one grey; annotator ``2025.1-dotted-links``).
+RECIPE_VERSION = "61"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -995,3 +995,24 @@ def test_a_dotted_underline_makes_its_text_underlined_as_a_solid_one_does():
         if reach:
             _dotted(d, x0, x0 + int(reach * (x1 - x0)), min(22, y1 + 1), (187, 0, 0), 3, 1)
         assert underlined(np.asarray(im), (x0 - 1, 0, x1 + 1, 24), config) is want, reach
+
+
+def test_a_dotted_underline_starting_after_a_label_of_its_colour_splits_the_label_from_the_link(annotator):
+    """Sphinx's Alabaster side bar: "Previous: <a>Welcome to Click</a>", label and link one grey, the link underlined
+    with dots. The dots are painted over before the line is read; where they ran is still the link's underline, so
+    the line splits where it starts. Without the dots the line is one text."""
+    font = _dejavu(20)  # at 15 px the detector's box leaves the dots out
+    for dots in (True, False):
+        im = Image.new("RGB", (500, 40), (255, 255, 255))
+        d = ImageDraw.Draw(im)
+        d.text((20, 10), "Previous: ", font=font, fill=(60, 60, 60))
+        x0 = int(d.textlength("Previous: ", font=font)) + 20
+        _x, _y, x1, _y1 = d.textbbox((x0, 10), "Welcome to Click", font=font)
+        d.text((x0, 10), "Welcome to Click", font=font, fill=(60, 60, 60))
+        if dots:
+            _dotted(d, x0, x1, 10 + font.getmetrics()[0] + 1, (60, 60, 60))
+        texts = [e.text for e in annotator.annotate(np.asarray(im))]
+        if dots:
+            assert "Welcome to Click" in texts and "Previous:" in texts, texts
+        else:
+            assert texts == ["Previous: Welcome to Click"], texts
