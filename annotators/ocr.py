@@ -1464,13 +1464,18 @@ def mark_after(image: np.ndarray, box: tuple[float, float, float, float], config
 def underlined(image: np.ndarray, box: tuple[float, float, float, float], config: OcrConfig) -> bool | None:
     """Whether the text in ``box`` is underlined: True where an underline's long run (:func:`_underline_rule`) lies
     under at least :data:`UNDERLINED_SHARE` of its ink's span, False where under less than :data:`BARE_SHARE` (or the
-    crop has no underline), None in between or for a box too small to tell (a short word cannot show a run
-    :data:`UNDERLINE_RUN` line heights long). A dotted underline (:func:`_dotted_rule`: Sphinx's links, "translation" |
-    "project") counts as running from its first dot to its last."""
+    crop has no underline), None in between or for a box too small to tell. A dotted underline (:func:`_dotted_rule`:
+    Sphinx's links, "translation" | "project") counts as running from its first dot to its last, and a thin row of ink
+    under nearly all of the text (:func:`_broken_underline`) as an underline too: one broken where descenders cross it
+    ("https://git-"), or under a word too short to show a run :data:`UNDERLINE_RUN` line heights long ("In")."""
     crop = _crop(image, box)
     h, w = crop.shape[:2]
-    if h < 6 or w < UNDERLINE_RUN * h:
+    if h < 6 or w < 2:
         return None
+    if w < UNDERLINE_RUN * h:  # too short for a run, not for a row under all of it
+        span = np.flatnonzero(_ink_columns(crop, config.ink_contrast))
+        lined = span.size and _broken_underline(crop, int(span[0]), int(span[-1]) + 1, config.ink_contrast)
+        return True if lined else None
     rows, cols = _underline(crop, config.ink_contrast)
     dots = np.flatnonzero(_dotted_rule(crop, config.ink_contrast).any(axis=0))
     ink = np.flatnonzero(_ink_columns(crop, config.ink_contrast, rows))
@@ -1480,7 +1485,30 @@ def underlined(image: np.ndarray, box: tuple[float, float, float, float], config
     if dots.size:
         rule[dots[0] : dots[-1] + 1] = True
     share = float(rule[ink[0] : ink[-1] + 1].mean())
+    if share < UNDERLINED_SHARE and _broken_underline(crop, int(ink[0]), int(ink[-1]) + 1, config.ink_contrast):
+        return True
     return True if share >= UNDERLINED_SHARE else False if share < BARE_SHARE else None
+
+
+def _broken_underline(crop: np.ndarray, x0: int, x1: int, ink_contrast: int) -> bool:
+    """Whether a thin row low in a line crop is ink under nearly all of the text's span ``[x0, x1)``
+    (:data:`UNDERLINE_COVER`), the rows above it not: an underline broken where descenders cross it, into runs each
+    shorter than :data:`UNDERLINE_RUN` line heights ("https://git-": runs of 27 and 34 px under a 23 px line)."""
+    h = crop.shape[0]
+    bg = np.median(crop.reshape(-1, 3), axis=0)
+    ink = np.abs(crop[:, x0:x1].astype(np.int16) - bg.astype(np.int16)).max(axis=-1) >= ink_contrast
+    cover = ink.mean(axis=1)
+    zone = int(h * (1 - UNDERLINE_ZONE))
+    full = cover >= UNDERLINE_COVER
+    for top, bottom in _runs(full[zone:], zone):
+        if bottom - top <= max(1, round(UNDERLINE_ROWS * h)) and (top == 0 or cover[top - 1] < UNDERLINE_COVER):
+            return True
+    return False
+
+
+#: Share of the text's span a row must be ink under to be its underline (:func:`_broken_underline`): a descender's
+#: skip takes a few pixels of it, a glyph row (a serif font's baseline) leaves far more blank.
+UNDERLINE_COVER = 0.85
 
 
 def underline_ends_between(

@@ -1016,3 +1016,36 @@ def test_a_dotted_underline_starting_after_a_label_of_its_colour_splits_the_labe
             assert "Welcome to Click" in texts and "Previous:" in texts, texts
         else:
             assert texts == ["Previous: Welcome to Click"], texts
+
+
+def _skip_ink_underline(im: Image.Image, x0: int, x1: int, y: int, colour) -> None:
+    """An underline on row ``y`` from x0 to x1 that skips the glyphs' ink crossing it by a pixel each side, as a
+    browser draws it under descenders (``text-decoration-skip-ink``)."""
+    px = np.asarray(im).copy()
+    glyph = (px[y - 1 : y + 2, :, :] < 200).any(axis=(0, 2))
+    for x in range(x0, x1):
+        if not glyph[max(0, x - 1) : x + 2].any():
+            px[y, x] = colour
+    im.paste(Image.fromarray(px))
+
+
+def test_an_underline_broken_by_descenders_still_underlines_its_text():
+    """ "https://git-" | "scm.com/downloads": the underline under a short link skips its descenders ("p", "g"), which
+    leaves runs shorter than the 1.5 line heights a long run needs; a thin row under nearly all of the text, the rows
+    above it not, is its underline. A short word too narrow for any run ("In") is told by that row as well; bare text
+    is not underlined."""
+    from annotators.ocr import underlined
+
+    font = _dejavu(17)
+    config = OcrConfig()
+    for text in ("https://git-", "In"):
+        for lined in (True, False):
+            im = Image.new("RGB", (300, 40), (255, 255, 255))
+            d = ImageDraw.Draw(im)
+            x0, y0, x1, y1 = d.textbbox((10, 8), text, font=font)
+            d.text((10, 8), text, font=font, fill=(10, 10, 255))
+            base = 8 + font.getmetrics()[0] + 1
+            if lined:
+                _skip_ink_underline(im, x0, x1, base, (10, 10, 255))
+            got = underlined(np.asarray(im), (x0 - 1, y0 - 2, x1 + 1, max(y1, base) + 2), config)
+            assert (got is True) is lined, (text, lined, got)
