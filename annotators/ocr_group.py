@@ -241,9 +241,9 @@ _CODE = re.compile(r"[=;{}]|\w[([]|/\*|\*/|->|::")
 #: A list item's number or letter and the space after it, at the start of its first line ("6. take one of").
 _ITEM_MARKER = re.compile(r"^(\d+(\.\d+)*\.|\(?[a-zA-Z0-9]\))\s+(?=\S)")
 #: A count in a badge after a tab or link's name ("Issues" | "37", "Inbox" | "1.2k").
+_COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 #: Punctuation that may stand at a word's ends in prose (:func:`_words_only`).
 _EDGE_PUNCTUATION = "\"'()[]{}.,;:!?"
-_COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 #: A line of code that is a comment ("// Creates a Buffer of length 10.", "# the default").
 _COMMENT = re.compile(r"^\s*(//|#)\s")
 #: A Python console's prompts (">>>" is often read "vvv") ...
@@ -274,10 +274,10 @@ _CODE_TOKEN = re.compile(r"[\d_()\[\]{}=.,:;'\"<>+*/%-]")
 #: A code line's string or comment, which may hold many words.
 _QUOTED = re.compile(r"^\s*(['\"“‘]|#|//)")
 _OPENING = "\"'“‘«("
+_CLOSING = "\"'”’»)"
 #: A line that starts in the middle of a text: with a comma, a semicolon or a closing bracket, or an optional
 #: argument's "[," (a signature wrapped: "fs.readFile(path" | "[, options], callback)").
 _MID_TEXT = re.compile(r"^\s*([,;)\]}]|\[,)")
-_CLOSING = "\"'”’»)"
 #: A piece of a long line of prose this short reads paler than the prose around it (:func:`join_long_lines`).
 FAINT_WORD = 3
 #: A line of at least this many words ending a sentence is prose: the next line of its paragraph continues it, whatever
@@ -1105,7 +1105,7 @@ def _wraps(
     if not (abs(left) <= 0.5 or abs(centre) <= 0.5 or left < 0):
         return False
     text = elements[j].text
-    if b[2] - a[2] - _first_word(elements[j].text, b) >= 0:  # B's first word had room after A on B's own width
+    if b[2] - a[2] - _first_word(text, b) >= 0:  # B's first word had room after A on B's own width
         return False
     if not _had_to_wrap(i, j, elements, boxes, heights, min(a[0], b[0]), max(a[0], b[0])):
         return False

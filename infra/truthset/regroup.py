@@ -120,15 +120,15 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
     element whose text the prediction holds, with more); a misreading (text similarity 0.5-0.8); other. Of those in
     no element, how many name a text that repeats on the screenshot (named by its place among the repeats: the DOM
     names no repeat beyond the tenth, so such a text may have no truth element). Of the fragments, how many are of an
-    element that wraps: its box at least :data:`WRAPPED_RATIO` times as high as the label's (one of its lines, read
-    alone)."""
+    element that wraps (its box at least :data:`WRAPPED_RATIO` times as high as the label's: one of its lines, read
+    alone), and of those, how many lie on the element's first line or a later one, at its left edge or right of it."""
     from annotators.evaluate import LINE, names_element, names_part_of, normalize_text, text_similarity
     from annotators.ocr_producer import repeat_key
 
     containing = _containing(truth)
     counts: dict[str, int] = {}
-    one_word = repeated = wrapped = 0
-    places: dict[tuple[str, str], int] = {}
+    one_word = repeated = 0
+    places: dict[tuple[str, str], int] = {}  # (first / later line, at / right of the left edge) → wrapped fragments
     shown: dict[tuple[str, str], int] = {}
 
     def key(p) -> tuple[str, str]:  # texts compared as the OCR producer compares them to find repeats
@@ -149,9 +149,7 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
             said, whole = normalize_text(p.text), normalize_text(t.text)
             if len(said) < len(whole) and names_part_of(p.text, t.text):
                 kind = KINDS[1].format(role=t.element or "text")
-                wraps = p.box is not None and t.box[3] - t.box[1] >= WRAPPED_RATIO * (p.box[3] - p.box[1])
-                wrapped += wraps
-                if wraps:  # where in its element the label lies: its first line or a later one; at its left edge
+                if p.box is not None and t.box[3] - t.box[1] >= WRAPPED_RATIO * (p.box[3] - p.box[1]):
                     h = p.box[3] - p.box[1]
                     place = "first" if p.box[1] - t.box[1] < 0.5 * h else "later"
                     edge = "at" if abs(p.box[0] - t.box[0]) < 0.5 * h else "right of"
@@ -165,7 +163,7 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
         counts[kind] = counts.get(kind, 0) + 1
     counts["(of which one word)"] = one_word
     counts["(in no truth element, named by position)"] = repeated
-    counts["(fragments of an element that wraps)"] = wrapped
+    counts["(fragments of an element that wraps)"] = sum(places.values())
     for (place, edge), v in sorted(places.items()):
         counts[f"(wrapped: {place} line, {edge} the element's left edge)"] = v
     return counts
@@ -184,7 +182,11 @@ def format_kinds(counts: dict[str, int]) -> str:
             "that repeats, named by its place)",
             f"  ({counts.get('(fragments of an element that wraps)', 0)} of the fragments are of an element that "
             "wraps onto more lines)",
-            *(f"    {v:4d}  {k[10:-1]}" for k, v in counts.items() if k.startswith("(wrapped: ")),
+            *(
+                f"    {v:4d}  {k.removeprefix('(wrapped: ').removesuffix(')')}"
+                for k, v in counts.items()
+                if k.startswith("(wrapped: ")
+            ),
         ]
     )
 
