@@ -1049,3 +1049,14 @@ def test_an_underline_broken_by_descenders_still_underlines_its_text():
                 _skip_ink_underline(im, x0, x1, base, (10, 10, 255))
             got = underlined(np.asarray(im), (x0 - 1, y0 - 2, x1 + 1, max(y1, base) + 2), config)
             assert (got is True) is lined, (text, lined, got)
+
+
+def test_underlined_cannot_tell_for_a_box_blank_too_small_or_outside_the_image():
+    """A blank crop, one too low or narrow to read, and a box past the screenshot's edge answer None (cannot tell),
+    never an error: the short-word path looks for ink before it looks for a row under it."""
+    from annotators.ocr import underlined
+
+    im = np.full((40, 300, 3), 255, dtype=np.uint8)
+    config = OcrConfig()
+    for box in ((10, 5, 25, 30), (10, 5, 200, 30), (10, 5, 11, 30), (10, 5, 200, 9), (400, 50, 500, 80)):
+        assert underlined(im, box, config) is None, box
