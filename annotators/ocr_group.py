@@ -60,12 +60,14 @@ action", "Add to" | "cart") comes out as fragments, and no fragment names the el
 line A to the line B just below it when the layout says B continues A, and only then:
 
 1. **Geometry.** B starts within half a line height below A's bottom (line spacing, not a paragraph or list-item
-   gap), the two have the same font size (line heights within 25 %), and B starts where A's block does: left-aligned
-   (left edges within half a line height), centred (centres within half a line height) or further left (a wrapped
-   inline link continues at the container's left edge). Prose set with a loose line height (a phone's 1.5: 0.55
-   line heights between the detector's boxes) may stand up to :data:`LOOSE_LINE_GAP` apart where that step is the
-   screenshot's own line pitch (:func:`_on_pitch`: the step most pairs of aligned lines of that size share) and no
-   text stands further right on either row (a table's rows stand at an even pitch too).
+   gap), the two have the same font size (the smaller line height at least :data:`MIN_HEIGHT_RATIO` of the larger,
+   as it is or once a line with no descending glyph counts a descender taller, :func:`_sizes`: a paragraph's last
+   line "condition occurred." 40 px high under "This value means that an out-of-memory", 60), and B starts where A's
+   block does: left-aligned (left edges within half a line height), centred (centres within half a line height) or
+   further left (a wrapped inline link continues at the container's left edge). Prose set with a loose line height
+   (a phone's 1.5: 0.55 line heights between the detector's boxes) may stand up to :data:`LOOSE_LINE_GAP` apart
+   where that step is the screenshot's own line pitch (:func:`_on_pitch`: the step most pairs of aligned lines of
+   that size share) and no text stands further right on either row (a table's rows stand at an even pitch too).
 2. **Same style.** The glyph colours of the two lines differ by at most :data:`MAX_COLOUR_DISTANCE` (summed RGB; in
    shade alone, :data:`MAX_SHADE_DISTANCE`), so a blue link does not absorb the grey text under it. A mark of another
    colour ending B is the prose's after the element ended (:func:`_ends_in_colour`: "the Expat home" | "page."); one
@@ -1099,7 +1101,10 @@ def _wraps(
     a line (rule 6), ``item_text``: whether a line is a list item's text (its marked line or one hanging under it)."""
     a, b = boxes[i], boxes[j]
     h = (heights[i] + heights[j]) / 2
-    if not _similar_heights(heights[i], heights[j]) or not _ends_in_colour(colours[i], colours[j]):
+    size = _sizes([elements[i], elements[j]], [heights[i], heights[j]])  # a line without descenders: a shorter box
+    if not (_similar_heights(heights[i], heights[j]) or _similar_heights(*size)):
+        return False
+    if not _ends_in_colour(colours[i], colours[j]):
         return False
     left, centre = (b[0] - a[0]) / h, ((b[0] + b[2]) - (a[0] + a[2])) / 2 / h
     if not (abs(left) <= 0.5 or abs(centre) <= 0.5 or left < 0):

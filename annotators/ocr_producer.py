@@ -169,8 +169,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: dotted underline, painted over before a line is read, still tells the splitting where a link starts ("Previous:" |
 #: "Welcome to Click" in Sphinx's Alabaster side bar, one grey; annotator ``2025.1-dotted-links``); 62 = a thin row of
 #: ink under nearly all of a line's text is its underline for the grouping, though descenders break it into short
-#: runs ("https://git-" | "scm.com/downloads") or the word is too short for a run.
-RECIPE_VERSION = "62"
+#: runs ("https://git-" | "scm.com/downloads") or the word is too short for a run; 63 = a wrapped line with no
+#: descending glyph is of its line's size once counted a descender taller ("This value means that an out-of-memory" |
+#: "condition occurred.", 40 px under 60).
+RECIPE_VERSION = "63"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -192,6 +192,19 @@ def test_a_paragraph_goes_on_with_its_next_sentence_where_the_line_had_to_wrap()
     assert "Installation notes for developers." in texts and "Callbacks run once done." in texts, texts
 
 
+def test_a_paragraphs_last_line_without_descenders_joins_though_its_box_is_a_descender_shorter():
+    """ "This value means that an out-of-memory" | "condition occurred.": the detector's box of a last line with no
+    descending glyph is 40 px high under the line's 60 (0.67, below ``MIN_HEIGHT_RATIO``); counted a descender taller
+    it is of the same size. A last line as short whose words do descend is of a smaller font and stays apart."""
+    first = "This value means that an out-of-memory"
+    bare = [(first, 40, 40, GREY, 30), ("condition occurred.", 40, 72, GREY, 20)]
+    descends = [(first, 40, 140, GREY, 30), ("conditions apply, guys.", 40, 172, GREY, 20)]
+    els, im = _page([*bare, *descends], size=(900, 220))
+    texts = _texts(_group(els, im))
+    assert "This value means that an out-of-memory condition occurred." in texts, texts
+    assert "conditions apply, guys." in texts, texts
+
+
 def test_a_paragraph_with_a_link_inside_is_its_lines_and_a_link_wrapped_in_prose_still_joins():
     """Rule 9: "Note that the function <a>read_to_string</a> with" | "fewer imports and less code ...": the DOM
     labels a paragraph with a link inside line by line, cut at the link, so its lines stay apart; without the link's
