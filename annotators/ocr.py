@@ -218,7 +218,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-dotted-links"
+    VERSION = "2025.1-sans-i-zeros"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -876,6 +876,19 @@ DOT_BRIDGE = 1.0
 STEM_REACH = 0.25
 
 
+#: A bare stem standing alone is a letter ("I") when it ends within this many line heights of the baseline and is at
+#: least :data:`STEM_HEIGHT` line heights tall (see :func:`_ink_columns`).
+STEM_BASE = 0.04
+STEM_HEIGHT = 0.5
+
+
+def _baseline(far: np.ndarray, runs: list[tuple[int, int]]) -> int | None:
+    """The row most of a line crop's glyphs (``runs`` of ink columns of the mask ``far``) end on: the median of their
+    lowest inked rows (a descender is the exception), or None with fewer than three glyphs."""
+    ends = [int(np.flatnonzero(far[:, s:e].any(axis=1))[-1]) for s, e in runs if far[:, s:e].any()]
+    return int(np.median(ends)) if len(ends) >= 3 else None
+
+
 def _band_margin(height: int) -> int:
     """The rows left out above and below a line crop's central band, where :func:`_ink_columns` reads glyph strokes
     (15 %: neighbours' ascenders and descenders, an underscore)."""
@@ -922,6 +935,7 @@ def _ink_columns(
         outside = np.ones(h, dtype=bool)
         outside[rows] = False
         arm = far[outside].any(axis=0) & ~far[rows].any(axis=0)  # ink above or below the band only: a bar, a serif
+        base = None  # the line's baseline: the row most glyphs end on (descenders are the few)
         for s, e in _runs(solid, 0):
             own = np.flatnonzero(far[:, s:e].any(axis=1))
             if own[0] < inked[0] or own[-1] > inked[-1]:
@@ -934,6 +948,13 @@ def _ink_columns(
                 or arm[max(0, s - 2) : s].any()
                 or arm[e : e + 2].any()
             ):
+                ink[s:e] = True
+                continue
+            if base is None:
+                base = _baseline(far, _runs(ink, 0))
+            # a sans-serif "I" standing alone ("How do I convert"): a bare stem as tall as a capital, on the baseline,
+            # where a bar "|" descends below it
+            if base is not None and abs(own[-1] - base) <= STEM_BASE * h and own[-1] - own[0] + 1 >= STEM_HEIGHT * h:
                 ink[s:e] = True
     return ink
 
@@ -1663,10 +1684,24 @@ def _is_axis_aligned(q: np.ndarray) -> bool:
     return abs(dy) <= max(2.0, 0.06 * abs(dx))
 
 
+#: A number the recogniser read with letters "o" for some of its zeros ("7.1o", "2oo8.", "1o0"): digits, dots and
+#: o's only, at least one digit, standing alone (no letter or digit before or after it); not an octal literal
+#: ("0o755", :data:`_OCTAL`).
+_DIGIT_O = re.compile(r"(?<![\w.])(?=[\d.oO]*\d)(?=[\d.oO]*[oO])[\d.oO]+(?!\w)")
+_OCTAL = re.compile(r"^0[oO][0-7]+$")
+
+
 def _clean(text: str) -> str:
     """The recogniser's text, NFC, whitespace collapsed, with the CJK marks it reads for ASCII ones in Latin text
-    ("count丨ALL", "［", "（0）") made ASCII (:func:`_ascii_marks`)."""
-    return _ascii_marks(" ".join(unicodedata.normalize("NFC", str(text)).split()))
+    ("count丨ALL", "［", "（0）") made ASCII (:func:`_ascii_marks`) and the zeros of a number read as "o" made zeros
+    (:data:`_DIGIT_O`: "7.1o How do I" → "7.10 How do I")."""
+    text = _ascii_marks(" ".join(unicodedata.normalize("NFC", str(text)).split()))
+    return _DIGIT_O.sub(lambda m: m.group(0) if _OCTAL.match(m.group(0)) else _zeros(m.group(0)), text)
+
+
+def _zeros(token: str) -> str:
+    """``token`` with its letters "o" and "O" made zeros."""
+    return token.replace("o", "0").replace("O", "0")
 
 
 #: CJK marks the recogniser (trained on Chinese and English) reads for ASCII ones: the Han stroke "丨" for "|",

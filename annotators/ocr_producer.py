@@ -171,8 +171,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: ink under nearly all of a line's text is its underline for the grouping, though descenders break it into short
 #: runs ("https://git-" | "scm.com/downloads") or the word is too short for a run; 63 = a wrapped line with no
 #: descending glyph is of its line's size once counted a descender taller ("This value means that an out-of-memory" |
-#: "condition occurred.", 40 px under 60).
-RECIPE_VERSION = "63"
+#: "condition occurred.", 40 px under 60); 64 = a lone sans-serif "I" (a bare stem on the baseline) is a letter, not a
+#: bar: "How do I convert" no longer reads as "How do" | "convert", nor "shell" as "shel"; a number read with "o" for
+#: its zeros is made digits ("7.1o" → "7.10"; annotator ``2025.1-sans-i-zeros``).
+RECIPE_VERSION = "64"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

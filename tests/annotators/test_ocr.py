@@ -17,6 +17,7 @@ from annotators.ocr import (
     _ascii_marks,
     _bracketed,
     _bridge_missed_ink,
+    _clean,
     _free_rows_below,
     _ink_columns,
     _monospace_pitch,
@@ -772,6 +773,19 @@ def test_beside_a_lone_narrow_glyph_only_hues_split():
     assert pieces(blue, _stems([0, 0], 1), blue) == 3
 
 
+def test_zeros_of_a_number_read_as_letters_o_are_made_zeros():
+    """The recogniser reads some zeros of a number as "o" ("7.1o How do I", "2oo8.", "over 1o0 functions"); a token of
+    digits, dots and o's only is a number. Words ("go to 10 or no"), a token with other letters ("v1o"), o's with no
+    digit ("o.O") and an octal literal ("0o755") keep their letters."""
+    assert _clean("7.1o How do I  convert") == "7.10 How do I convert"
+    assert _clean("published in 2oo8. The 2.1O FAQ lists over 1o0 functions") == (
+        "published in 2008. The 2.10 FAQ lists over 100 functions"
+    )
+    assert _clean("jam-transitions: [\\o01-n]") == "jam-transitions: [\\001-n]"
+    for kept in ("go to 10 or no", "v1o version", "o.O", "os.chmod(path, 0o755)", "x1o", "1ox"):
+        assert _clean(kept) == kept, kept
+
+
 def test_cjk_marks_read_for_ascii_ones_in_latin_text_are_made_ascii():
     """The recogniser reads "|" as the Han stroke "丨" and brackets, commas and parentheses as CJK or fullwidth marks;
     in Latin text they are made ASCII, and Chinese text keeps its own punctuation."""
@@ -913,6 +927,24 @@ def test_a_stem_that_fills_a_tight_band_is_ink_but_a_lone_bar_is_not():
     crop[8:12, 87:107] = 255
     ink = _ink_columns(crop, 32)
     assert ink[10:40].all() and ink[82:112].all() and not ink[40:82].any()
+
+
+def test_a_sans_serif_i_standing_alone_is_a_letter_and_a_bar_between_words_a_separator():
+    """A sans-serif "I" is a bare stem with no range in the central band; set alone between word spaces, it stood
+    off every other glyph's ink and was taken for a bar, so "7.10 How do I convert factors to numeric?" read as "7.10
+    How do" | "convert factors to" with the "I" lost. A stem as tall as a capital that ends on the line's baseline is
+    a letter (``_ink_columns``); a bar "|" descends below the baseline and still splits the line it stands in."""
+    for size in (16, 28, 40):
+        font = _dejavu(size)
+        for text, pieces in (("How do I convert factors", 1), ("Home | About us", 2)):
+            im = Image.new("RGB", (40 * size, 3 * size), "white")
+            ImageDraw.Draw(im).text((10, size // 2), text, font=font, fill=(0, 0, 238))
+            pixels = np.asarray(im)
+            rows = np.flatnonzero((pixels.min(axis=-1) < 200).any(axis=1))
+            pad = max(1, size // 8)  # a detector's box: a little margin round the ascenders and descenders
+            crop = np.ascontiguousarray(pixels[rows[0] - pad : rows[-1] + 1 + pad])
+            found = OcrAnnotator(OcrConfig())._split_line(crop, text)
+            assert found is not None and len(found) == pieces, (size, text, [(p.x0, p.x1) for p in found or []])
 
 
 @pytest.mark.skipif(not DEJAVU.is_file(), reason="needs DejaVu fonts (fonts-dejavu-core)")
