@@ -70,6 +70,7 @@ DEV_SITES = frozenset(
         "go-docs",
     }
     | {"rust-std-docs", "erlang-docs", "python3-docs"}
+    | {"flex-manual", "r-manuals", "bash-reference"}
 )
 
 
@@ -277,6 +278,23 @@ DEB_DEV_SITES = (
         "deb:python3-doc",
         "PSF-2.0",
     ),
+    # stop 39: more GNU-style manuals (texinfo's node headers, tables of contents and prose at phone width), scored
+    # once as unseen pages before any rule was tuned on them (precision 90.9 %, recall 95.1 %, OCR recipe 63)
+    Site(
+        "flex-manual",
+        DOC / "flex-doc/html",
+        ("index.html", "Actions.html", "Start-Conditions.html", "Performance.html"),
+        "deb:flex-doc",
+        "BSD-3-Clause",
+    ),
+    Site(
+        "r-manuals",
+        DOC / "r-doc-html/manual",
+        ("R-intro.html", "R-FAQ.html", "R-data.html"),
+        "deb:r-doc-html",
+        "GPL-2+",
+    ),
+    Site("bash-reference", DOC / "bash", ("bashref.html", "bash.html"), "deb:bash-doc", "GFDL-1.3+"),
 )
 
 
