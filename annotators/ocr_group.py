@@ -80,16 +80,16 @@ line A to the line B just below it when the layout says B continues A, and only 
    they start, less a :data:`FIT_TOLERANCE`). A list of short links has room to spare after each item.
 5. **The text continues.** B starts with a lower-case letter (unless A and B are single words: a list of names,
    "Contributions" | "libexslt", a file tree's ".github" | "docs"), or A ends with a hyphen or a function word ("for",
-   "the", "and"…), or A starts with a section number ("3.5.1. Interpreter" | "Name": the next item would start with
-   its own), or both are set in display type (a title's words), or A is a line of prose (:data:`PROSE_WORDS` words or
-   more) that ends a sentence and B has two words or more (the paragraph goes on with its next sentence, "... unless
-   told." | "Callbacks run once ..."), or B starts in mid-text, with a comma, a semicolon, a closing bracket or an
-   optional argument's "[," (a wrapped signature: "fs.readFile(path" | "[, options], callback)"); and B does not start
-   like a list item ("2.3.", "•",
-   "a)") and A does not end a statement of code (:func:`ends_code_statement`: a code block's lines are left-aligned
-   and start in lower case like wrapped text, "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()").
-   This is what tells a wrapped link from a tight list of links whose geometry is the same (a table of contents in a
-   narrow side bar).
+   "the", "and"…), or A starts with a section number ("3.5.1. Interpreter" | "Name": the next item would start with its
+   own), or both are set in display type (a title's words), or A is a line of prose (:data:`PROSE_WORDS` words or more)
+   that ends a sentence and B has two words or more (the paragraph goes on with its next sentence, "... unless told." |
+   "Callbacks run once ..."), or A is such a line ending in no mark (".", "?", "!", ":", ";") and B ends a sentence (it
+   runs on across the wrap: "... Vern Paxson, Will" | "Estes and John Millaway."), or B starts in mid-text, with a
+   comma, a semicolon, a closing bracket or an optional argument's "[," (a wrapped signature: "fs.readFile(path" | "[,
+   options], callback)"); and B does not start like a list item ("2.3.", "•", "a)") and A does not end a statement of
+   code (:func:`ends_code_statement`: a code block's lines are left-aligned and start in lower case like wrapped text,
+   "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()"). This is what tells a wrapped link from a tight
+   list of links whose geometry is the same (a table of contents in a narrow side bar).
 6. **List markers** (when the caller can see them: ``marked``, :func:`annotators.ocr.list_marker_left`). The detector
    leaves a bullet out of its line, but the ink left of a line still shows it. A line with a bullet of its own
    starts a list item, so it continues nothing, whatever its text ("a tutorial for libxslt" | "xsltproc user
@@ -111,12 +111,13 @@ line A to the line B just below it when the layout says B continues A, and only 
    :func:`annotators.ocr.underlined`), they are part of the style: a grey underlined link in black prose reads a shade
    apart, and two underlined lines continue each other whatever their words ("There is a <a>modular" | "version</a>
    with", "based on the <a>Locale Data Markup" | "Language specification</a> (LDML)"; a dotted underline counts),
-   unless A ends with the prose's comma (two links of a list). Words set between prose of another colour continue
-   each other too (no text cue: "see the <a>API" | "documentation</a> and ask"): prose runs up to A within
-   :data:`LINK_GAP` line heights and on after B as close, A ends with no mark of the prose ("," ";" ":" "."), and both
-   are words (:func:`_words_only`; code tokens so set are often two links of a list: "attrs.field" | "attr.ib"). B
-   with a list marker of its own starts an item, and B whose first word had room at A's line's end (rule 4, in the
-   column where B starts) did not wrap from it.
+   unless A ends with the prose's comma (two links of a list). Words set between prose of another colour continue each
+   other too (no text cue: "see the <a>API" | "documentation</a> and ask"): prose runs up to A within :data:`LINK_GAP`
+   line heights and on after B as close, A ends with no mark of the prose ("," ";" ":" "."), and both are words
+   (:func:`_words_only`; code tokens so set are often two links of a list: "attrs.field" | "attr.ib"). Underlined and
+   so inset, a link joins even where links are most of the text around it (a texinfo node's header on a phone: "Next:
+   <a>Introduction</a>, Previous: <a>R Data" | "Import/Export</a>, Up: ..."). B with a list marker of its own starts an
+   item, and B whose first word had room at A's line's end (rule 4, in the column where B starts) did not wrap from it.
 
 8. **Closer than the column's pitch** (:func:`_tighter_than_pitch`). Where rule 5 finds no text cue, B still continues
    A when it follows A closer than the lines of their column (same start, size and colour) follow each other, and
@@ -304,7 +305,12 @@ def continues(first: str, second: str, display: bool = False, single_words: bool
     if _MID_TEXT.match(second):  # nothing starts with a comma or a closing bracket: "fs.read(fd" | "[, buffer])"
         return True
     # a sentence of prose ended and the paragraph goes on with the next one, which had to wrap (rule 4)
-    return len(words) >= PROSE_WORDS and first.rstrip(_CLOSING)[-1:] in ".?!" and len(second.split()) >= 2
+    if len(words) >= PROSE_WORDS and first.rstrip(_CLOSING)[-1:] in ".?!" and len(second.split()) >= 2:
+        return True
+    # a sentence of prose runs on across the wrap and ends on the next line, whatever that starts with ("... Vern
+    # Paxson, Will" | "Estes and John Millaway."): a list's items rarely end with a full stop
+    ends = first.rstrip(_CLOSING)[-1:], second.rstrip(_CLOSING)[-1:]
+    return len(words) >= PROSE_WORDS and ends[0] not in ".?!:;" and ends[1] in ".?!"
 
 
 def ends_code_statement(first: str, second: str) -> bool:
@@ -840,10 +846,10 @@ def _same_row(i: int, k: int, centres, heights) -> bool:
 
 
 def _words_only(text: str) -> bool:
-    """Whether ``text`` is words of prose: each token, its surrounding punctuation aside, letters (a hyphen or an
-    apostrophe inside) - no code ("attrs.field", "(0)"), no number."""
+    """Whether ``text`` is words of prose: each token, its surrounding punctuation aside, letters (a hyphen, an
+    apostrophe or a slash inside: "Import/Export") - no code ("attrs.field", "(0)"), no number."""
     tokens = [t.strip(_EDGE_PUNCTUATION) for t in text.split()]
-    return bool(tokens) and all(t and t.replace("-", "").replace("'", "").isalpha() for t in tokens)
+    return bool(tokens) and all(t and t.replace("-", "").replace("'", "").replace("/", "").isalpha() for t in tokens)
 
 
 def _line_run(i: int, boxes, heights, centres, gap: float = INLINE_RUN_GAP) -> list[int]:
@@ -1004,7 +1010,11 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, m
         prose = any(  # text of another colour beside them: not a row of tags
             colours[k] is not None and not _same_colour(colours[k], colours[i]) for k in {*here, *there}
         )
-        if width[True] < width[False] or (prose and not _most_text_around([i, j], boxes, heights, centres, colours)):
+        if (
+            (inset and link)
+            or width[True] < width[False]
+            or (prose and not _most_text_around([i, j], boxes, heights, centres, colours))
+        ):
             pairs.append((i, j))
     return pairs
 

@@ -173,8 +173,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: descending glyph is of its line's size once counted a descender taller ("This value means that an out-of-memory" |
 #: "condition occurred.", 40 px under 60); 64 = a lone sans-serif "I" (a bare stem on the baseline) is a letter, not a
 #: bar: "How do I convert" no longer reads as "How do" | "convert", nor "shell" as "shel"; a number read with "o" for
-#: its zeros is made digits ("7.1o" → "7.10"; annotator ``2025.1-sans-i-zeros``).
-RECIPE_VERSION = "64"
+#: its zeros is made digits ("7.1o" → "7.10"; annotator ``2025.1-sans-i-zeros``); 65 = a line of prose ending in no
+#: mark continues into a line that ends a sentence ("... Vern Paxson, Will" | "Estes and John Millaway."), and an
+#: underlined link inset between prose joins across its wrap even where links are most of the text around it (a texinfo
+#: node header on a phone: "Previous: R Data" | "Import/Export, Up: ...").
+RECIPE_VERSION = "65"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

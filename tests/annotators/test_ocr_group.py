@@ -388,6 +388,11 @@ def test_a_compound_wrapped_at_its_hyphen_joins_without_a_space_and_chains_run_o
         ("fs.readFile(path", "[, options], callback)", True),  # nothing starts with a comma or a closing bracket
         ("Class: Buffer", ") Options", True),
         ("Class: Buffer", "[Links]", False),  # an item in brackets may start one
+        # a sentence of prose that runs on and ends on the next line, whatever its first word
+        ("This manual was written by Vern Paxson, Will", "Estes and John Millaway.", True),
+        ("Getting started with the new toolkit", "Installing on Windows", False),  # items of a list: no full stop
+        ("Every method returns a promise unless told:", "Callbacks run once done.", False),  # a colon: a list follows
+        ("Install the toolkit", "Run the tests.", False),  # too short to be prose
     ],
 )
 def test_continues(first, second, expected):
@@ -971,6 +976,20 @@ def test_a_link_of_words_set_between_prose_joins_across_its_wrap_without_a_text_
     assert "API," in _underlined_group(comma, ())
     apart = [*rows[:4], ("and ask us.", 300, 84, GREY)]  # the prose goes on far off: no link inset
     assert "API" in _underlined_group(apart, ())
+
+
+def test_an_underlined_link_inset_in_a_row_mostly_of_links_joins_across_its_wrap():
+    """A texinfo node's header on a phone: "Next: <a>Introduction</a>, Previous: <a>R Data" | "Import/Export</a>,
+    Up: <a>R Data Import/Export</a>". Links are most of the two rows and of the table of contents around them, so
+    the wrapped link is no lesser part of its text; but it is underlined on both lines and inset between the prose's
+    "Previous:" and ", Up:": one link. Not underlined, the same rows stay apart (the words between two links)."""
+    rows = [("Next:", 40, 40, GREY), ("Introduction,", 100, 40, BLUE), ("Previous:", 240, 40, GREY),
+            ("R Data", 340, 40, BLUE), ("Import/Export,", 40, 62, BLUE), ("Up:", 190, 62, GREY),
+            ("R Data Import/Export", 230, 62, BLUE), ("Concept Index", 40, 84, BLUE)]  # fmt: skip
+    texts = _underlined_group(rows, (1, 3, 4, 6, 7), size=(420, 200))
+    assert "R Data Import/Export," in texts, texts
+    texts = _underlined_group(rows, (), size=(420, 200))
+    assert "R Data" in texts and "Import/Export," in texts, texts
 
 
 def test_loosely_set_prose_joins_where_its_step_strays_a_few_pixels_from_the_pitch():
