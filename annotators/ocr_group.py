@@ -77,7 +77,10 @@ line A to the line B just below it when the layout says B continues A, and only 
    ``ruled``, :func:`annotators.ocr.rule_between`) is another column's and does not count.
 4. **It had to wrap.** B's first word would not have fitted after A: neither before B's own right edge nor before the
    right edge of the column A and B sit in (the widest line in a few line heights above and below that starts where
-   they start, less a :data:`FIT_TOLERANCE`). A list of short links has room to spare after each item.
+   they start, less a :data:`FIT_TOLERANCE`). A list of short links has room to spare after each item. The word is
+   as wide as its share of B's width: by its glyphs' advance widths where B is words of prose (:data:`_GLYPH_WIDTHS`:
+   "Common", two wide "m"s, did not fit after "3.1.2 Options That are"), never less than by its count of characters
+   (a monospace font's share).
 5. **The text continues.** B starts with a lower-case letter (unless A and B are single words: a list of names,
    "Contributions" | "libexslt", a file tree's ".github" | "docs"), or A ends with a hyphen or a function word ("for",
    "the", "and"…), or A starts with a section number ("3.5.1. Interpreter" | "Name": the next item would start with its
@@ -1135,10 +1138,35 @@ def _wraps(
     )
 
 
-def _first_word(text: str, box: tuple[float, ...]) -> float:
-    """How wide the first word of a line's ``text`` is, at the line's own advance per character (its ``box``)."""
+#: Advance widths of a proportional sans-serif font's ASCII glyphs, in hundredths of an em (DejaVu Sans, Chromium's
+#: sans-serif here; Helvetica's and Arial's are alike): an "m" is three times an "i", so a word's share of its line's
+#: width is its glyphs' share of the line's advances. A glyph not listed counts :data:`GLYPH_WIDTH_DEFAULT` (a CJK
+#: glyph is about an em).
+_GLYPH_WIDTHS = {
+    **dict.fromkeys("il.,:;'|!", 30), **dict.fromkeys("fjtI-/()[]\\J", 36), **dict.fromkeys("r", 41),
+    **dict.fromkeys("szc?", 54), **dict.fromkeys("kvxyFLTY*_`", 58),
+    **dict.fromkeys("abdeghnopquEPS0123456789{}$", 63), **dict.fromkeys("ABCKRVXZ", 68),
+    **dict.fromkeys("DGHNOQU&", 76), **dict.fromkeys("wM#+<=>^~%", 84), **dict.fromkeys("mW@", 98), " ": 32,
+}  # fmt: skip
+GLYPH_WIDTH_DEFAULT = 60
+
+
+def _advances(text: str) -> float:
+    """The summed advance widths of ``text``'s glyphs (:data:`_GLYPH_WIDTHS`)."""
+    return float(sum(_GLYPH_WIDTHS.get(c, 100 if ord(c) > 0x2E7F else GLYPH_WIDTH_DEFAULT) for c in text))
+
+
+def _first_word(text: str, box: tuple[float, ...], space: bool = False) -> float:
+    """How wide the first word of a line's ``text`` is (with the space before it, ``space``): its share of the line's
+    width (its ``box``) by its count of characters, or, where the line is words of prose (:func:`_words_only`) and
+    its glyphs' advance widths (:data:`_GLYPH_WIDTHS`) give more, by those ("Common" is wider than six average
+    glyphs; "little" is not measured narrower)."""
     words = text.split()
-    return (box[2] - box[0]) / max(1, len(text)) * len(words[0] if words else text)
+    word = (" " if space else "") + (words[0] if words else text)
+    share = len(word) / max(1, len(text))  # at the line's own advance per character, as in a monospace font
+    if _words_only(text):  # words of prose: set in a proportional font, by its glyphs' widths
+        share = max(share, _advances(word) / max(1.0, _advances(text)))
+    return (box[2] - box[0]) * share
 
 
 def _had_to_wrap(i: int, j: int, elements, boxes, heights, lo: float, hi: float) -> bool:
@@ -1148,7 +1176,6 @@ def _had_to_wrap(i: int, j: int, elements, boxes, heights, lo: float, hi: float)
     a, b = boxes[i], boxes[j]
     h = (heights[i] + heights[j]) / 2
     text = elements[j].text
-    advance = (b[2] - b[0]) / max(1, len(text))
     column = [
         boxes[k][2]
         for k in range(len(boxes))
@@ -1157,7 +1184,7 @@ def _had_to_wrap(i: int, j: int, elements, boxes, heights, lo: float, hi: float)
         and _similar_heights(heights[k], h)
     ]
     right_edge = max([*column, a[2], b[2]])
-    return a[2] + advance + _first_word(text, b) - right_edge >= -FIT_TOLERANCE * h
+    return a[2] + _first_word(text, b, space=True) - right_edge >= -FIT_TOLERANCE * h
 
 
 def _tighter_than_pitch(i: int, j: int, boxes, heights, colours) -> bool:

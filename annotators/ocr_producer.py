@@ -176,8 +176,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: its zeros is made digits ("7.1o" → "7.10"; annotator ``2025.1-sans-i-zeros``); 65 = a line of prose ending in no
 #: mark continues into a line that ends a sentence ("... Vern Paxson, Will" | "Estes and John Millaway."), and an
 #: underlined link inset between prose joins across its wrap even where links are most of the text around it (a texinfo
-#: node header on a phone: "Previous: R Data" | "Import/Export, Up: ...").
-RECIPE_VERSION = "65"
+#: node header on a phone: "Previous: R Data" | "Import/Export, Up: ..."); 66 = whether a wrapped line's first word
+#: had room at the end of the line above is judged by its glyphs' advance widths where the line is words of prose
+#: ("3.1.2 Options That are" | "Common for All Utilities.": two wide "m"s did not fit).
+RECIPE_VERSION = "66"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -71,6 +71,7 @@ DEV_SITES = frozenset(
     }
     | {"rust-std-docs", "erlang-docs", "python3-docs"}
     | {"flex-manual", "r-manuals", "bash-reference"}
+    | {"mpfr-manual", "mailutils-manual", "autogen-manual"}
 )
 
 
@@ -295,6 +296,21 @@ DEB_DEV_SITES = (
         "GPL-2+",
     ),
     Site("bash-reference", DOC / "bash", ("bashref.html", "bash.html"), "deb:bash-doc", "GFDL-1.3+"),
+    Site(
+        "mpfr-manual",
+        DOC / "libmpfr-doc/mpfr.html",
+        ("index.html", "MPFR-Basics.html", "Rounding.html", "Reporting-Bugs.html"),
+        "deb:libmpfr-doc",
+        "GFDL-1.2+",
+    ),
+    Site(
+        "mailutils-manual",
+        DOC / "mailutils/mailutils.html",
+        ("index.html", "Aliasing.html", "Command-Line-Option-Summary.html"),
+        "deb:mailutils-doc",
+        "GFDL-1.2+",
+    ),
+    Site("autogen-manual", DOC / "autogen/autogen.html", ("index.html", "Features.html"), "deb:autogen-doc", "GPL-3+"),
 )
 
 

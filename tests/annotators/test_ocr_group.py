@@ -291,6 +291,18 @@ def test_a_short_line_in_a_wide_column_had_room_so_it_did_not_wrap():
     assert len(_group(els, im)) == 3
 
 
+def test_whether_the_next_lines_first_word_had_room_is_judged_by_its_glyphs_widths():
+    """A table of contents on a phone: "3.1.2 Options That are" | "Common for All Utilities." wrapped because "Common"
+    (two wide "m"s) did not fit, though six average glyphs would have (rule 4): words of prose are measured by their
+    glyphs' advance widths (``_GLYPH_WIDTHS``). A first word of narrow glyphs ("little") is still measured at the
+    line's own advance per character, and had room: that line did not wrap."""
+    widest = ("3.1.1 Basic Notions About Those", 40, 18, BLUE)  # the column's right edge, 310 px from its left
+    for second, joined in (("Common for All Utilities.", True), ("little for All Utilities.", False)):
+        els, im = _page([widest, ("3.1.2 Options That are", 40, 40, BLUE), (second, 40, 62, BLUE)], size=(600, 120))
+        texts = _texts(_group(els, im))
+        assert (f"3.1.2 Options That are {second}" in texts) == joined, texts
+
+
 def test_a_list_marker_starts_a_new_element():
     els, im = _page([("2.2. Getting started with", 40, 40, BLUE), ("2.3. The commentary", 40, 61, BLUE)])
     assert len(_group(els, im)) == 2
