@@ -119,8 +119,11 @@ line A to the line B just below it when the layout says B continues A, and only 
    line heights and on after B as close, A ends with no mark of the prose ("," ";" ":" "."), and both are words
    (:func:`_words_only`; code tokens so set are often two links of a list: "attrs.field" | "attr.ib"). Underlined and
    so inset, a link joins even where links are most of the text around it (a texinfo node's header on a phone: "Next:
-   <a>Introduction</a>, Previous: <a>R Data" | "Import/Export</a>, Up: ..."). B with a list marker of its own starts an
-   item, and B whose first word had room at A's line's end (rule 4, in the column where B starts) did not wrap from it.
+   <a>Introduction</a>, Previous: <a>R Data" | "Import/Export</a>, Up: ..."), and so does one the prose leads into
+   whose second line is its line's first text, with nothing left of it ("Up: <a>Automated" | "Option Processing</a>
+   [<a>Contents</a>]"; a "[" the splitting left out stands left of "Contents"). B with a list marker of its own starts
+   an item, and B whose first word had room at A's line's end (rule 4, in the column where B starts) did not wrap from
+   it.
 
 8. **Closer than the column's pitch** (:func:`_tighter_than_pitch`). Where rule 5 finds no text cue, B still continues
    A when it follows A closer than the lines of their column (same start, size and colour) follow each other, and
@@ -992,15 +995,19 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, m
             continue
         # one underline's two lines, unless the prose's comma ends A: "sqlite3_prepare()," | "sqlite3_step()"
         link = is_under(i) is True and is_under(j) is True and not elements[i].text.rstrip().endswith((",", ";"))
-        # prose of another colour just before A on its row and just after B on its own: the link runs between them
-        inset = (
-            len(there) > 1
-            and _words_only(elements[i].text)
+        # words after prose of another colour just before A on its row (led in), and just after B on its own (inset:
+        # the link runs between them)
+        led_in = (
+            _words_only(elements[i].text)
             and _words_only(elements[j].text)
             and not elements[i].text.rstrip().endswith((",", ";", ":", "."))
             and not same_style(here[-2], i)
-            and not same_style(there[1], i)
             and boxes[i][0] - boxes[here[-2]][2] <= LINK_GAP * h
+        )
+        inset = (
+            led_in
+            and len(there) > 1
+            and not same_style(there[1], i)
             and boxes[there[1]][0] - boxes[j][2] <= LINK_GAP * h
         )
         if _LIST_MARKER.match(elements[j].text) or not (
@@ -1015,6 +1022,7 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, m
         )
         if (
             (inset and link)
+            or (led_in and link and mark is not None and mark(j) is False)  # nothing left of B: no "[" of "[Contents]"
             or width[True] < width[False]
             or (prose and not _most_text_around([i, j], boxes, heights, centres, colours))
         ):

@@ -178,8 +178,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: underlined link inset between prose joins across its wrap even where links are most of the text around it (a texinfo
 #: node header on a phone: "Previous: R Data" | "Import/Export, Up: ..."); 66 = whether a wrapped line's first word
 #: had room at the end of the line above is judged by its glyphs' advance widths where the line is words of prose
-#: ("3.1.2 Options That are" | "Common for All Utilities.": two wide "m"s did not fit).
-RECIPE_VERSION = "66"
+#: ("3.1.2 Options That are" | "Common for All Utilities.": two wide "m"s did not fit); 67 = an underlined link the
+#: prose leads into joins its second line when that is its line's first text, with nothing left of it ("Up:
+#: <a>Automated" | "Option Processing</a> [Contents]").
+RECIPE_VERSION = "67"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

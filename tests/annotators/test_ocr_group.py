@@ -1002,6 +1002,16 @@ def test_an_underlined_link_inset_in_a_row_mostly_of_links_joins_across_its_wrap
     assert "R Data Import/Export," in texts, texts
     texts = _underlined_group(rows, (), size=(420, 200))
     assert "R Data" in texts and "Import/Export," in texts, texts
+    # "Next: <a>AutoOpts Licensing</a>, Up: <a>Automated" | "Option Processing</a>   [<a>Contents</a>]": no prose
+    # right after the link's second line, but the prose's "Up:" leads into its first and nothing stands left of the
+    # second (the line's first text); a "[" left of it (a bracket the splitting dropped) is another link's
+    rows = [("Next:", 40, 40, GREY), ("AutoOpts Licensing,", 100, 40, BLUE), ("Up:", 300, 40, GREY),
+            ("Automated", 340, 40, BLUE), ("Option Processing", 40, 62, BLUE), ("Contents", 240, 62, BLUE),
+            ("Concept Index", 40, 84, BLUE)]  # fmt: skip
+    lined = (1, 3, 4, 5, 6)
+    assert "Automated Option Processing" in _underlined_group(rows, lined, size=(460, 200), marks={})
+    texts = _underlined_group(rows, lined, size=(460, 200), marks={4: None})
+    assert "Automated" in texts and "Option Processing" in texts, texts
 
 
 def test_loosely_set_prose_joins_where_its_step_strays_a_few_pixels_from_the_pitch():
