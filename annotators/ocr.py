@@ -205,6 +205,9 @@ class _Piece:
     confidence: float = 0.0
     #: the piece is set in a monospace font (:func:`_monospace_pitch`): its " | " and brackets are code, not separators
     mono: bool = False
+    #: the piece's last run of ink is a letter's, too wide for a full stop (:data:`FULL_STOP_WIDTH`): a "." the
+    #: recogniser reads at its end is not there (the end of a link's underline under a "g": "Reporting.")
+    letter_end: bool = False
 
 
 class OcrAnnotator:
@@ -218,7 +221,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-sans-i-zeros"
+    VERSION = "2025.1-no-stop"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -386,7 +389,7 @@ class OcrAnnotator:
             if len(pieces) == 1:
                 p = pieces[0]
                 p.x0, p.x1 = p.x0 + x0, p.x1 + x0
-                for sub in self._separator_split(rgb[y0:y1], p, line_text, float(conf)):
+                for sub in self._separator_split(rgb[y0:y1], p, _no_stop(line_text, p), float(conf)):
                     if _keep(sub.text, sub.confidence, cfg.min_confidence):
                         out.append((sub.x0, y0, sub.x1, y1, sub.text, sub.confidence))
                 continue
@@ -404,7 +407,7 @@ class OcrAnnotator:
             for y0, y1, (left, right), p in pending:
                 crops.append(bgr[y0:y1, max(0, p.x0 - left) : min(W, p.x1 + right)])
             for (y0, y1, _pad, p), (text, conf) in zip(pending, self._recognise(crops), strict=True):
-                for sub in self._separator_split(rgb[y0:y1], p, _clean(text), float(conf)):
+                for sub in self._separator_split(rgb[y0:y1], p, _no_stop(_clean(text), p), float(conf)):
                     if _keep(sub.text, sub.confidence, cfg.min_confidence):
                         out.append((sub.x0, y0, sub.x1, y1, sub.text, sub.confidence))
         return out, unread
@@ -504,6 +507,15 @@ class OcrAnnotator:
         pieces.extend(self._color_split(crop, words, start, runs[-1][1], runs, under_cols, rule))
         for p in pieces:
             p.mono = pitch is not None
+        if pieces and pitch is None and text.endswith("."):  # a dot close to a letter ("y.") joins its run: low, short
+            end = pieces[-1].x1
+            edge = (end - max(1, round(STOP_EDGE * h)), end)
+            whole = _ink_columns(crop, cfg.ink_contrast, under_rows, band=False, bg=bg)  # a small dot below the band
+            pieces[-1].letter_end = (
+                any(e == end and e - s >= FULL_STOP_WIDTH * h for s, e in runs)
+                and _ink_height(crop, edge, under_rows, cfg.ink_contrast, bg) >= FULL_STOP_WIDTH * h
+                and not whole[end : end + max(2, round(FULL_STOP_WIDTH * h))].any()
+            )
         # slivers at a line's ends are fragments of neighbouring glyphs the detector box cut through
         return [p for p in pieces if p.x1 - p.x0 >= max(2.0, 0.15 * h)] or None
 
@@ -1057,6 +1069,15 @@ def _underline(crop: np.ndarray, ink_contrast: int, bg: np.ndarray | None = None
     return rows, ink[rows].any(axis=0)
 
 
+#: A run of ink at least this many line heights wide, whose last :data:`STOP_EDGE` line heights of columns hold ink
+#: at least as many high, ends with a letter, not a full stop (a dot is about a tenth of a line height each way: see
+#: :attr:`_Piece.letter_end`).
+FULL_STOP_WIDTH = 0.25
+STOP_EDGE = 0.06
+#: A full stop read right after a letter at the end of a text.
+_END_STOP = re.compile(r"(?<=[^\W\d_])\.$")
+
+
 def _ink_height(
     crop: np.ndarray, span: tuple[int, int], skip_rows: np.ndarray, ink_contrast: int, bg: np.ndarray | None = None
 ) -> int:
@@ -1514,22 +1535,37 @@ def underlined(image: np.ndarray, box: tuple[float, float, float, float], config
 def _broken_underline(crop: np.ndarray, x0: int, x1: int, ink_contrast: int) -> bool:
     """Whether a thin row low in a line crop is ink under nearly all of the text's span ``[x0, x1)``
     (:data:`UNDERLINE_COVER`), the rows above it not: an underline broken where descenders cross it, into runs each
-    shorter than :data:`UNDERLINE_RUN` line heights ("https://git-": runs of 27 and 34 px under a 23 px line)."""
+    shorter than :data:`UNDERLINE_RUN` line heights ("https://git-": runs of 27 and 34 px under a 23 px line), or
+    under all of it but the skips round the descenders that cross it, with blank above it ("Bugs" at 3x)."""
     h = crop.shape[0]
     bg = np.median(crop.reshape(-1, 3), axis=0)
     ink = np.abs(crop[:, x0:x1].astype(np.int16) - bg.astype(np.int16)).max(axis=-1) >= ink_contrast
     cover = ink.mean(axis=1)
     zone = int(h * (1 - UNDERLINE_ZONE))
-    full = cover >= UNDERLINE_COVER
-    for top, bottom in _runs(full[zone:], zone):
-        if bottom - top <= max(1, round(UNDERLINE_ROWS * h)) and (top == 0 or cover[top - 1] < UNDERLINE_COVER):
+    for top, bottom in _runs(cover[zone:] >= UNDERLINE_COVER / 2, zone):
+        if bottom - top > max(1, round(UNDERLINE_ROWS * h)) or (top > 0 and cover[top - 1] >= UNDERLINE_COVER):
+            continue
+        if cover[top:bottom].max() >= UNDERLINE_COVER:
+            return True
+        if top > 0 and cover[top - 1] >= SKIP_INK_SHARE:  # ink above it: a row through glyphs, not a rule
+            continue
+        # a descender that crosses the underline (ink right below it) skips it a little way on either side
+        crossed = np.concatenate([[0], np.cumsum(ink[bottom : bottom + 2].any(axis=0))])
+        at, reach = np.arange(ink.shape[1]), round(SKIP_INK_REACH * h)
+        skip = crossed[np.minimum(at + reach + 1, ink.shape[1])] > crossed[np.maximum(at - reach, 0)]
+        if not skip.all() and ink[top:bottom].any(axis=0)[~skip].mean() >= UNDERLINE_COVER:
             return True
     return False
 
 
 #: Share of the text's span a row must be ink under to be its underline (:func:`_broken_underline`): a descender's
-#: skip takes a few pixels of it, a glyph row (a serif font's baseline) leaves far more blank.
+#: skip takes a few pixels of it, a glyph row (a serif font's baseline) leaves far more blank. Columns within
+#: :data:`SKIP_INK_REACH` line heights of a descender that crosses the row (ink right below it) do not count: the
+#: browser skips the underline round it ("Bugs" at 3x: 20 px either side of the "g"), up to half a short word's span
+#: ("page"). Such a row has blank above it (less than :data:`SKIP_INK_SHARE` ink), not a glyph's stems.
 UNDERLINE_COVER = 0.85
+SKIP_INK_REACH = 0.4
+SKIP_INK_SHARE = 0.25
 
 
 def underline_ends_between(
@@ -1697,6 +1733,13 @@ def _clean(text: str) -> str:
     (:data:`_DIGIT_O`: "7.1o How do I" → "7.10 How do I")."""
     text = _ascii_marks(" ".join(unicodedata.normalize("NFC", str(text)).split()))
     return _DIGIT_O.sub(lambda m: m.group(0) if _OCTAL.match(m.group(0)) else _zeros(m.group(0)), text)
+
+
+def _no_stop(text: str, piece: _Piece) -> str:
+    """``text`` without a full stop the recogniser read after its last letter where ``piece`` ends with a letter's
+    ink, not a dot's (:attr:`_Piece.letter_end`: "Reporting." for a link's "Reporting", its underline ending under
+    the "g")."""
+    return _END_STOP.sub("", text) if piece.letter_end else text
 
 
 def _zeros(token: str) -> str:

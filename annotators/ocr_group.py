@@ -950,9 +950,9 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, m
     a B with a list marker starts an item of its own."""
     under: dict[int, bool | None] = {}
 
-    def is_under(k: int) -> bool | None:
+    def is_under(k: int) -> bool | None:  # the prose's mark read at a link's end ("Bugs,") is not underlined
         if k not in under:
-            under[k] = underlined(boxes[k]) if underlined is not None else None
+            under[k] = underlined(_without_end_mark(boxes[k], elements[k].text)) if underlined is not None else None
         return under[k]
 
     def same_style(k: int, i: int, end: bool = False) -> bool:  # end: k ends i's text (its closing marks aside)
@@ -1028,6 +1028,15 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, m
         ):
             pairs.append((i, j))
     return pairs
+
+
+def _without_end_mark(box: tuple[float, ...], text: str) -> tuple[float, ...]:
+    """``box`` without the share of its width (by advance widths, :data:`_GLYPH_WIDTHS`) of the punctuation that
+    ends ``text`` (",", ";", ":", "."): a link's "Bugs," read with the prose's comma after it."""
+    mark = text[len(text.rstrip(",;:.")) :]
+    if not mark or len(mark) == len(text):
+        return box
+    return (box[0], box[1], box[2] - (box[2] - box[0]) * _advances(mark) / _advances(text), box[3])
 
 
 def _chains(following: dict[int, int]) -> list[list[int]]:

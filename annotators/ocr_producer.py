@@ -180,8 +180,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: had room at the end of the line above is judged by its glyphs' advance widths where the line is words of prose
 #: ("3.1.2 Options That are" | "Common for All Utilities.": two wide "m"s did not fit); 67 = an underlined link the
 #: prose leads into joins its second line when that is its line's first text, with nothing left of it ("Up:
-#: <a>Automated" | "Option Processing</a> [Contents]").
-RECIPE_VERSION = "67"
+#: <a>Automated" | "Option Processing</a> [Contents]"); 68 = a full stop read after a piece that ends with a letter's
+#: ink is dropped (the end of a link's underline under a "g": "Reporting."; annotator ``2025.1-no-stop``), an underline
+#: skipped round a descender still counts where the rows above it are blank ("Bugs" at 3x), and a link's underline is
+#: looked for without the prose's mark read at its end ("Bugs,").
+RECIPE_VERSION = "68"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -21,6 +21,7 @@ from annotators.ocr import (
     _free_rows_below,
     _ink_columns,
     _monospace_pitch,
+    _no_stop,
     _Piece,
     _runs,
     _underscores,
@@ -786,6 +787,33 @@ def test_zeros_of_a_number_read_as_letters_o_are_made_zeros():
         assert _clean(kept) == kept, kept
 
 
+def test_a_full_stop_read_after_a_piece_that_ends_with_a_letter_is_dropped():
+    """A link wrapped in a texinfo node header ends its first line with "Reporting"; its underline ends a little past
+    the "g", and the recogniser read "Reporting." (so the line's first half looked like a sentence's end). Where a
+    piece's last run of ink is a letter's, wide and as high at its end as a letter (``_Piece.letter_end``), a "." read
+    after its last letter is dropped (``_no_stop``). A real full stop, set apart or close to a "y", and one below the
+    central band at a small size, is its own low ink: it stays."""
+    for size in (16, 28, 40):
+        font = _dejavu(size)
+        for text, letter_end in (("see Reporting", True), ("It is stored.", False), ("values x, y.", False)):
+            im = Image.new("RGB", (40 * size, 3 * size), "white")
+            draw = ImageDraw.Draw(im)
+            draw.text((10, size // 2), text, font=font, fill=(0, 0, 238))
+            if letter_end:  # a link's underline, ending just past the "g"
+                y = size // 2 + font.getmetrics()[0] + max(1, size // 12)
+                draw.line((10, y, 14 + font.getlength(text), y), fill=(0, 0, 238), width=max(1, size // 14))
+            pixels = np.asarray(im)
+            rows = np.flatnonzero((pixels.min(axis=-1) < 200).any(axis=1))
+            crop = np.ascontiguousarray(pixels[rows[0] - 2 : rows[-1] + 3])
+            read = text.rstrip(".") + "."  # as the recogniser reads the line
+            pieces = OcrAnnotator(OcrConfig())._split_line(crop, read)
+            assert pieces is not None and pieces[-1].letter_end is letter_end, (size, text)
+            assert _no_stop(text + ".", pieces[-1]) == text + ("" if letter_end else ".")
+    assert _no_stop("Reporting.", _Piece(0, 10, letter_end=True)) == "Reporting"
+    assert _no_stop("version 2.", _Piece(0, 10, letter_end=True)) == "version 2."  # a number's stop is its own
+    assert _no_stop("Reporting.", _Piece(0, 10)) == "Reporting."
+
+
 def test_cjk_marks_read_for_ascii_ones_in_latin_text_are_made_ascii():
     """The recogniser reads "|" as the Han stroke "丨" and brackets, commas and parentheses as CJK or fullwidth marks;
     in Latin text they are made ASCII, and Chinese text keeps its own punctuation."""
@@ -1050,14 +1078,14 @@ def test_a_dotted_underline_starting_after_a_label_of_its_colour_splits_the_labe
             assert texts == ["Previous: Welcome to Click"], texts
 
 
-def _skip_ink_underline(im: Image.Image, x0: int, x1: int, y: int, colour) -> None:
-    """An underline on row ``y`` from x0 to x1 that skips the glyphs' ink crossing it by a pixel each side, as a
-    browser draws it under descenders (``text-decoration-skip-ink``)."""
+def _skip_ink_underline(im: Image.Image, x0: int, x1: int, y: int, colour, skip: int = 1, rows: int = 1) -> None:
+    """An underline ``rows`` thick on row ``y`` on, from x0 to x1, that skips the glyphs' ink crossing it by ``skip``
+    pixels each side, as a browser draws it under descenders (``text-decoration-skip-ink``)."""
     px = np.asarray(im).copy()
-    glyph = (px[y - 1 : y + 2, :, :] < 200).any(axis=(0, 2))
+    glyph = (px[y - 1 : y + rows + 1, :, :] < 200).any(axis=(0, 2))
     for x in range(x0, x1):
-        if not glyph[max(0, x - 1) : x + 2].any():
-            px[y, x] = colour
+        if not glyph[max(0, x - skip) : x + skip + 1].any():
+            px[y : y + rows, x] = colour
     im.paste(Image.fromarray(px))
 
 
@@ -1080,6 +1108,28 @@ def test_an_underline_broken_by_descenders_still_underlines_its_text():
             if lined:
                 _skip_ink_underline(im, x0, x1, base, (10, 10, 255))
             got = underlined(np.asarray(im), (x0 - 1, y0 - 2, x1 + 1, max(y1, base) + 2), config)
+            assert (got is True) is lined, (text, lined, got)
+
+
+def test_an_underline_skipped_wide_round_a_descender_still_underlines_a_short_word():
+    """ "Bugs" of a link wrapped in a texinfo header at 3x: the browser skips the underline 20 px either side of the
+    "g", so the row is ink under only three quarters of the word. Columns near a descender that crosses the row (ink
+    right above and below it) do not count against it; a row through the glyphs themselves, with ink above it, and
+    bare text are still no underline."""
+    from annotators.ocr import underlined
+
+    font = _dejavu(48)
+    config = OcrConfig()
+    for text in ("Bugs", "page", "go to the page"):
+        for lined in (True, False):
+            im = Image.new("RGB", (600, 100), (255, 255, 255))
+            d = ImageDraw.Draw(im)
+            x0, y0, x1, y1 = d.textbbox((10, 10), text, font=font)
+            d.text((10, 10), text, font=font, fill=(0, 0, 238))
+            base = 10 + font.getmetrics()[0] + 3
+            if lined:
+                _skip_ink_underline(im, x0, x1, base, (0, 0, 238), skip=12, rows=3)
+            got = underlined(np.asarray(im), (x0 - 2, y0 - 3, x1 + 2, y1 + 3), config)
             assert (got is True) is lined, (text, lined, got)
 
 
