@@ -221,7 +221,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-no-stop"
+    VERSION = "2025.1-digit-l"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -1725,14 +1725,19 @@ def _is_axis_aligned(q: np.ndarray) -> bool:
 #: ("0o755", :data:`_OCTAL`).
 _DIGIT_O = re.compile(r"(?<![\w.])(?=[\d.oO]*\d)(?=[\d.oO]*[oO])[\d.oO]+(?!\w)")
 _OCTAL = re.compile(r"^0[oO][0-7]+$")
+#: ... and one read with "l" or "I" for some of its ones, with a dot ("3.2.l6", "2.l", "l.0"): a code name ("l1")
+#: has none.
+_DIGIT_L = re.compile(r"(?<![\w.])(?=[\d.lI]*\d)(?=[\d.lI]*[lI])(?=[\d.lI]*\.)[\d.lI]+(?!\w)")
 
 
 def _clean(text: str) -> str:
     """The recogniser's text, NFC, whitespace collapsed, with the CJK marks it reads for ASCII ones in Latin text
-    ("count丨ALL", "［", "（0）") made ASCII (:func:`_ascii_marks`) and the zeros of a number read as "o" made zeros
-    (:data:`_DIGIT_O`: "7.1o How do I" → "7.10 How do I")."""
+    ("count丨ALL", "［", "（0）") made ASCII (:func:`_ascii_marks`), the zeros of a number read as "o" made zeros
+    (:data:`_DIGIT_O`: "7.1o How do I" → "7.10 How do I") and the ones of a dotted number read as "l" ones
+    (:data:`_DIGIT_L`: "3.2.l6" → "3.2.16")."""
     text = _ascii_marks(" ".join(unicodedata.normalize("NFC", str(text)).split()))
-    return _DIGIT_O.sub(lambda m: m.group(0) if _OCTAL.match(m.group(0)) else _zeros(m.group(0)), text)
+    text = _DIGIT_O.sub(lambda m: m.group(0) if _OCTAL.match(m.group(0)) else _zeros(m.group(0)), text)
+    return _DIGIT_L.sub(lambda m: m.group(0).replace("l", "1").replace("I", "1"), text)
 
 
 def _no_stop(text: str, piece: _Piece) -> str:

@@ -103,7 +103,7 @@ line A to the line B just below it when the layout says B continues A, and only 
    to the start of the next, where rule 1 does not look ("Questions? Please <a>Get in" | "touch with me</a> for
    more."). The last piece A of a line of text (pieces of its row closer than :data:`INLINE_RUN_GAP` line heights) and
    the one piece B of the line below that starts where A's line starts (or, in a numbered item, where its text starts
-   after the number: "6. take one of the points <a>Get in" | "touch with me</a>") and ends before A starts join when
+   after the number: "6. take one of the points <a>Get in" | "touch with me</a>") and ends before A ends join when
    they have one size and colour, the text continues (rule 5), A does not end a statement of code
    (:func:`ends_code_statement`), and their colour is the lesser part of the two lines' width: the prose around the
    link is the greater. Where the link is most of its two lines ("are based on the <a>Locale Data Markup Language" |
@@ -977,7 +977,7 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, m
             if centres[j] > centres[i]
             and MIN_LINE_GAP * h <= boxes[j][1] - a[3] <= MAX_LINE_GAP * h
             and min(abs(boxes[j][0] - x) for x in starts) <= 0.5 * h
-            and boxes[j][2] < a[0]
+            and boxes[j][2] < a[2]
         ]
         if len(below) != 1:
             continue

@@ -183,8 +183,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: <a>Automated" | "Option Processing</a> [Contents]"); 68 = a full stop read after a piece that ends with a letter's
 #: ink is dropped (the end of a link's underline under a "g": "Reporting."; annotator ``2025.1-no-stop``), an underline
 #: skipped round a descender still counts where the rows above it are blank ("Bugs" at 3x), and a link's underline is
-#: looked for without the prose's mark read at its end ("Bugs,").
-RECIPE_VERSION = "68"
+#: looked for without the prose's mark read at its end ("Bugs,"); 69 = a link wrapped in prose joins though its second
+#: line reaches past where its first starts, short of its end ("<a>GNU Free" | "Documentation License</a>." on a
+#: phone), and the ones of a dotted number read as "l" are made ones ("3.2.l6" → "3.2.16"; annotator
+#: ``2025.1-digit-l``).
+RECIPE_VERSION = "69"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -774,7 +774,7 @@ def test_beside_a_lone_narrow_glyph_only_hues_split():
     assert pieces(blue, _stems([0, 0], 1), blue) == 3
 
 
-def test_zeros_of_a_number_read_as_letters_o_are_made_zeros():
+def test_zeros_and_ones_of_a_number_read_as_letters_are_made_digits():
     """The recogniser reads some zeros of a number as "o" ("7.1o How do I", "2oo8.", "over 1o0 functions"); a token of
     digits, dots and o's only is a number. Words ("go to 10 or no"), a token with other letters ("v1o"), o's with no
     digit ("o.O") and an octal literal ("0o755") keep their letters."""
@@ -784,6 +784,11 @@ def test_zeros_of_a_number_read_as_letters_o_are_made_zeros():
     )
     assert _clean("jam-transitions: [\\o01-n]") == "jam-transitions: [\\001-n]"
     for kept in ("go to 10 or no", "v1o version", "o.O", "os.chmod(path, 0o755)", "x1o", "1ox"):
+        assert _clean(kept) == kept, kept
+    # ones read as "l" or "I" in a dotted number: a section's, a version's, a literal's
+    assert _clean("3.2.l6 The virtdomain Statement") == "3.2.16 The virtdomain Statement"
+    assert _clean("version 0.1l: see 2.l3, format(l.2345)") == "version 0.11: see 2.13, format(1.2345)"
+    for kept in ("l1 = l2 + 1", "I. Introduction", "Il y a", "x.l2", "3.2.16 l"):
         assert _clean(kept) == kept, kept
 
 

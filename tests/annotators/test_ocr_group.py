@@ -967,6 +967,18 @@ def test_a_link_wrapped_in_prose_joins_though_the_prose_mark_after_it_is_another
     assert _underlined_group(aligned, (), colours=[blue, mixed]) == ["Reporting bugs and getting help."]
 
 
+def test_a_link_wrapped_in_prose_joins_though_its_second_line_reaches_past_where_its_first_starts():
+    """ "A copy of the license is included in <a>GNU Free Documentation" | "License and its own terms</a>.": the
+    link's second line ends right of where its first line starts (a phone's narrow column), but before the first
+    ends: still one link. A second line reaching past the first's end is a line of its own."""
+    rows = [("and with no Back-Cover Texts. A copy of the", 40, 40, GREY), ("license is included in", 40, 62, GREY),
+            ("GNU Free Documentation", 265, 62, BLUE), ("License and its own terms.", 40, 84, BLUE)]  # fmt: skip
+    assert "GNU Free Documentation License and its own terms." in _underlined_group(rows, (2, 3), marks={})
+    rows[2:] = [("GNU Free Docs", 265, 62, BLUE), ("License and all of its own terms and more.", 40, 84, BLUE)]
+    # the first line ends at 395, the second at 460
+    assert "GNU Free Docs" in _underlined_group(rows, (2, 3), marks={})
+
+
 def test_a_link_of_words_set_between_prose_joins_across_its_wrap_without_a_text_cue():
     """ "For more, see the <a>API" | "documentation</a>. Or ask.": no underline, and no text cue (a single word under
     another), but the prose of another colour runs right up to the link's first line and on right after its second:
