@@ -510,11 +510,12 @@ class OcrAnnotator:
         if pieces and pitch is None and text.endswith("."):  # a dot close to a letter ("y.") joins its run: low, short
             end = pieces[-1].x1
             edge = (end - max(1, round(STOP_EDGE * h)), end)
-            whole = _ink_columns(crop, cfg.ink_contrast, under_rows, band=False, bg=bg)  # a small dot below the band
             pieces[-1].letter_end = (
                 any(e == end and e - s >= FULL_STOP_WIDTH * h for s, e in runs)
                 and _ink_height(crop, edge, under_rows, cfg.ink_contrast, bg) >= FULL_STOP_WIDTH * h
-                and not whole[end : end + max(2, round(FULL_STOP_WIDTH * h))].any()
+                and not _ink_columns(crop, cfg.ink_contrast, under_rows, band=False, bg=bg)[  # a dot below the band
+                    end : end + max(2, round(FULL_STOP_WIDTH * h))
+                ].any()
             )
         # slivers at a line's ends are fragments of neighbouring glyphs the detector box cut through
         return [p for p in pieces if p.x1 - p.x0 >= max(2.0, 0.15 * h)] or None
@@ -799,7 +800,7 @@ def _dotted_rule(crop: np.ndarray, ink_contrast: int) -> np.ndarray:
     bg = np.median(crop.reshape(-1, 3), axis=0)
     zone = int(h * (1 - UNDERLINE_ZONE))
     ink = np.zeros((h, w), dtype=bool)  # the underline's zone and the row above it only
-    ink[zone - 1 :] = np.abs(crop[zone - 1 :].astype(np.int16) - bg.astype(np.int16)).max(axis=-1) >= ink_contrast
+    ink[zone - 1 :] = _ink_mask(crop[zone - 1 :], bg, ink_contrast)
     widest = max(1, round(DOT_WIDTH * h))
     rows = np.zeros((h, w), dtype=bool)
     rises = np.count_nonzero(ink[zone:, 1:] & ~ink[zone:, :-1], axis=1) + ink[zone:, 0]
@@ -901,6 +902,12 @@ def _baseline(far: np.ndarray, runs: list[tuple[int, int]]) -> int | None:
     return int(np.median(ends)) if len(ends) >= 3 else None
 
 
+def _ink_mask(pixels: np.ndarray, bg, ink_contrast: int) -> np.ndarray:
+    """Per pixel of ``pixels`` (``(..., 3)`` RGB), whether some channel stands at least ``ink_contrast`` off the
+    background colour ``bg`` (both taken as integers)."""
+    return np.abs(pixels.astype(np.int16) - np.asarray(bg).astype(np.int16)).max(axis=-1) >= ink_contrast
+
+
 def _band_margin(height: int) -> int:
     """The rows left out above and below a line crop's central band, where :func:`_ink_columns` reads glyph strokes
     (15 %: neighbours' ascenders and descenders, an underscore)."""
@@ -936,10 +943,9 @@ def _ink_columns(
     # bracket or a bar "|" reaches past the letters) and stands beside a glyph's ink, within STEM_REACH line heights,
     # or under a bar or serif that leaves the band ("T"); a lone cell border or " | " between two words stands further
     # off, with nothing reaching out of it
-    bg16 = bg.astype(np.int16)
-    solid = ~ink & (np.abs(band - bg16).max(axis=-1) >= ink_contrast).all(axis=0)
+    solid = ~ink & _ink_mask(band, bg, ink_contrast).all(axis=0)
     if solid.any() and ink.any():  # rare: the whole crop's pixels only then
-        far = np.abs(crop.astype(np.int16) - bg16).max(axis=-1) >= ink_contrast
+        far = _ink_mask(crop, bg, ink_contrast)
         far[under] = False  # an underline's rows are no glyph's
         reach = max(1, int(round(STEM_REACH * h)))
         marks = np.flatnonzero(ink)
@@ -1013,11 +1019,10 @@ def _underscores(
     m = _band_margin(h)
     if h - 2 * m < 2:
         return np.zeros_like(ink)
-    low = crop[h - m :].astype(np.int16)
-    bg = (np.median(crop.reshape(-1, 3), axis=0) if bg is None else bg).astype(np.int16)
-    low_ink = (np.abs(low - bg).max(axis=-1) >= ink_contrast).any(axis=0)
+    bg = np.median(crop.reshape(-1, 3), axis=0) if bg is None else bg
+    low_ink = _ink_mask(crop[h - m :], bg, ink_contrast).any(axis=0)
     if below is not None and below.shape[0] and below.shape[1] == crop.shape[1]:
-        for row in np.abs(below.astype(np.int16) - bg).max(axis=-1) >= ink_contrast:
+        for row in _ink_mask(below, bg, ink_contrast):
             for s, e in _runs(row, 0):
                 if e - s <= UNDERSCORE_RUN * h:
                     low_ink[s:e] = True
@@ -1059,7 +1064,7 @@ def _underline(crop: np.ndarray, ink_contrast: int, bg: np.ndarray | None = None
         return none
     if bg is None:
         bg = np.median(crop.reshape(-1, 3), axis=0)
-    ink = np.abs(crop.astype(np.int16) - bg.astype(np.int16)).max(axis=-1) >= ink_contrast
+    ink = _ink_mask(crop, bg, ink_contrast)
     rows = np.zeros(h, dtype=bool)
     for r in range(int(h * (1 - UNDERLINE_ZONE)), h):
         runs = _runs(ink[r], 0)
@@ -1084,9 +1089,8 @@ def _ink_height(
     """How many rows of ``crop``'s columns ``span`` (``[start, end)``) hold ink, from the first to the last, leaving
     out ``skip_rows`` (an underline's): a letter's x-height or more, a full stop's or a quote's few rows. ``bg``: the
     crop's median colour where the caller has it."""
-    part = crop[:, span[0] : span[1]].astype(np.int16)
-    bg = (np.median(crop.reshape(-1, 3), axis=0) if bg is None else bg).astype(np.int16)
-    rows = np.flatnonzero((np.abs(part - bg).max(axis=-1) >= ink_contrast).any(axis=1) & ~skip_rows)
+    bg = np.median(crop.reshape(-1, 3), axis=0) if bg is None else bg
+    rows = np.flatnonzero(_ink_mask(crop[:, span[0] : span[1]], bg, ink_contrast).any(axis=1) & ~skip_rows)
     return int(rows[-1] - rows[0] + 1) if rows.size else 0
 
 
@@ -1101,9 +1105,9 @@ def _underline_rule(
     rows = np.flatnonzero(under_rows)
     if rows.size == 0:
         return np.zeros_like(under_cols)
-    band = crop[rows[-1] + 1 : rows[-1] + 3].astype(np.int16)
-    bg = (np.median(crop.reshape(-1, 3), axis=0) if bg is None else bg).astype(np.int16)
-    descends = (np.abs(band - bg).max(axis=-1) >= ink_contrast).any(axis=0) if band.shape[0] else None
+    band = crop[rows[-1] + 1 : rows[-1] + 3]
+    bg = np.median(crop.reshape(-1, 3), axis=0) if bg is None else bg
+    descends = _ink_mask(band, bg, ink_contrast).any(axis=0) if band.shape[0] else None
     return _long_runs(
         under_cols,
         UNDERLINE_RUN * h,
@@ -1539,7 +1543,7 @@ def _broken_underline(crop: np.ndarray, x0: int, x1: int, ink_contrast: int) -> 
     under all of it but the skips round the descenders that cross it, with blank above it ("Bugs" at 3x)."""
     h = crop.shape[0]
     bg = np.median(crop.reshape(-1, 3), axis=0)
-    ink = np.abs(crop[:, x0:x1].astype(np.int16) - bg.astype(np.int16)).max(axis=-1) >= ink_contrast
+    ink = _ink_mask(crop[:, x0:x1], bg, ink_contrast)
     cover = ink.mean(axis=1)
     zone = int(h * (1 - UNDERLINE_ZONE))
     for top, bottom in _runs(cover[zone:] >= UNDERLINE_COVER / 2, zone):
@@ -1728,6 +1732,7 @@ _OCTAL = re.compile(r"^0[oO][0-7]+$")
 #: ... and one read with "l" or "I" for some of its ones, with a dot ("3.2.l6", "2.l", "l.0"): a code name ("l1")
 #: has none.
 _DIGIT_L = re.compile(r"(?<![\w.])(?=[\d.lI]*\d)(?=[\d.lI]*[lI])(?=[\d.lI]*\.)[\d.lI]+(?!\w)")
+_ZEROS, _ONES = str.maketrans("oO", "00"), str.maketrans("lI", "11")
 
 
 def _clean(text: str) -> str:
@@ -1736,8 +1741,8 @@ def _clean(text: str) -> str:
     (:data:`_DIGIT_O`: "7.1o How do I" → "7.10 How do I") and the ones of a dotted number read as "l" ones
     (:data:`_DIGIT_L`: "3.2.l6" → "3.2.16")."""
     text = _ascii_marks(" ".join(unicodedata.normalize("NFC", str(text)).split()))
-    text = _DIGIT_O.sub(lambda m: m.group(0) if _OCTAL.match(m.group(0)) else _zeros(m.group(0)), text)
-    return _DIGIT_L.sub(lambda m: m.group(0).replace("l", "1").replace("I", "1"), text)
+    text = _DIGIT_O.sub(lambda m: m.group(0) if _OCTAL.match(m.group(0)) else m.group(0).translate(_ZEROS), text)
+    return _DIGIT_L.sub(lambda m: m.group(0).translate(_ONES), text)
 
 
 def _no_stop(text: str, piece: _Piece) -> str:
@@ -1745,11 +1750,6 @@ def _no_stop(text: str, piece: _Piece) -> str:
     ink, not a dot's (:attr:`_Piece.letter_end`: "Reporting." for a link's "Reporting", its underline ending under
     the "g")."""
     return _END_STOP.sub("", text) if piece.letter_end else text
-
-
-def _zeros(token: str) -> str:
-    """``token`` with its letters "o" and "O" made zeros."""
-    return token.replace("o", "0").replace("O", "0")
 
 
 #: CJK marks the recogniser (trained on Chinese and English) reads for ASCII ones: the Han stroke "丨" for "|",

@@ -253,6 +253,8 @@ _ITEM_MARKER = re.compile(r"^(\d+(\.\d+)*\.|\(?[a-zA-Z0-9]\))\s+(?=\S)")
 _COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 #: Punctuation that may stand at a word's ends in prose (:func:`_words_only`).
 _EDGE_PUNCTUATION = "\"'()[]{}.,;:!?"
+#: The prose's marks that end a link's text where they are read with it ("Bugs,": :func:`_inline_wraps`).
+_PROSE_MARKS = ",;:."
 #: A line of code that is a comment ("// Creates a Buffer of length 10.", "# the default").
 _COMMENT = re.compile(r"^\s*(//|#)\s")
 #: A Python console's prompts (">>>" is often read "vvv") ...
@@ -1000,7 +1002,7 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, m
         led_in = (
             _words_only(elements[i].text)
             and _words_only(elements[j].text)
-            and not elements[i].text.rstrip().endswith((",", ";", ":", "."))
+            and not elements[i].text.rstrip().endswith(tuple(_PROSE_MARKS))
             and not same_style(here[-2], i)
             and boxes[i][0] - boxes[here[-2]][2] <= LINK_GAP * h
         )
@@ -1021,8 +1023,7 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, m
             colours[k] is not None and not _same_colour(colours[k], colours[i]) for k in {*here, *there}
         )
         if (
-            (inset and link)
-            or (led_in and link and mark is not None and mark(j) is False)  # nothing left of B: no "[" of "[Contents]"
+            (link and (inset or (led_in and mark is not None and mark(j) is False)))  # nothing left of B: no "["
             or width[True] < width[False]
             or (prose and not _most_text_around([i, j], boxes, heights, centres, colours))
         ):
@@ -1031,9 +1032,9 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, m
 
 
 def _without_end_mark(box: tuple[float, ...], text: str) -> tuple[float, ...]:
-    """``box`` without the share of its width (by advance widths, :data:`_GLYPH_WIDTHS`) of the punctuation that
-    ends ``text`` (",", ";", ":", "."): a link's "Bugs," read with the prose's comma after it."""
-    mark = text[len(text.rstrip(",;:.")) :]
+    """``box`` without the share of its width (by advance widths, :data:`_GLYPH_WIDTHS`) of the prose's marks that
+    end ``text`` (:data:`_PROSE_MARKS`): a link's "Bugs," read with the prose's comma after it."""
+    mark = text[len(text.rstrip(_PROSE_MARKS)) :]
     if not mark or len(mark) == len(text):
         return box
     return (box[0], box[1], box[2] - (box[2] - box[0]) * _advances(mark) / _advances(text), box[3])

@@ -1094,47 +1094,45 @@ def _skip_ink_underline(im: Image.Image, x0: int, x1: int, y: int, colour, skip:
     im.paste(Image.fromarray(px))
 
 
+def _underlined_word(
+    text: str, font, lined: bool, size: tuple[int, int], top: int, colour, drop: int, pad, skip: int = 1, rows: int = 1
+) -> bool | None:
+    """``underlined`` of ``text`` drawn at (10, ``top``) on a white image of ``size``, with (``lined``) an underline
+    ``drop`` px under its ascent that skips its descenders (:func:`_skip_ink_underline`), its box the text's padded
+    by ``pad`` (x, y) and reaching the underline."""
+    from annotators.ocr import underlined
+
+    im = Image.new("RGB", size, (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    x0, y0, x1, y1 = d.textbbox((10, top), text, font=font)
+    d.text((10, top), text, font=font, fill=colour)
+    base = top + font.getmetrics()[0] + drop
+    if lined:
+        _skip_ink_underline(im, x0, x1, base, colour, skip=skip, rows=rows)
+    return underlined(np.asarray(im), (x0 - pad[0], y0 - pad[1], x1 + pad[0], max(y1, base) + pad[1]), OcrConfig())
+
+
 def test_an_underline_broken_by_descenders_still_underlines_its_text():
     """ "https://git-" | "scm.com/downloads": the underline under a short link skips its descenders ("p", "g"), which
     leaves runs shorter than the 1.5 line heights a long run needs; a thin row under nearly all of the text, the rows
     above it not, is its underline. A short word too narrow for any run ("In") is told by that row as well; bare text
     is not underlined."""
-    from annotators.ocr import underlined
-
     font = _dejavu(17)
-    config = OcrConfig()
     for text in ("https://git-", "In"):
         for lined in (True, False):
-            im = Image.new("RGB", (300, 40), (255, 255, 255))
-            d = ImageDraw.Draw(im)
-            x0, y0, x1, y1 = d.textbbox((10, 8), text, font=font)
-            d.text((10, 8), text, font=font, fill=(10, 10, 255))
-            base = 8 + font.getmetrics()[0] + 1
-            if lined:
-                _skip_ink_underline(im, x0, x1, base, (10, 10, 255))
-            got = underlined(np.asarray(im), (x0 - 1, y0 - 2, x1 + 1, max(y1, base) + 2), config)
+            got = _underlined_word(text, font, lined, (300, 40), 8, (10, 10, 255), drop=1, pad=(1, 2))
             assert (got is True) is lined, (text, lined, got)
 
 
 def test_an_underline_skipped_wide_round_a_descender_still_underlines_a_short_word():
     """ "Bugs" of a link wrapped in a texinfo header at 3x: the browser skips the underline 20 px either side of the
     "g", so the row is ink under only three quarters of the word. Columns near a descender that crosses the row (ink
-    right above and below it) do not count against it; a row through the glyphs themselves, with ink above it, and
-    bare text are still no underline."""
-    from annotators.ocr import underlined
-
+    right below it) do not count against it; a row through the glyphs themselves, with ink above it, and bare text
+    are still no underline."""
     font = _dejavu(48)
-    config = OcrConfig()
     for text in ("Bugs", "page", "go to the page"):
         for lined in (True, False):
-            im = Image.new("RGB", (600, 100), (255, 255, 255))
-            d = ImageDraw.Draw(im)
-            x0, y0, x1, y1 = d.textbbox((10, 10), text, font=font)
-            d.text((10, 10), text, font=font, fill=(0, 0, 238))
-            base = 10 + font.getmetrics()[0] + 3
-            if lined:
-                _skip_ink_underline(im, x0, x1, base, (0, 0, 238), skip=12, rows=3)
-            got = underlined(np.asarray(im), (x0 - 2, y0 - 3, x1 + 2, y1 + 3), config)
+            got = _underlined_word(text, font, lined, (600, 100), 10, (0, 0, 238), drop=3, pad=(2, 3), skip=12, rows=3)
             assert (got is True) is lined, (text, lined, got)
 
 
