@@ -142,6 +142,14 @@ line A to the line B just below it when the layout says B continues A, and only 
    ("This function will return an error if" | "path does not exist ... according to" | "OpenOptions::open") named
    nothing the DOM labels.
 
+10. **A link wrapped in a table's cell** (:func:`_cell_wraps`, when ``underlined`` can tell). A texinfo index on a
+    phone wraps its section links in their cells ("Available" | "ciphers" beside the entry "3DES:"): two underlined
+    lines, B just below A where A starts, of one size and colour, B's first word with no room after A (rule 4), join
+    when another column's link stands on A's row and nothing of that column on B's (the column's next row starts
+    below B), whatever their words; a third line goes on by the same column. And an underlined link with the
+    prose's colon after it ends its line's entry ("abbreviations for months:" | "action, sieve:"): rules 1-8 do not
+    join it to the line below.
+
 The joined element's text is the lines' texts joined by a space (none after a hyphen that ends a word: the web wraps a
 compound at its hyphen, "Byte-" | "Compilation"), its box the union of the lines, its click point the first line's
 centre (like the DOM labels: the first line of a wrapped link is where a person clicks), its confidence the lowest of
@@ -229,6 +237,9 @@ MIN_SHORTCUT_HEIGHT = 0.5
 #: Two backgrounds differ (a chip of inline code on the page) when a channel is this far apart (0-255): GitHub's
 #: ``#eff1f3`` on white is 16.
 CHIP_CONTRAST = 8.0
+#: Rule 10: another column's text stands at least this many line heights from the wrapped link (a table's column gap,
+#: not the spaces between a header's links).
+CELL_GAP = 2.5
 _MONTH = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$", re.IGNORECASE)
 _SECTION = re.compile(r"^\d+(\.\d+)*\.$|^\d+(\.\d+)+$")
 #: A numbered item's start: a dotted section number then a word ("3.5.1. Interpreter", "1.2.4 Command", "2. Setup"),
@@ -703,7 +714,7 @@ def group_lines(
             rule 3; None: never asked.
         underlined: whether the text in a box is underlined (:func:`annotators.ocr.underlined`: True, False, or None
             when it cannot be told), which rule 7 reads as part of the style (a grey underlined link in black prose
-            reads a shade apart); None: never asked.
+            reads a shade apart) and rule 10 as a link's; None: never asked.
 
     Returns:
         The elements, each run of joined lines replaced by one element at the place of its first line; an input
@@ -755,6 +766,10 @@ def group_lines(
         ):
             steps.append((heights[i], boxes[j][1] - boxes[i][1]))
 
+    def link_then_colon(i: int) -> bool:  # an underlined link, then the prose's colon: an index entry ends
+        text = elements[i].text.rstrip()
+        return underlined is not None and text.endswith(":") and underlined(_without_end_mark(boxes[i], text)) is True
+
     following: dict[int, int] = {}
     preceding: dict[int, int] = {}
 
@@ -772,6 +787,8 @@ def group_lines(
             continue  # a loose gap: only at the screenshot's own line pitch, with no text further right (a table)
         if not _wraps(i, j, elements, boxes, heights, colours, display, mark, item_text):
             continue
+        if link_then_colon(i):
+            continue
         if clearance(i, +1) < ROW_CLEARANCE or clearance(j, -1) < ROW_CLEARANCE:
             continue
         following[i], preceding[j] = j, i
@@ -780,6 +797,9 @@ def group_lines(
             for k in chain[:-1]:
                 preceding.pop(following.pop(k))
     for i, j in _inline_wraps(elements, boxes, heights, centres, colours, underlined, mark):
+        if i not in following and j not in preceding:
+            following[i], preceding[j] = j, i
+    for i, j in _cell_wraps(elements, boxes, heights, centres, colours, underlined, mark, set(preceding)):
         if i not in following and j not in preceding:
             following[i], preceding[j] = j, i
     return _merge(elements, boxes, following, make, _join, centre=False)
@@ -1028,6 +1048,64 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, m
             or (prose and not _most_text_around([i, j], boxes, heights, centres, colours))
         ):
             pairs.append((i, j))
+    return pairs
+
+
+def _cell_wraps(
+    elements, boxes, heights, centres, colours, underlined=None, mark=None, joined: set[int] = frozenset()
+) -> list[tuple[int, int]]:
+    """Rule 10 of the module docstring: a link wrapped in a table's cell (a texinfo index on a phone: "Available" |
+    "ciphers" beside "3DES:"). Pairs (i, j) of an underlined line and the underlined line just below it, starting
+    where it starts, of one size and colour, that had to wrap (rule 4), where another column (:data:`CELL_GAP` away)
+    has a link on A's row
+    (on its cell's first row, for a third line) and no text on B's: B's row belongs to A's. A link beside the page's
+    bare prose (a side bar's) is no table's, and a column with text on both rows (two one-line rows) says nothing.
+    ``joined``: lines already joined to a line above by the other rules (a link's second line in a texinfo header,
+    "Up: <a>Automated" | "Option Processing</a>"), whose row is no cell's first."""
+    if underlined is None:
+        return []
+    n = len(boxes)
+    under: dict[int, bool | None] = {}
+
+    def is_under(k: int) -> bool:
+        if k not in under:
+            under[k] = underlined(_without_end_mark(boxes[k], elements[k].text))
+        return under[k] is True
+
+    def same_row(i: int, k: int) -> bool:
+        return _same_row(i, k, centres, heights)
+
+    pairs = []
+    partner: dict[int, int] = {}  # a line joined to the one above: the other column's text on its cell's first row
+    for i in sorted(range(n), key=lambda k: boxes[k][1]):
+        j = _line_below(i, boxes, heights, centres)
+        if j is None or (i in joined and i not in partner):
+            continue
+        a, b, h = boxes[i], boxes[j], (heights[i] + heights[j]) / 2
+        if abs(b[0] - a[0]) > 0.5 * h or not _similar_heights(heights[i], heights[j]):
+            continue
+        if not _ends_in_colour(colours[i], colours[j]) or (mark is not None and mark(j) is True):
+            continue
+        first, second = elements[i].text.rstrip(), elements[j].text.rstrip()
+        if first.endswith(tuple(_PROSE_MARKS)) or _LIST_MARKER.match(second):
+            continue
+        if not (is_under(i) and is_under(j)):
+            continue
+        if not _had_to_wrap(i, j, elements, boxes, heights, min(a[0], b[0]), max(a[0], b[0])):
+            continue
+        for k in [partner[i]] if i in partner else range(n):  # another column's text on A's row, none on B's
+            if k in (i, j) or (i not in partner and not same_row(i, k)):
+                continue
+            if min(abs(boxes[k][0] - a[2]), abs(a[0] - boxes[k][2])) < CELL_GAP * h:
+                continue
+            if not is_under(k):  # a table of links (an index): not a side bar's link beside the page's prose
+                continue
+            x0, x1 = boxes[k][0], boxes[k][2]
+            beside_b = any(m != j and same_row(j, m) and boxes[m][0] < x1 and boxes[m][2] > x0 for m in range(n))
+            if not beside_b:
+                pairs.append((i, j))
+                partner[j] = k
+                break
     return pairs
 
 

@@ -50,6 +50,8 @@ TUNED_SITES = frozenset({"screenmill-truthset", "screenmill-samples"})
 #: every built-in function, signatures, "Changed in version" notes).
 #: The third group (stop 33) are Sphinx builds of four Python packages' documentation (``build_sphinx.sh``), in four
 #: themes, with prose full of inline code and links: a kind of page the Debian docs show little of.
+#: The index group (stop 40) are texinfo index nodes of five manuals (a table of entries, each an underlined link and
+#: a colon, beside its section's link), a kind of page no dev part had.
 DEV_SITES = frozenset(
     {"nettle-manual", "expat-reference", "xtrans-manual", "zlib-howto", "bzip2-manual", "fontconfig-user"}
     | {"underscore-docs", "gcc-news", "base-passwd-guide", "shared-mime-spec"}
@@ -72,6 +74,7 @@ DEV_SITES = frozenset(
     | {"rust-std-docs", "erlang-docs", "python3-docs"}
     | {"flex-manual", "r-manuals", "bash-reference"}
     | {"mpfr-manual", "mailutils-manual", "autogen-manual"}
+    | {"flex-index", "mpfr-index", "libgcrypt-index", "autogen-index", "mailutils-index"}
 )
 
 
@@ -311,6 +314,36 @@ DEB_DEV_SITES = (
         "GFDL-1.2+",
     ),
     Site("autogen-manual", DOC / "autogen/autogen.html", ("index.html", "Features.html"), "deb:autogen-doc", "GPL-3+"),
+    # texinfo's index nodes (a table of entries, each with the link of its section), a kind of page no part had
+    Site(
+        "flex-index",
+        DOC / "flex-doc/html",
+        ("Concept-Index.html", "Index-of-Functions-and-Macros.html"),
+        "deb:flex-doc",
+        "BSD-3-Clause",
+    ),
+    Site(
+        "mpfr-index",
+        DOC / "libmpfr-doc/mpfr.html",
+        ("Concept-Index.html", "Function-and-Type-Index.html"),
+        "deb:libmpfr-doc",
+        "GFDL-1.2+",
+    ),
+    Site(
+        "libgcrypt-index",
+        DOC / "libgcrypt20-doc/html",
+        ("Concept-Index.html", "Function-and-Data-Index.html"),
+        "deb:libgcrypt20-doc",
+        "GFDL-1.3+",
+    ),
+    Site("autogen-index", DOC / "autogen/autogen.html", ("Concept-Index.html",), "deb:autogen-doc", "GPL-3+"),
+    Site(
+        "mailutils-index",
+        DOC / "mailutils/mailutils.html",
+        ("Concept-Index.html", "Program-Index.html"),
+        "deb:mailutils-doc",
+        "GFDL-1.2+",
+    ),
 )
 
 
