@@ -37,6 +37,9 @@ row only when all of:
    (the chip ends inside B or before the piece after B), or a chip closes at A's end and the prose after it runs on
    (B starts in lower case or with punctuation: "Promise" | "unless a callback"), the chip having opened inside A or
    after the piece before A. A count on a chip joins the name before it (a tab's badge: "Issues" | "37", one link).
+   The chip's monospace glyphs may read paler and warmer than the prose round them ("wish to" | "require()" in npm's
+   docs, 67 apart summed): on a chip, pieces join up to :data:`MAX_SHADE_DISTANCE` apart whatever the hue (rule 2's
+   shade test aside); a blue link on a chip is much further off.
    A button at a row's end has no text after it, and a menu bar's highlighted item sits among capitalised items
    ("File" | "Edit" | "View"), so neither joins.
 
@@ -445,15 +448,17 @@ def join_pieces(
         if j is None or j in preceding:
             continue
         gap = (boxes[j][0] - boxes[i][2]) / ((heights[i] + heights[j]) / 2)
+        code = inline_code(i, j)
         if not (
             continues_on_row(elements[i].text, elements[j].text)
             or (i in heading and j in heading and gap <= HEADING_PIECE_GAP and not _starts_a_count(elements[j].text))
-            or inline_code(i, j)
+            or code
             or gap < 0  # the detector's two boxes of one line overlap
         ):
             continue
         date = bool(_MONTH.match(elements[i].text)) and elements[j].text[:1].isdigit()
-        if not date and not _same_colour(colour(i), colour(j)):  # a short month's glyphs read paler than its day's
+        # a short month's glyphs read paler than its day's; a chip's monospace glyphs paler than the prose's
+        if not date and not _same_colour(colour(i), colour(j)) and not (code and _near_colour(colour(i), colour(j))):
             continue
         if split_between is not None and boxes[j][0] - boxes[i][2] >= 2 and split_between(boxes[i], boxes[j]):
             continue
@@ -629,6 +634,16 @@ def _same_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     b2 = np.atleast_2d(np.asarray(b, dtype=np.float64))
     d = np.abs(b2 - a2).sum(axis=-1)
     return bool(np.all((d <= MAX_COLOUR_DISTANCE) | (_shades(a2, b2) & (d <= MAX_SHADE_DISTANCE))))
+
+
+def _near_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Both glyph colours known and within :data:`MAX_SHADE_DISTANCE` (summed RGB), row by row, whatever the
+    hue: inline code's thinner monospace glyphs on a chip read a little paler and warmer than the prose round them."""
+    if a is None or b is None:
+        return False
+    a2 = np.atleast_2d(np.asarray(a, dtype=np.float64))
+    b2 = np.atleast_2d(np.asarray(b, dtype=np.float64))
+    return bool(np.all(np.abs(b2 - a2).sum(axis=-1) <= MAX_SHADE_DISTANCE))
 
 
 def _ends_in_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:

@@ -188,8 +188,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: phone), and the ones of a dotted number read as "l" are made ones ("3.2.l6" → "3.2.16"; annotator
 #: ``2025.1-digit-l``); 70 = a link wrapped in a table's cell joins where another column's link stands on its first
 #: row and nothing of that column on its next (a texinfo index on a phone: "Available" | "ciphers"), and an
-#: underlined link with the prose's colon after it ends its line ("abbreviations for months:" | "action, sieve:").
-RECIPE_VERSION = "70"
+#: underlined link with the prose's colon after it ends its line ("abbreviations for months:" | "action, sieve:");
+#: 71 = inline code on a chip joins the prose round it though its glyphs read a little paler and warmer ("wish to" |
+#: "require()" in npm's docs).
+RECIPE_VERSION = "71"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

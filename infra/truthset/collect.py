@@ -51,7 +51,8 @@ TUNED_SITES = frozenset({"screenmill-truthset", "screenmill-samples"})
 #: The third group (stop 33) are Sphinx builds of four Python packages' documentation (``build_sphinx.sh``), in four
 #: themes, with prose full of inline code and links: a kind of page the Debian docs show little of.
 #: The index group (stop 40) are texinfo index nodes of five manuals (a table of entries, each an underlined link and
-#: a colon, beside its section's link), a kind of page no dev part had.
+#: a colon, beside its section's link), a kind of page no dev part had; and npm's documentation (its own template: a
+#: side bar of links, prose with inline code and links, code blocks), Markdown-built reference pages.
 DEV_SITES = frozenset(
     {"nettle-manual", "expat-reference", "xtrans-manual", "zlib-howto", "bzip2-manual", "fontconfig-user"}
     | {"underscore-docs", "gcc-news", "base-passwd-guide", "shared-mime-spec"}
@@ -75,6 +76,7 @@ DEV_SITES = frozenset(
     | {"flex-manual", "r-manuals", "bash-reference"}
     | {"mpfr-manual", "mailutils-manual", "autogen-manual"}
     | {"flex-index", "mpfr-index", "libgcrypt-index", "autogen-index", "mailutils-index"}
+    | {"npm-docs"}
 )
 
 
@@ -337,6 +339,22 @@ DEB_DEV_SITES = (
         "GFDL-1.3+",
     ),
     Site("autogen-index", DOC / "autogen/autogen.html", ("Concept-Index.html",), "deb:autogen-doc", "GPL-3+"),
+    # npm's own documentation (Markdown built by npm's template, not Node's doc tool): a side bar of links, prose
+    # with inline code and links, code blocks, on phones too
+    Site(
+        "npm-docs",
+        Path("/usr/lib/node_modules/npm/docs/output"),
+        (
+            "commands/npm-install.html",
+            "commands/npm-ls.html",
+            "using-npm/scripts.html",
+            "using-npm/workspaces.html",
+            "configuring-npm/folders.html",
+            "configuring-npm/package-json.html",
+        ),
+        "deb:nodejs (npm)",
+        "Artistic-2.0",
+    ),
     Site(
         "mailutils-index",
         DOC / "mailutils/mailutils.html",

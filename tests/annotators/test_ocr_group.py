@@ -562,6 +562,31 @@ def test_inline_code_on_a_chip_joins_the_prose_around_it_and_a_highlighted_menu_
     assert "Every method returns a" in joined(None)  # the chip is the only cue
 
 
+def test_inline_code_on_a_chip_in_paler_warmer_glyphs_still_joins_and_a_link_on_a_chip_does_not():
+    """npm's docs: "If you wish to <code>require()</code> a package, then install it locally.": the chip's monospace
+    glyphs read (70, 71, 65) beside the prose's (42, 46, 51), 67 apart summed and no shade of it. On its chip the code
+    joins up to :data:`annotators.ocr_group.MAX_SHADE_DISTANCE`; without the chip, or a blue link on a chip, it stays
+    apart."""
+    from annotators.ocr import backdrop
+    from annotators.ocr_group import join_pieces
+
+    prose, code = (42, 46, 51), (70, 71, 65)
+    for colour, chip, expected in ((code, True, 1), (code, False, 3), (BLUE, True, 3)):
+        rows = [("If you wish to", 40, 40, prose), ("require()", 190, 40, colour),
+                ("a package, then install it locally.", 290, 40, prose)]  # fmt: skip
+        els, im = _page(rows, size=(700, 80))
+        if chip:
+            _chip(im, 186, 284, 38, 62)
+        got = join_pieces(
+            els,
+            lambda box, im=im: _glyph_color(_crop(im, box)),
+            TextElement,
+            None,
+            lambda b, s, im=im: backdrop(im, b, s),
+        )
+        assert len(got) == expected, (colour, chip, _texts(got))
+
+
 def test_pieces_whose_text_continues_join_and_a_row_of_links_stays_apart():
     links = [("Log in", 40, 100, BLUE), ("Camping", 110, 100, BLUE), ("Climbing", 190, 100, BLUE)]  # "in" ends it
     section = [("5.9.", 40, 160, BLUE), ("Implementation Details", 85, 160, BLUE)]
