@@ -1090,6 +1090,10 @@ def _cell_wraps(
     def same_row(i: int, k: int) -> bool:
         return _same_row(i, k, centres, heights)
 
+    def beside(k: int, j: int) -> bool:  # text on line j's row within column k's span
+        x0, x1 = boxes[k][0], boxes[k][2]
+        return any(m != j and same_row(j, m) and boxes[m][0] < x1 and boxes[m][2] > x0 for m in range(n))
+
     pairs = []
     partner: dict[int, int] = {}  # a line joined to the one above: the other column's text on its cell's first row
     for i in sorted(range(n), key=lambda k: boxes[k][1]):
@@ -1104,23 +1108,24 @@ def _cell_wraps(
         first, second = elements[i].text.rstrip(), elements[j].text.rstrip()
         if first.endswith(tuple(_PROSE_MARKS)) or _LIST_MARKER.match(second):
             continue
+
+        others = [  # another column's text on A's row (on its cell's first row), none on B's: the geometry first
+            k
+            for k in ([partner[i]] if i in partner else range(n))
+            if k not in (i, j)
+            and (i in partner or same_row(i, k))
+            and min(abs(boxes[k][0] - a[2]), abs(a[0] - boxes[k][2])) >= CELL_GAP * h
+            and not beside(k, j)
+        ]
+        if not others or not _had_to_wrap(i, j, elements, boxes, heights, min(a[0], b[0]), max(a[0], b[0])):
+            continue
         if not (is_under(i) and is_under(j)):
             continue
-        if not _had_to_wrap(i, j, elements, boxes, heights, min(a[0], b[0]), max(a[0], b[0])):
-            continue
-        for k in [partner[i]] if i in partner else range(n):  # another column's text on A's row, none on B's
-            if k in (i, j) or (i not in partner and not same_row(i, k)):
-                continue
-            if min(abs(boxes[k][0] - a[2]), abs(a[0] - boxes[k][2])) < CELL_GAP * h:
-                continue
-            if not is_under(k):  # a table of links (an index): not a side bar's link beside the page's prose
-                continue
-            x0, x1 = boxes[k][0], boxes[k][2]
-            beside_b = any(m != j and same_row(j, m) and boxes[m][0] < x1 and boxes[m][2] > x0 for m in range(n))
-            if not beside_b:
-                pairs.append((i, j))
-                partner[j] = k
-                break
+        # a table of links (an index): not a side bar's link beside the page's bare prose
+        k = next((k for k in others if is_under(k)), None)
+        if k is not None:
+            pairs.append((i, j))
+            partner[j] = k
     return pairs
 
 
