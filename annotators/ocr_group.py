@@ -630,20 +630,21 @@ def _same_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     RGB rows (``colour_of``'s) must match row by row."""
     if a is None or b is None:
         return False
-    a2 = np.atleast_2d(np.asarray(a, dtype=np.float64))
-    b2 = np.atleast_2d(np.asarray(b, dtype=np.float64))
-    d = np.abs(b2 - a2).sum(axis=-1)
+    a2, b2, d = _colour_distances(a, b)
     return bool(np.all((d <= MAX_COLOUR_DISTANCE) | (_shades(a2, b2) & (d <= MAX_SHADE_DISTANCE))))
 
 
 def _near_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     """Both glyph colours known and within :data:`MAX_SHADE_DISTANCE` (summed RGB), row by row, whatever the
     hue: inline code's thinner monospace glyphs on a chip read a little paler and warmer than the prose round them."""
-    if a is None or b is None:
-        return False
+    return a is not None and b is not None and bool(np.all(_colour_distances(a, b)[2] <= MAX_SHADE_DISTANCE))
+
+
+def _colour_distances(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The colours as stacked RGB rows (float) and their summed RGB distances, row by row."""
     a2 = np.atleast_2d(np.asarray(a, dtype=np.float64))
     b2 = np.atleast_2d(np.asarray(b, dtype=np.float64))
-    return bool(np.all(np.abs(b2 - a2).sum(axis=-1) <= MAX_SHADE_DISTANCE))
+    return a2, b2, np.abs(b2 - a2).sum(axis=-1)
 
 
 def _ends_in_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
@@ -781,9 +782,10 @@ def group_lines(
         ):
             steps.append((heights[i], boxes[j][1] - boxes[i][1]))
 
+    is_under = _link_underlines(elements, boxes, underlined) if underlined is not None else None
+
     def link_then_colon(i: int) -> bool:  # an underlined link, then the prose's colon: an index entry ends
-        text = elements[i].text.rstrip()
-        return underlined is not None and text.endswith(":") and underlined(_without_end_mark(boxes[i], text)) is True
+        return is_under is not None and elements[i].text.rstrip().endswith(":") and is_under(i) is True
 
     following: dict[int, int] = {}
     preceding: dict[int, int] = {}
@@ -811,10 +813,10 @@ def group_lines(
         if _around_a_link(chain, elements, boxes, heights, centres, colours):
             for k in chain[:-1]:
                 preceding.pop(following.pop(k))
-    for i, j in _inline_wraps(elements, boxes, heights, centres, colours, underlined, mark):
+    for i, j in _inline_wraps(elements, boxes, heights, centres, colours, is_under, mark):
         if i not in following and j not in preceding:
             following[i], preceding[j] = j, i
-    for i, j in _cell_wraps(elements, boxes, heights, centres, colours, underlined, mark, set(preceding)):
+    for i, j in _cell_wraps(elements, boxes, heights, centres, colours, is_under, mark, set(preceding)):
         if i not in following and j not in preceding:
             following[i], preceding[j] = j, i
     return _merge(elements, boxes, following, make, _join, centre=False)
@@ -975,22 +977,18 @@ def _most_text_around(members: Sequence[int], boxes, heights, centres, colours) 
     return width[True] >= width[False]
 
 
-def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, mark=None) -> list[tuple[int, int]]:
+def _inline_wraps(elements, boxes, heights, centres, colours, is_under=None, mark=None) -> list[tuple[int, int]]:
     """Rule 7 of the module docstring: an inline link wrapped from the end of one line of prose to the start of the
     next ("... <a>Get in" | "touch with me</a> ..."): pairs (i, j) of the last piece of a line and the first piece of
     the line below, starting where that line starts, of one size and style, whose text continues, set in a style that
     is the lesser part of the two lines or, beside prose of another colour, of the text around them (the prose around
-    it is the greater). The style is the colour, and where ``underlined`` can tell (``(box) -> bool | None``) whether a
-    piece is underlined: two underlined pieces are one link wrapped whatever their words (a lower-case single word
-    after another, "modular" | "version", continues, and so does a capitalised line), and the prose beside an
-    underlined link is of another style however close its colour. ``mark`` (index → :func:`group_lines`'s ``mark``):
-    a B with a list marker starts an item of its own."""
-    under: dict[int, bool | None] = {}
-
-    def is_under(k: int) -> bool | None:  # the prose's mark read at a link's end ("Bugs,") is not underlined
-        if k not in under:
-            under[k] = underlined(_without_end_mark(boxes[k], elements[k].text)) if underlined is not None else None
-        return under[k]
+    it is the greater). The style is the colour, and where ``is_under`` can tell (index → bool | None,
+    :func:`_link_underlines`) whether a piece is underlined: two underlined pieces are one link wrapped whatever their
+    words (a lower-case single word after another, "modular" | "version", continues, and so does a capitalised line),
+    and the prose beside an underlined link is of another style however close its colour. ``mark`` (index →
+    :func:`group_lines`'s ``mark``): a B with a list marker starts an item of its own."""
+    if is_under is None:
+        is_under = _link_underlines(elements, boxes, None)
 
     def same_style(k: int, i: int, end: bool = False) -> bool:  # end: k ends i's text (its closing marks aside)
         return (_ends_in_colour(colours[i], colours[k]) if end else _same_colour(colours[k], colours[i])) and (
@@ -1067,25 +1065,19 @@ def _inline_wraps(elements, boxes, heights, centres, colours, underlined=None, m
 
 
 def _cell_wraps(
-    elements, boxes, heights, centres, colours, underlined=None, mark=None, joined: set[int] = frozenset()
+    elements, boxes, heights, centres, colours, is_under=None, mark=None, joined: set[int] = frozenset()
 ) -> list[tuple[int, int]]:
     """Rule 10 of the module docstring: a link wrapped in a table's cell (a texinfo index on a phone: "Available" |
     "ciphers" beside "3DES:"). Pairs (i, j) of an underlined line and the underlined line just below it, starting
     where it starts, of one size and colour, that had to wrap (rule 4), where another column (:data:`CELL_GAP` away)
-    has a link on A's row
-    (on its cell's first row, for a third line) and no text on B's: B's row belongs to A's. A link beside the page's
-    bare prose (a side bar's) is no table's, and a column with text on both rows (two one-line rows) says nothing.
-    ``joined``: lines already joined to a line above by the other rules (a link's second line in a texinfo header,
-    "Up: <a>Automated" | "Option Processing</a>"), whose row is no cell's first."""
-    if underlined is None:
+    has a link on A's row (on its cell's first row, for a third line) and no text on B's: B's row belongs to A's. A
+    link beside the page's bare prose (a side bar's) is no table's, and a column with text on both rows (two one-line
+    rows) says nothing. ``is_under``: index → whether the line is underlined (:func:`_link_underlines`); None: never
+    asked, no pairs. ``joined``: lines already joined to a line above by the other rules (a link's second line in a
+    texinfo header, "Up: <a>Automated" | "Option Processing</a>"), whose row is no cell's first."""
+    if is_under is None:
         return []
     n = len(boxes)
-    under: dict[int, bool | None] = {}
-
-    def is_under(k: int) -> bool:
-        if k not in under:
-            under[k] = underlined(_without_end_mark(boxes[k], elements[k].text))
-        return under[k] is True
 
     def same_row(i: int, k: int) -> bool:
         return _same_row(i, k, centres, heights)
@@ -1119,14 +1111,28 @@ def _cell_wraps(
         ]
         if not others or not _had_to_wrap(i, j, elements, boxes, heights, min(a[0], b[0]), max(a[0], b[0])):
             continue
-        if not (is_under(i) and is_under(j)):
+        if not (is_under(i) is True and is_under(j) is True):
             continue
         # a table of links (an index): not a side bar's link beside the page's bare prose
-        k = next((k for k in others if is_under(k)), None)
+        k = next((k for k in others if is_under(k) is True), None)
         if k is not None:
             pairs.append((i, j))
             partner[j] = k
     return pairs
+
+
+def _link_underlines(elements, boxes, underlined) -> Callable[[int], bool | None]:
+    """Index → whether line ``k``'s words are underlined (``underlined``: box → True / False / None, or None: never
+    asked, all None), its box taken without the prose's marks read at its end (:func:`_without_end_mark`: "Bugs,"),
+    each line asked once."""
+    under: dict[int, bool | None] = {}
+
+    def is_under(k: int) -> bool | None:
+        if k not in under:
+            under[k] = underlined(_without_end_mark(boxes[k], elements[k].text)) if underlined is not None else None
+        return under[k]
+
+    return is_under
 
 
 def _without_end_mark(box: tuple[float, ...], text: str) -> tuple[float, ...]:
