@@ -106,8 +106,8 @@ line A to the line B just below it when the layout says B continues A, and only 
    to the start of the next, where rule 1 does not look ("Questions? Please <a>Get in" | "touch with me</a> for
    more."). The last piece A of a line of text (pieces of its row closer than :data:`INLINE_RUN_GAP` line heights) and
    the one piece B of the line below that starts where A's line starts (or, in a numbered item, where its text starts
-   after the number: "6. take one of the points <a>Get in" | "touch with me</a>") and ends before A ends join when
-   they have one size and colour, the text continues (rule 5), A does not end a statement of code
+   after the number: "6. take one of the points <a>Get in" | "touch with me</a>") and ends before A ends join when they
+   have one size and colour, the text continues (rule 5), A does not end a statement of code
    (:func:`ends_code_statement`), and their colour is the lesser part of the two lines' width: the prose around the
    link is the greater. Where the link is most of its two lines ("are based on the <a>Locale Data Markup Language" |
    "specification</a> (LDML)."), its colour is still the lesser part of the text around them (of their size, from
@@ -119,14 +119,15 @@ line A to the line B just below it when the layout says B continues A, and only 
    with", "based on the <a>Locale Data Markup" | "Language specification</a> (LDML)"; a dotted underline counts),
    unless A ends with the prose's comma (two links of a list). Words set between prose of another colour continue each
    other too (no text cue: "see the <a>API" | "documentation</a> and ask"): prose runs up to A within :data:`LINK_GAP`
-   line heights and on after B as close, A ends with no mark of the prose ("," ";" ":" "."), and both are words
-   (:func:`_words_only`; code tokens so set are often two links of a list: "attrs.field" | "attr.ib"). Underlined and
-   so inset, a link joins even where links are most of the text around it (a texinfo node's header on a phone: "Next:
-   <a>Introduction</a>, Previous: <a>R Data" | "Import/Export</a>, Up: ..."), and so does one the prose leads into
-   whose second line is its line's first text, with nothing left of it ("Up: <a>Automated" | "Option Processing</a>
-   [<a>Contents</a>]"; a "[" the splitting left out stands left of "Contents"). B with a list marker of its own starts
-   an item, and B whose first word had room at A's line's end (rule 4, in the column where B starts) did not wrap from
-   it.
+   line heights and on after B as close, A ends with no mark of the prose ("," ";" ":" "."; a lone "." after an
+   underlined link's last letter is its underline's end misread, :func:`_stray_stop`, and is dropped), and both are
+   words (:func:`_words_only`; code tokens so set are often two links of a list: "attrs.field" | "attr.ib"). Underlined
+   and so inset, a link joins even where links are most of the text around it (a texinfo node's header on a phone:
+   "Next: <a>Introduction</a>, Previous: <a>R Data" | "Import/Export</a>, Up: ..."), and so does one the prose leads
+   into whose second line is its line's first text, with nothing left of it ("Up: <a>Automated" | "Option
+   Processing</a> [<a>Contents</a>]"; a "[" the splitting left out stands left of "Contents"). B with a list marker of
+   its own starts an item, and B whose first word had room at A's line's end (rule 4, in the column where B starts) did
+   not wrap from it.
 
 8. **Closer than the column's pitch** (:func:`_tighter_than_pitch`). Where rule 5 finds no text cue, B still continues
    A when it follows A closer than the lines of their column (same start, size and colour) follow each other, and
@@ -813,13 +814,25 @@ def group_lines(
         if _around_a_link(chain, elements, boxes, heights, centres, colours):
             for k in chain[:-1]:
                 preceding.pop(following.pop(k))
+    shown = list(elements)
     for i, j in _inline_wraps(elements, boxes, heights, centres, colours, is_under, mark):
         if i not in following and j not in preceding:
             following[i], preceding[j] = j, i
+            if is_under is not None and _stray_stop(elements[i].text, is_under(i)):  # "Reporting." | "Bugs,"
+                e = elements[i]
+                shown[i] = make(text=e.text.rstrip()[:-1], box=e.box, point=e.point, confidence=e.confidence)
     for i, j in _cell_wraps(elements, boxes, heights, centres, colours, is_under, mark, set(preceding)):
         if i not in following and j not in preceding:
             following[i], preceding[j] = j, i
-    return _merge(elements, boxes, following, make, _join, centre=False)
+    return _merge(shown, boxes, following, make, _join, centre=False)
+
+
+def _stray_stop(text: str, under: bool | None) -> bool:
+    """Whether an underlined link's line ends in a lone "." read from its underline's end after a letter ("Reporting."
+    for "Reporting" at the end of a texinfo header's row, its link wrapping on: "Previous: <a>Reporting" | "Bugs</a>,
+    Up: ..."): no full stop ends a link that goes on."""
+    text = text.rstrip()
+    return under is True and text.endswith(".") and not text.endswith("..") and text[-2:-1].isalpha()
 
 
 def join_long_lines(
@@ -1035,7 +1048,10 @@ def _inline_wraps(elements, boxes, heights, centres, colours, is_under=None, mar
         led_in = (
             _words_only(elements[i].text)
             and _words_only(elements[j].text)
-            and not elements[i].text.rstrip().endswith(tuple(_PROSE_MARKS))
+            and (
+                not elements[i].text.rstrip().endswith(tuple(_PROSE_MARKS))
+                or _stray_stop(elements[i].text, is_under(i))
+            )
             and not same_style(here[-2], i)
             and boxes[i][0] - boxes[here[-2]][2] <= LINK_GAP * h
         )

@@ -190,8 +190,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: row and nothing of that column on its next (a texinfo index on a phone: "Available" | "ciphers"), and an
 #: underlined link with the prose's colon after it ends its line ("abbreviations for months:" | "action, sieve:");
 #: 71 = inline code on a chip joins the prose round it though its glyphs read a little paler and warmer ("wish to" |
-#: "require()" in npm's docs).
-RECIPE_VERSION = "71"
+#: "require()" in npm's docs); 72 = a lone "." read from the end of an underlined link's underline at a line's end
+#: ("Reporting." | "Bugs," in a texinfo header on a phone) no longer keeps the link from joining its next line, and
+#: the joined text drops it.
+RECIPE_VERSION = "72"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -1091,6 +1091,20 @@ def test_an_underlined_link_inset_in_a_row_mostly_of_links_joins_across_its_wrap
     assert "Automated" in texts and "Option Processing" in texts, texts
 
 
+def test_a_stop_read_from_a_wrapped_links_underline_end_is_dropped_and_the_link_joins():
+    """MPFR's header on a phone: "Previous: <a>Reporting" | "Bugs</a>, Up: ...": the underline runs a little past the
+    "g" and is read as a full stop, "Reporting.". No full stop ends an underlined link that goes on under the next
+    line: the two lines join, without it. A full stop after a bare word at a line's end still ends the sentence."""
+    rows = [("Next:", 40, 40, GREY), ("MPFR Interface,", 100, 40, BLUE), ("Previous:", 260, 40, GREY),
+            ("Reporting.", 360, 40, BLUE), ("Bugs,", 40, 62, BLUE), ("Up:", 100, 62, GREY),
+            ("GNU MPFR", 140, 62, BLUE)]  # fmt: skip
+    texts = _underlined_group(rows, (1, 3, 4, 6), size=(520, 120))
+    assert "Reporting Bugs," in texts, texts
+    bare = [*rows[:3], ("Reporting.", 360, 40, GREY), ("Bugs,", 40, 62, GREY), *rows[5:]]
+    texts = _underlined_group(bare, (1, 6), size=(520, 120))
+    assert not any("Bugs" in t and "Reporting" in t for t in texts), texts
+
+
 def test_a_links_second_line_read_with_the_prose_comma_after_it_is_underlined_as_its_words_are():
     """ "Previous: <a>Reporting" | "Bugs</a>, Up: ...": the recogniser reads "Bugs," with the prose's comma, whose
     column has no underline, so the underline ran under too little of the box to count and the two lines' styles
