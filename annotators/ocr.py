@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from annotators.dom.labels import MAX_INSTRUCTION_NAME
-from annotators.ocr_group import group_lines, join_code_rows, join_long_lines, join_pieces
+from annotators.ocr_group import END_STOP, group_lines, join_code_rows, join_long_lines, join_pieces
 from annotators.scripts import script_of
 
 # Check boxes, radio buttons and square icons that the (Chinese + English) recogniser reads as a character.
@@ -1079,8 +1079,6 @@ def _underline(crop: np.ndarray, ink_contrast: int, bg: np.ndarray | None = None
 #: :attr:`_Piece.letter_end`).
 FULL_STOP_WIDTH = 0.25
 STOP_EDGE = 0.06
-#: A full stop read right after a letter at the end of a text.
-_END_STOP = re.compile(r"(?<=[^\W\d_])\.$")
 
 
 def _ink_height(
@@ -1749,7 +1747,7 @@ def _no_stop(text: str, piece: _Piece) -> str:
     """``text`` without a full stop the recogniser read after its last letter where ``piece`` ends with a letter's
     ink, not a dot's (:attr:`_Piece.letter_end`: "Reporting." for a link's "Reporting", its underline ending under
     the "g")."""
-    return _END_STOP.sub("", text) if piece.letter_end else text
+    return END_STOP.sub("", text) if piece.letter_end else text
 
 
 #: CJK marks the recogniser (trained on Chinese and English) reads for ASCII ones: the Han stroke "丨" for "|",

@@ -270,6 +270,10 @@ _COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 _EDGE_PUNCTUATION = "\"'()[]{}.,;:!?"
 #: The prose's marks that end a link's text where they are read with it ("Bugs,": :func:`_inline_wraps`).
 _PROSE_MARKS = ",;:."
+#: A full stop read right after a letter at the end of a text: the end of a link's underline misread (the reading drops
+#: it where the piece ends with a letter's ink, :func:`annotators.ocr._no_stop`; the grouping where an underlined link
+#: wraps on, :func:`_stray_stop`).
+END_STOP = re.compile(r"(?<=[^\W\d_])\.$")
 #: A line of code that is a comment ("// Creates a Buffer of length 10.", "# the default").
 _COMMENT = re.compile(r"^\s*(//|#)\s")
 #: A Python console's prompts (">>>" is often read "vvv") ...
@@ -820,7 +824,9 @@ def group_lines(
             following[i], preceding[j] = j, i
             if is_under is not None and _stray_stop(elements[i].text, is_under(i)):  # "Reporting." | "Bugs,"
                 e = elements[i]
-                shown[i] = make(text=e.text.rstrip()[:-1], box=e.box, point=e.point, confidence=e.confidence)
+                shown[i] = make(
+                    text=END_STOP.sub("", e.text.rstrip()), box=e.box, point=e.point, confidence=e.confidence
+                )
     for i, j in _cell_wraps(elements, boxes, heights, centres, colours, is_under, mark, set(preceding)):
         if i not in following and j not in preceding:
             following[i], preceding[j] = j, i
@@ -831,8 +837,7 @@ def _stray_stop(text: str, under: bool | None) -> bool:
     """Whether an underlined link's line ends in a lone "." read from its underline's end after a letter ("Reporting."
     for "Reporting" at the end of a texinfo header's row, its link wrapping on: "Previous: <a>Reporting" | "Bugs</a>,
     Up: ..."): no full stop ends a link that goes on."""
-    text = text.rstrip()
-    return under is True and text.endswith(".") and not text.endswith("..") and text[-2:-1].isalpha()
+    return under is True and END_STOP.search(text.rstrip()) is not None
 
 
 def join_long_lines(

@@ -267,22 +267,14 @@ def test_rule_9_measures_where_the_row_ends_above_a_line_the_paragraph_wrapped_i
     assert "Successful evaluations of the timer functions" in texts, texts
 
 
-def _group_lined(els, im, lined: set[str]):
-    """Group with the elements whose text is in ``lined`` underlined (told by where their box starts)."""
-    starts = {(round(e.box[0]), round(e.box[1])) for e in els if e.text in lined}
-    return group_lines(els, lambda box: _glyph_color(_crop(im, box)), TextElement, None, None,
-                       lambda box: (round(box[0]), round(box[1])) in starts)  # fmt: skip
-
-
 def test_an_index_entry_ends_at_the_colon_after_its_link_and_prose_ending_in_a_colon_goes_on():
     """A texinfo index's entries, each an underlined link and the prose's colon: "abbreviations for months:" |
     "action, sieve:" are two entries though the second starts in lower case. The same lines bare are a sentence of
     prose running on past its colon."""
     rows = [("abbreviations for months:", 40, 40, BLUE), ("action, sieve:", 40, 62, BLUE),
             ("authentication:", 40, 84, BLUE)]  # fmt: skip
-    els, im = _page(rows, size=(600, 140))
-    assert sorted(_texts(_group_lined(els, im, {r[0] for r in rows}))) == sorted(r[0] for r in rows)
-    assert "abbreviations for months: action, sieve:" in " ".join(_texts(_group_lined(els, im, set())))
+    assert sorted(_underlined_group(rows, range(len(rows)), size=(600, 140))) == sorted(r[0] for r in rows)
+    assert "abbreviations for months: action, sieve:" in " ".join(_underlined_group(rows, (), size=(600, 140)))
 
 
 def test_a_link_wrapped_in_an_index_cell_joins_where_the_other_columns_next_row_is_below_it():
@@ -294,8 +286,7 @@ def test_a_link_wrapped_in_an_index_cell_joins_where_the_other_columns_next_row_
     rows = [("3DES:", 40, 40, BLUE), ("Available", 300, 40, BLUE), ("ciphers", 300, 62, BLUE),
             ("AES:", 40, 90, BLUE), ("General", 300, 90, BLUE), ("cipher", 300, 112, BLUE),
             ("functions", 300, 134, BLUE), ("Arcfour:", 40, 162, BLUE), ("Available", 300, 162, BLUE)]  # fmt: skip
-    els, im = _page(rows, size=(600, 200))
-    texts = _texts(_group_lined(els, im, {r[0] for r in rows}))
+    texts = _underlined_group(rows, range(len(rows)), size=(600, 200))
     assert sorted(texts) == sorted(["3DES:", "Available ciphers", "AES:", "General cipher functions", "Arcfour:",
                                     "Available"]), texts  # fmt: skip
     side = [("Contributions", 300, 40, BLUE), ("libexslt", 300, 62, BLUE)]
@@ -303,8 +294,8 @@ def test_a_link_wrapped_in_an_index_cell_joins_where_the_other_columns_next_row_
     both = [("Comparison", 40, 40, BLUE), ("Available", 300, 40, BLUE), ("functions", 40, 62, BLUE),
             ("ciphers", 300, 62, BLUE)]  # fmt: skip
     for case in (side, beside, both):
-        els, im = _page(case, size=(600, 120))
-        assert len(_group_lined(els, im, {r[0] for r in case if r[3] == BLUE})) == len(case), case
+        lined = [k for k, r in enumerate(case) if r[3] == BLUE]
+        assert len(_underlined_group(case, lined, size=(600, 120))) == len(case), case
 
 
 def test_a_tight_list_of_links_stays_apart():
