@@ -28,7 +28,8 @@ unit of done: its key (page URI, document sha256, setting, seed, steps, policy v
 episode that failed part-way is explored again whole.
 
 Reasons: ``render_timeout``, ``render_failed``, ``explore_timeout`` (all retried by the next run), ``page_too_large``,
-``blank_page`` (``_done`` as rejected), ``bad_url``, ``unreadable`` (the page file), any :mod:`schemas.images` reason.
+``blank_page``, ``page_redirects`` (``_done`` as rejected), ``bad_url``, ``unreadable`` (the page file), any
+:mod:`schemas.images` reason.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ LABELS = "labels"
 PAGES = "pages"
 DONE = "done"
 ACTIONS = "actions"
-PERMANENT = frozenset({"page_too_large", "blank_page"})
+PERMANENT = frozenset({"page_too_large", "blank_page", "page_redirects"})
 MAX_PAGE_BYTES = 32 * 1024 * 1024
 
 

@@ -26,7 +26,8 @@ The fence (every page, every frame):
 * ``max_dom_nodes``: a page with more elements is ``page_too_large``.
 
 Reasons (:class:`RenderError`): ``render_timeout`` (over the time limit), ``render_failed`` (navigation error, crash,
-browser gone), ``page_too_large``, ``blank_page`` (the first screen is one colour).
+browser gone, the page failing under a read), ``page_too_large``, ``blank_page`` (the first screen is one colour),
+``page_redirects`` (the page went on to another while rendered: a meta refresh, a script's redirect).
 """
 
 from __future__ import annotations
@@ -108,6 +109,8 @@ SETTLE_JS = r"""
 # Chromium's faster PNG encoding (``optimizeForSpeed``) for the direct screenshots: the same pixels in files ~1.4x
 # as big, for ~1/5 less CPU a screenshot (most of a capture's cost is the encoding; measured in the README).
 FAST_PNG = True
+#: How many 50 ms steps a read that failed waits for the main frame's navigation request to show (a redirect).
+REDIRECT_WAIT_STEPS = 20
 # The extraction script's result as one JSON string: one string crosses the DevTools pipe and playwright's driver
 # instead of a tree of values each side (de)serializes one by one (the same values: undefined is sent as null).
 EXTRACT_JSON_JS = f"(opts) => JSON.stringify(({EXTRACT_JS.strip()})(opts), (k, v) => v === undefined ? null : v)"
@@ -443,7 +446,8 @@ class BrowserHost:
             The :class:`RenderedPage`.
 
         Raises:
-            RenderError: ``render_timeout``, ``render_failed``, ``page_too_large`` or ``blank_page``.
+            RenderError: ``render_timeout``, ``render_failed``, ``page_too_large``, ``blank_page`` or
+                ``page_redirects``.
         """
         return self.run_page(
             uri,
@@ -593,19 +597,45 @@ class BrowserHost:
         return int(nodes)
 
     async def _shoot(self, page, uri, viewport, color_scheme, screens, fence) -> RenderedPage:
-        nodes = await self.open_page(page, uri)
-        # Chromium's own screenshot on the tab's CDP session, but not in mobile emulation: a capture there resets
-        # the page scale of a zoomed-out page (its later screens would change); playwright's screenshot keeps it
-        cdp = None if viewport.mobile else self._sessions.get(page)
-        shots: list[Screen] = []
-        for k in range(screens):
-            await page.evaluate(SETTLE_JS, [k, cdp is not None])
-            shot = await self.capture(page, shots[-1].scroll if shots else None, cdp, viewport.scale)
-            if shot is None:
-                break  # the page ended: scrolling no further
-            if k == 0 and one_colour(shot.png):
-                raise RenderError("blank_page", "the first screen is a single colour: nothing visible")
-            shots.append(shot)
+        from playwright.async_api import Error as PlaywrightError
+
+        went: list[str] = []  # where the main frame was sent after the page itself (a redirect), fragments aside
+
+        def moved(request) -> None:
+            if (
+                request.is_navigation_request()
+                and request.frame is page.main_frame
+                and request.url.split("#")[0] != uri.split("#")[0]
+            ):
+                went.append(request.url)
+
+        page.on("request", moved)
+        try:
+            nodes = await self.open_page(page, uri)
+            # Chromium's own screenshot on the tab's CDP session, but not in mobile emulation: a capture there resets
+            # the page scale of a zoomed-out page (its later screens would change); playwright's screenshot keeps it
+            cdp = None if viewport.mobile else self._sessions.get(page)
+            shots: list[Screen] = []
+            for k in range(screens):
+                await page.evaluate(SETTLE_JS, [k, cdp is not None])
+                shot = await self.capture(page, shots[-1].scroll if shots else None, cdp, viewport.scale)
+                if shot is None:
+                    break  # the page ended: scrolling no further
+                if k == 0 and one_colour(shot.png):
+                    raise RenderError("blank_page", "the first screen is a single colour: nothing visible")
+                shots.append(shot)
+        except PlaywrightError as e:  # the page went away under the reads: a redirect, or a failure of its own
+            for _ in range(REDIRECT_WAIT_STEPS):  # the navigation's request may show after the error it caused
+                if went:
+                    break
+                await asyncio.sleep(0.05)
+            if went:
+                raise RenderError("page_redirects", _redirected(went)) from None
+            raise RenderError("render_failed", f"the page failed while rendered: {str(e).splitlines()[0]}") from None
+        finally:
+            page.remove_listener("request", moved)
+        if went:  # the screens may mix the page and where it went
+            raise RenderError("page_redirects", _redirected(went))
         return RenderedPage(uri, viewport, color_scheme, shots, list(fence.blocked), int(nodes))
 
     async def capture(
@@ -685,6 +715,11 @@ def _zoomed(element: dict, zoom: float, dx: float, dy: float) -> dict:
     px, py = element["point"]
     box = [(x0 - dx) * zoom, (y0 - dy) * zoom, (x1 - dx) * zoom, (y1 - dy) * zoom]
     return {**element, "box": box, "point": [(px - dx) * zoom, (py - dy) * zoom]}
+
+
+def _redirected(went: list[str]) -> str:
+    """The message of a ``page_redirects`` refusal: where the page went."""
+    return f"the page went on to {went[0]} while rendered (a meta refresh or a script): render that page instead"
 
 
 def one_colour(png: bytes) -> bool:

@@ -39,6 +39,9 @@ def _site(root: Path) -> Path:
     (site / "css" / "x.css").write_text("body{}", encoding="utf-8")  # an asset, not a page
     (site / "loop.html").write_text("<p>x</p><script>setTimeout(() => { while (true) {} }, 0)</script>", "utf-8")
     (site / "blank.html").write_text("<html><body></body></html>", encoding="utf-8")
+    # a texinfo anchor's page: it goes on at once to the node that holds the anchor
+    moved = '<meta http-equiv="Refresh" content="0; url=index.html#top"><p>Moved</p>'
+    (site / "moved.html").write_text(moved, encoding="utf-8")
     return site
 
 
@@ -78,7 +81,9 @@ def test_pages_render_into_screenshots_with_dom_labels_and_dead_letters(tmp_path
     assert {s["render"]["blocked_requests"] for s in shots} == {0}  # nothing to block on these pages
     dead = read_shards(str(out), "_dead_letter/render").to_pylist()
     reasons = Counter((Path(d["payload_ref"]).name, d["reason"]) for d in dead)
-    assert reasons == {("loop.html", "render_timeout"): 4, ("blank.html", "blank_page"): 4}
+    assert reasons == {("loop.html", "render_timeout"): 4, ("blank.html", "blank_page"): 4,
+                       ("moved.html", "page_redirects"): 4}  # fmt: skip
+    assert all("index.html" in d["error"] for d in dead if d["reason"] == "page_redirects")
 
 
 def test_a_rerun_renders_only_new_or_changed_pages(tmp_path):
@@ -88,10 +93,10 @@ def test_a_rerun_renders_only_new_or_changed_pages(tmp_path):
     again = run(_args(out, "--pages", str(site)))
     assert first["counts"]["render"]["screens"] == 2
     assert again["counts"]["render"].get("screens", 0) == 0
-    assert again["counts"]["render"]["skipped_done"] == 3  # the 2 pages + the blank one (rejected for good)
+    assert again["counts"]["render"]["skipped_done"] == 4  # the 2 pages + the blank and the moved one (for good)
     (site / "about.htm").write_text(PAGE.format(title="About us, changed"), encoding="utf-8")
     third = run(_args(out, "--pages", str(site)))
-    assert third["counts"]["render"]["screens"] == 1 and third["counts"]["render"]["skipped_done"] == 2
+    assert third["counts"]["render"]["screens"] == 1 and third["counts"]["render"]["skipped_done"] == 3
     shots = read_shards(str(out), "screenshots").to_pylist()
     assert len(shots) == 3 and len({s["screenshot_id"] for s in shots}) == 3
     labels = read_shards(str(out), "grounding").to_pylist()

@@ -179,6 +179,20 @@ def test_too_many_elements_and_blank_pages_are_refused(host, tmp_path):
     assert e.value.reason == "blank_page"
 
 
+def test_a_page_that_goes_on_to_another_is_refused_not_a_crash(host, tmp_path):
+    page(tmp_path, "target.html", "<button>Target</button>")
+    meta = page(tmp_path, "meta.html", "<p>Moved</p>", '<meta http-equiv="Refresh" content="0; url=target.html">')
+    gone = page(tmp_path, "gone.html", "<p>Moved</p>", '<meta http-equiv="Refresh" content="0; url=nowhere.html">')
+    script = page(tmp_path, "script.html", "<p>Moved</p><script>location.href = 'target.html'</script>")
+    for uri, where in ((meta, "target.html"), (gone, "nowhere.html"), (script, "target.html")):
+        with pytest.raises(RenderError) as e:
+            host.render(uri, str(tmp_path), Viewport(400, 300), "light", 1)
+        assert e.value.reason == "page_redirects" and where in e.value.message, uri
+    # a jump within the page is no redirect, and the browser goes on with the next page
+    anchor = page(tmp_path, "anchor.html", "<button id=b>Here</button><script>location.hash = 'b'</script>")
+    assert host.render(anchor, str(tmp_path), Viewport(400, 300), "light", 1).screens[0].elements[0]["name"] == "Here"
+
+
 def test_scale_mobile_dark_and_screens(host, tmp_path):
     css = (
         '<meta name="viewport" content="width=device-width">'  # without it a mobile browser zooms out to 980 px
