@@ -86,16 +86,17 @@ line A to the line B just below it when the layout says B continues A, and only 
    (a monospace font's share).
 5. **The text continues.** B starts with a lower-case letter (unless A and B are single words: a list of names,
    "Contributions" | "libexslt", a file tree's ".github" | "docs"), or A ends with a hyphen or a function word ("for",
-   "the", "and"…), or A starts with a section number ("3.5.1. Interpreter" | "Name": the next item would start with its
-   own), or both are set in display type (a title's words), or A is a line of prose (:data:`PROSE_WORDS` words or more)
-   that ends a sentence and B has two words or more (the paragraph goes on with its next sentence, "... unless told." |
-   "Callbacks run once ..."), or A is such a line ending in no mark (".", "?", "!", ":", ";") and B ends a sentence (it
-   runs on across the wrap: "... Vern Paxson, Will" | "Estes and John Millaway."), or B starts in mid-text, with a
-   comma, a semicolon, a closing bracket or an optional argument's "[," (a wrapped signature: "fs.readFile(path" | "[,
-   options], callback)"); and B does not start like a list item ("2.3.", "•", "a)") and A does not end a statement of
-   code (:func:`ends_code_statement`: a code block's lines are left-aligned and start in lower case like wrapped text,
-   "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()"). This is what tells a wrapped link from a tight
-   list of links whose geometry is the same (a table of contents in a narrow side bar).
+   "the", "and"…), or A ends with a month and B starts with a year (a date wrapped: "last updated 19 September" |
+   "2022, of The GNU ..."), or A starts with a section number ("3.5.1. Interpreter" | "Name": the next item would start
+   with its own), or both are set in display type (a title's words), or A is a line of prose (:data:`PROSE_WORDS` words
+   or more) that ends a sentence and B has two words or more (the paragraph goes on with its next sentence, "... unless
+   told." | "Callbacks run once ..."), or A is such a line ending in no mark (".", "?", "!", ":", ";") and B ends a
+   sentence (it runs on across the wrap: "... Vern Paxson, Will" | "Estes and John Millaway."), or B starts in
+   mid-text, with a comma, a semicolon, a closing bracket or an optional argument's "[," (a wrapped signature:
+   "fs.readFile(path" | "[, options], callback)"); and B does not start like a list item ("2.3.", "•", "a)") and A does
+   not end a statement of code (:func:`ends_code_statement`: a code block's lines are left-aligned and start in lower
+   case like wrapped text, "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()"). This is what tells a
+   wrapped link from a tight list of links whose geometry is the same (a table of contents in a narrow side bar).
 6. **List markers** (when the caller can see them: ``marked``, :func:`annotators.ocr.list_marker_left`). The detector
    leaves a bullet out of its line, but the ink left of a line still shows it. A line with a bullet of its own
    starts a list item, so it continues nothing, whatever its text ("a tutorial for libxslt" | "xsltproc user
@@ -125,9 +126,12 @@ line A to the line B just below it when the layout says B continues A, and only 
    and so inset, a link joins even where links are most of the text around it (a texinfo node's header on a phone:
    "Next: <a>Introduction</a>, Previous: <a>R Data" | "Import/Export</a>, Up: ..."), and so does one the prose leads
    into whose second line is its line's first text, with nothing left of it ("Up: <a>Automated" | "Option
-   Processing</a> [<a>Contents</a>]"; a "[" the splitting left out stands left of "Contents"). B with a list marker of
-   its own starts an item, and B whose first word had room at A's line's end (rule 4, in the column where B starts) did
-   not wrap from it.
+   Processing</a> [<a>Contents</a>]"; a "[" the splitting left out stands left of "Contents"). A spaced dash between
+   the words is prose's punctuation ("Previous: <a>string-tr! - convert" | "characters</a>, Up: ..."), and B may be
+   set in code type with no descender, a shorter box ("Up: <a>Configuring" | "<code>comsatd</code></a>": sizes as in
+   rule 1). B with a list marker of its own starts an item, a bracketed item ("[Index]" under "Up: <a>MPFR
+   Basics</a>") is a link of its own, and B whose first word had room at A's line's end (rule 4, in the column where B
+   starts) did not wrap from it.
 
 8. **Closer than the column's pitch** (:func:`_tighter_than_pitch`). Where rule 5 finds no text cue, B still continues
    A when it follows A closer than the lines of their column (same start, size and colour) follow each other, and
@@ -245,6 +249,8 @@ CHIP_CONTRAST = 8.0
 #: not the spaces between a header's links).
 CELL_GAP = 2.5
 _MONTH = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$", re.IGNORECASE)
+#: A year starting a line (a date wrapped after its month: "last updated 19 September" | "2022, of The GNU ...").
+_YEAR = re.compile(r"^\d{4}\b")
 _SECTION = re.compile(r"^\d+(\.\d+)*\.$|^\d+(\.\d+)+$")
 #: A numbered item's start: a dotted section number then a word ("3.5.1. Interpreter", "1.2.4 Command", "2. Setup"),
 #: or a chapter's bare number then a capitalised word (texinfo's "1 Measuring Program Resource Use").
@@ -268,6 +274,10 @@ _ITEM_MARKER = re.compile(r"^(\d+(\.\d+)*\.|\(?[a-zA-Z0-9]\))\s+(?=\S)")
 _COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 #: Punctuation that may stand at a word's ends in prose (:func:`_words_only`).
 _EDGE_PUNCTUATION = "\"'()[]{}.,;:!?"
+#: A spaced dash between words of prose ("string-tr! - convert characters").
+_DASHES = frozenset("-–—")
+#: A bracketed item alone ("[Index]" of a texinfo header's "[Contents][Index]").
+_BRACKET_ITEM = re.compile(r"^\[[^\[\]]+\]$")
 #: The prose's marks that end a link's text where they are read with it ("Bugs,": :func:`_inline_wraps`).
 _PROSE_MARKS = ",;:."
 #: A full stop read right after a letter at the end of a text: the end of a link's underline misread (the reading drops
@@ -319,9 +329,11 @@ def continues(first: str, second: str, display: bool = False, single_words: bool
     """True when the text ``second`` reads as the continuation of ``first`` (rule 5 of the module docstring);
     ``display``: both lines are set in display type (a heading's title-case words continue it); ``single_words``: a
     lower-case single word continues a single word too (the two lines are known to be one link's)."""
+    words = first.split()
+    if words and _MONTH.match(words[-1]) and _YEAR.match(second):  # a date wraps: "19 September" | "2022, of ..."
+        return True
     if _LIST_MARKER.match(second):
         return False
-    words = first.split()
     if display or _NUMBERED.match(first) or first.endswith("-") or (words and words[-1].casefold() in FUNCTION_WORDS):
         return True
     # A lower-case start alone does not join two single words: in a list of names ("Contributions" | "libexslt", a
@@ -911,7 +923,7 @@ def _same_row(i: int, k: int, centres, heights) -> bool:
 def _words_only(text: str) -> bool:
     """Whether ``text`` is words of prose: each token, its surrounding punctuation aside, letters (a hyphen, an
     apostrophe or a slash inside: "Import/Export") - no code ("attrs.field", "(0)"), no number."""
-    tokens = [t.strip(_EDGE_PUNCTUATION) for t in text.split()]
+    tokens = [t.strip(_EDGE_PUNCTUATION) for t in text.split() if t not in _DASHES]
     return bool(tokens) and all(t and t.replace("-", "").replace("'", "").replace("/", "").isalpha() for t in tokens)
 
 
@@ -1036,7 +1048,10 @@ def _inline_wraps(elements, boxes, heights, centres, colours, is_under=None, mar
             continue
         j = below[0]
         there = _line_run(j, boxes, heights, centres)
-        if there[0] != j or not _similar_heights(h, heights[j]):
+        size = _sizes([elements[i], elements[j]], [h, heights[j]])  # a line without descenders: a shorter box
+        if there[0] != j or not (_similar_heights(h, heights[j]) or _similar_heights(*size)):
+            continue
+        if _BRACKET_ITEM.match(elements[j].text):  # "[Index]": an item of its own, its brackets the prose's
             continue
         if ends_code_statement(elements[i].text, elements[j].text):
             continue

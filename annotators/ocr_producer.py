@@ -192,8 +192,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: 71 = inline code on a chip joins the prose round it though its glyphs read a little paler and warmer ("wish to" |
 #: "require()" in npm's docs); 72 = a lone "." read from the end of an underlined link's underline at a line's end
 #: ("Reporting." | "Bugs," in a texinfo header on a phone) no longer keeps the link from joining its next line, and
-#: the joined text drops it.
-RECIPE_VERSION = "72"
+#: the joined text drops it; 73 = a date wrapped after its month joins ("19 September" | "2022, of ..."), and in a
+#: texinfo header on a phone a link titled with a spaced dash ("string-tr! - convert" | "characters") or ending in
+#: code type ("Configuring" | "comsatd") joins across its wrap, while a bracketed item starting the next line
+#: ("MPFR Basics" | "[Index]") stays apart.
+RECIPE_VERSION = "73"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

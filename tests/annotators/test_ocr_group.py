@@ -436,6 +436,10 @@ def test_a_compound_wrapped_at_its_hyphen_joins_without_a_space_and_chains_run_o
         ("Getting started with the new toolkit", "Installing on Windows", False),  # items of a list: no full stop
         ("Every method returns a promise unless told:", "Callbacks run once done.", False),  # a colon: a list follows
         ("Install the toolkit", "Run the tests.", False),  # too short to be prose
+        # a date wraps after its month: the year goes on the line ("last updated 19 September" | "2022, of ...")
+        ("This is Edition 5.2, last updated 19 September", "2022, of The GNU Bash Reference Manual, for", True),
+        ("Released in September", "2. Installing", False),  # a numbered item is no year
+        ("Releases", "2022 in review", False),
     ],
 )
 def test_continues(first, second, expected):
@@ -1080,6 +1084,27 @@ def test_an_underlined_link_inset_in_a_row_mostly_of_links_joins_across_its_wrap
     assert "Automated Option Processing" in _underlined_group(rows, lined, size=(460, 200), marks={})
     texts = _underlined_group(rows, lined, size=(460, 200), marks={4: None})
     assert "Automated" in texts and "Option Processing" in texts, texts
+
+
+def test_a_header_link_titled_with_a_dash_or_ending_in_code_type_joins_but_a_bracketed_item_stays_apart():
+    """AutoGen's and Mailutils' node headers on a phone. "Previous: <a>string-tr! - convert" | "characters</a>, Up:
+    ...": a spaced dash is prose's punctuation, so the words are still words and the link, inset between "Previous:"
+    and ", Up:", joins. "Up: <a>Configuring" | "<code>comsatd</code></a> [Contents]": the link's second line is set in
+    code type with no descender, a box 0.69 of the first's, still the same size once the descender counts. And "Up:
+    <a>MPFR Basics</a>" | "[<a>Index</a>]": a bracketed item starts the next line; it is a link of its own."""
+    rows = [("Next:", 40, 40, GREY), ("Lists,", 100, 40, BLUE), ("Previous:", 170, 40, GREY),
+            ("string-tr! - convert", 270, 40, BLUE), ("characters,", 40, 62, BLUE), ("Up:", 160, 62, GREY),
+            ("Common Scheme Functions", 200, 62, BLUE)]  # fmt: skip
+    texts = _underlined_group(rows, (1, 3, 4, 6), size=(520, 120))
+    assert "string-tr! - convert characters," in texts, texts
+    rows = [("Next:", 40, 40, GREY), ("Security Settings,", 100, 40, BLUE), ("Up:", 310, 40, GREY),
+            ("Configuring", 350, 40, BLUE), ("comsatd", 40, 63, BLUE, 12), ("Contents", 150, 62, BLUE)]  # fmt: skip
+    texts = _underlined_group(rows, (1, 3, 4, 5), size=(520, 120), marks={})
+    assert "Configuring comsatd" in texts, texts
+    rows = [("Previous:", 40, 40, GREY), ("Exceptions,", 140, 40, BLUE), ("Up:", 280, 40, GREY),
+            ("MPFR Basics", 320, 40, BLUE), ("[Index]", 40, 62, BLUE)]  # fmt: skip
+    texts = _underlined_group(rows, (1, 3, 4), size=(520, 120), marks={})
+    assert "MPFR Basics" in texts and "[Index]" in texts, texts
 
 
 def test_a_stop_read_from_a_wrapped_links_underline_end_is_dropped_and_the_link_joins():
