@@ -78,25 +78,28 @@ line A to the line B just below it when the layout says B continues A, and only 
 3. **Ends of lines.** A is the last text on its line and B the first on its own (no other text within
    :data:`ROW_CLEARANCE` line heights), as a wrap leaves them. Text across a vertical rule (a panel's border:
    ``ruled``, :func:`annotators.ocr.rule_between`) is another column's and does not count.
-4. **It had to wrap.** B's first word would not have fitted after A: neither before B's own right edge nor before the
-   right edge of the column A and B sit in (the widest line in a few line heights above and below that starts where
-   they start, less a :data:`FIT_TOLERANCE`). A list of short links has room to spare after each item. The word is
-   as wide as its share of B's width: by its glyphs' advance widths where B is words of prose (:data:`_GLYPH_WIDTHS`:
-   "Common", two wide "m"s, did not fit after "3.1.2 Options That are"), never less than by its count of characters
-   (a monospace font's share).
+4. **It had to wrap.** B's first word, with the space before it ("of" | "a global ..." where B reaches past A by less
+   than a space and an "a"), would not have fitted after A: neither before B's own right edge nor before the right edge
+   of the column A and B sit in (the widest line in a few line heights above and below that starts where they start,
+   less a :data:`FIT_TOLERANCE`). A list of short links has room to spare after each item. The word is as wide as its
+   share of B's width: by its glyphs' advance widths where B is words of prose (:data:`_GLYPH_WIDTHS`: "Common", two
+   wide "m"s, did not fit after "3.1.2 Options That are"), never less than by its count of characters (a monospace
+   font's share).
 5. **The text continues.** B starts with a lower-case letter (unless A and B are single words: a list of names,
    "Contributions" | "libexslt", a file tree's ".github" | "docs"), or A ends with a hyphen or a function word ("for",
    "the", "and"…), or A ends with a month and B starts with a year (a date wrapped: "last updated 19 September" |
-   "2022, of The GNU ..."), or A starts with a section number ("3.5.1. Interpreter" | "Name": the next item would start
-   with its own), or both are set in display type (a title's words), or A is a line of prose (:data:`PROSE_WORDS` words
-   or more) that ends a sentence and B has two words or more (the paragraph goes on with its next sentence, "... unless
-   told." | "Callbacks run once ..."), or A is such a line ending in no mark (".", "?", "!", ":", ";") and B ends a
-   sentence (it runs on across the wrap: "... Vern Paxson, Will" | "Estes and John Millaway."), or B starts in
-   mid-text, with a comma, a semicolon, a closing bracket or an optional argument's "[," (a wrapped signature:
-   "fs.readFile(path" | "[, options], callback)"); and B does not start like a list item ("2.3.", "•", "a)") and A does
-   not end a statement of code (:func:`ends_code_statement`: a code block's lines are left-aligned and start in lower
-   case like wrapped text, "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()"). This is what tells a
-   wrapped link from a tight list of links whose geometry is the same (a table of contents in a narrow side bar).
+   "2022, of The GNU ..."), or A is prose stopping mid-sentence on a lower-case word and B starts with an acronym
+   ("allows one to use" | "MPFR in two ways:"), or A starts with a section number ("3.5.1. Interpreter" | "Name": the
+   next item would start with its own), or both are set in display type (a title's words), or A is a line of prose
+   (:data:`PROSE_WORDS` words or more) that ends a sentence and B has two words or more (the paragraph goes on with its
+   next sentence, "... unless told." | "Callbacks run once ..."), or A is such a line ending in no mark (".", "?", "!",
+   ":", ";") and B ends a sentence (it runs on across the wrap: "... Vern Paxson, Will" | "Estes and John Millaway."),
+   or B starts in mid-text, with a comma, a semicolon, a closing bracket or an optional argument's "[," (a wrapped
+   signature: "fs.readFile(path" | "[, options], callback)"); and B does not start like a list item ("2.3.", "•", "a)")
+   and A does not end a statement of code (:func:`ends_code_statement`: a code block's lines are left-aligned and start
+   in lower case like wrapped text, "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()"). This is what
+   tells a wrapped link from a tight list of links whose geometry is the same (a table of contents in a narrow side
+   bar).
 6. **List markers** (when the caller can see them: ``marked``, :func:`annotators.ocr.list_marker_left`). The detector
    leaves a bullet out of its line, but the ink left of a line still shows it. A line with a bullet of its own
    starts a list item, so it continues nothing, whatever its text ("a tutorial for libxslt" | "xsltproc user
@@ -249,6 +252,8 @@ CHIP_CONTRAST = 8.0
 #: not the spaces between a header's links).
 CELL_GAP = 2.5
 _MONTH = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$", re.IGNORECASE)
+#: An acronym starting a line, no label's ("MPFR in two ways:", not "API:").
+_ACRONYM = re.compile(r"^[A-Z][A-Z0-9]+\b(?![.:])")
 #: A year starting a line (a date wrapped after its month: "last updated 19 September" | "2022, of The GNU ...").
 _YEAR = re.compile(r"^\d{4}\b")
 _SECTION = re.compile(r"^\d+(\.\d+)*\.$|^\d+(\.\d+)+$")
@@ -342,6 +347,8 @@ def continues(first: str, second: str, display: bool = False, single_words: bool
     if second.lstrip(_OPENING)[:1].islower() and not lone:
         return True
     if _MID_TEXT.match(second):  # nothing starts with a comma or a closing bracket: "fs.read(fd" | "[, buffer])"
+        return True
+    if len(words) >= PROSE_WORDS and words[-1].isalpha() and words[-1].islower() and _ACRONYM.match(second):
         return True
     # a sentence of prose ended and the paragraph goes on with the next one, which had to wrap (rule 4)
     if len(words) >= PROSE_WORDS and first.rstrip(_CLOSING)[-1:] in ".?!" and len(second.split()) >= 2:
@@ -1281,7 +1288,7 @@ def _wraps(
     if not (abs(left) <= 0.5 or abs(centre) <= 0.5 or left < 0):
         return False
     text = elements[j].text
-    if b[2] - a[2] - _first_word(text, b) >= 0:  # B's first word had room after A on B's own width
+    if b[2] - a[2] - _first_word(text, b, space=True) >= 0:  # B's first word had room after A on B's own width
         return False
     if not _had_to_wrap(i, j, elements, boxes, heights, min(a[0], b[0]), max(a[0], b[0])):
         return False

@@ -195,8 +195,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: the joined text drops it; 73 = a date wrapped after its month joins ("19 September" | "2022, of ..."), and in a
 #: texinfo header on a phone a link titled with a spaced dash ("string-tr! - convert" | "characters") or ending in
 #: code type ("Configuring" | "comsatd") joins across its wrap, while a bracketed item starting the next line
-#: ("MPFR Basics" | "[Index]") stays apart.
-RECIPE_VERSION = "73"
+#: ("MPFR Basics" | "[Index]") stays apart; 74 = a line's first word had room after the line above only with the
+#: space before it ("of" | "a global pointer ..."), and prose stopping mid-sentence in lower case runs on into an
+#: acronym ("allows one to use" | "MPFR in two ways:").
+RECIPE_VERSION = "74"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

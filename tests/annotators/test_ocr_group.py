@@ -415,6 +415,20 @@ def test_a_compound_wrapped_at_its_hyphen_joins_without_a_space_and_chains_run_o
     assert _texts(_group(els, im)) == ["Modules Byte-Compilation of the sources"]
 
 
+def test_a_short_first_word_needs_a_space_too_to_have_had_room():
+    """AutoGen's "This name is used in the construction of" | "a global pointer of type tOptDesc const*. It": the
+    second line reaches 15 px past the first, more than its first word "a" is wide but less than a space and the
+    word; the word had no room, so the line wrapped, and the two join."""
+    els, im = _page([("This name is used in the construction of", 40, 40, GREY),
+                     ("a global pointer of type tOptDesc const.", 40, 62, GREY)], size=(700, 120))  # fmt: skip
+    b = els[1]
+    els[1] = TextElement(b.text, (b.box[0], b.box[1], b.box[2] + 15, b.box[3]), b.point, b.confidence)
+    (joined,) = _group(els, im)
+    assert joined.text == "This name is used in the construction of a global pointer of type tOptDesc const."
+    wide = TextElement(b.text, (b.box[0], b.box[1], b.box[2] + 35, b.box[3]), b.point, b.confidence)
+    assert len(_group([els[0], wide], im)) == 2  # a space and "a" fitted after the first line: it did not wrap
+
+
 @pytest.mark.parametrize(
     ("first", "second", "expected"),
     [
@@ -440,6 +454,10 @@ def test_a_compound_wrapped_at_its_hyphen_joins_without_a_space_and_chains_run_o
         ("This is Edition 5.2, last updated 19 September", "2022, of The GNU Bash Reference Manual, for", True),
         ("Released in September", "2. Installing", False),  # a numbered item is no year
         ("Releases", "2022 in review", False),
+        # a sentence that stops mid-way in lower case runs on into an acronym ("allows one to use" | "MPFR in two")
+        ("The following interface allows one to use", "MPFR in two ways:", True),
+        ("Running commands in the context of workspaces", "Ignoring missing scripts", False),
+        ("Running commands in the context of workspaces", "API: the commands", False),  # a label, not the sentence
     ],
 )
 def test_continues(first, second, expected):
