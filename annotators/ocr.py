@@ -69,6 +69,12 @@ _LEAD_MARK = re.compile(rf"^[{_SEPARATOR_MARKS.replace('/', '')}{_LIST_MARKS}\-�
 _TRAIL_MARK = re.compile(rf"(?<=\S)\s+[{_SEPARATOR_MARKS}]$")
 #: A row of two or more bracketed items, side by side: texinfo's "[Contents][Index]", a wiki's "[edit] [history]".
 _BRACKETED_RE = re.compile(r"\s*(?:\[[^\[\]]*[^\W_][^\[\]]*\]\s*){2,}")
+#: ... read with its first "[" lost ("Contents][Index]") ...
+_UNOPENED_ROW = re.compile(r"^\s*(?=[^\W\d_][^\[\]]*\]\[)")
+#: ... or with a "]" read as a letter or a bar before the next "[" ("[Contentsl[lndex]").
+_BRACKET_AS_LETTER = re.compile(r"(?<=[^\W\d_])[lI1|](?=\[)")
+#: A Python console's prompt read as letters ("vvv from datetime import date", "VVV" alone): ">>>".
+_PROMPT_AS_VS = re.compile(r"^[vV]{3}(?=\s|$)")
 _INSTALL_HINT = (
     "the OCR annotator needs rapidocr-onnxruntime: run `bash infra/setup.sh`, or "
     "`pip install onnxruntime opencv-python-headless pyclipper shapely six PyYAML` and then "
@@ -221,7 +227,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-digit-l"
+    VERSION = "2025.1-brackets"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -1736,9 +1742,10 @@ _ZEROS, _ONES = str.maketrans("oO", "00"), str.maketrans("lI", "11")
 def _clean(text: str) -> str:
     """The recogniser's text, NFC, whitespace collapsed, with the CJK marks it reads for ASCII ones in Latin text
     ("count丨ALL", "［", "（0）") made ASCII (:func:`_ascii_marks`), the zeros of a number read as "o" made zeros
-    (:data:`_DIGIT_O`: "7.1o How do I" → "7.10 How do I") and the ones of a dotted number read as "l" ones
-    (:data:`_DIGIT_L`: "3.2.l6" → "3.2.16")."""
-    text = _ascii_marks(" ".join(unicodedata.normalize("NFC", str(text)).split()))
+    (:data:`_DIGIT_O`: "7.1o How do I" → "7.10 How do I"), the ones of a dotted number read as "l" ones
+    (:data:`_DIGIT_L`: "3.2.l6" → "3.2.16") and a console's prompt read as "vvv" at the start ">>>"
+    (:data:`_PROMPT_AS_VS`)."""
+    text = _PROMPT_AS_VS.sub(">>>", _ascii_marks(" ".join(unicodedata.normalize("NFC", str(text)).split())))
     text = _DIGIT_O.sub(lambda m: m.group(0) if _OCTAL.match(m.group(0)) else m.group(0).translate(_ZEROS), text)
     return _DIGIT_L.sub(lambda m: m.group(0).translate(_ONES), text)
 
@@ -1770,23 +1777,32 @@ def _ascii_marks(text: str) -> str:
 
 
 def _keep(text: str, conf: float, min_conf: float) -> bool:
-    """A piece is kept when confident enough, not only punctuation / separators, and not a box glyph."""
+    """A piece is kept when confident enough, not only punctuation / separators (but a console's prompt, ">>>", which
+    the grouping joins to the code after it: alone it gives no label), and not a box glyph."""
     if conf < min_conf or not text or text.strip() in _BOX_GLYPHS:
         return False
-    return any(ch.isalnum() for ch in text.strip(_SEPARATOR_CHARS + " "))
+    return text.strip() == ">>>" or any(ch.isalnum() for ch in text.strip(_SEPARATOR_CHARS + " "))
 
 
-def _bracketed(text: str) -> list[tuple[str, int, int]] | None:
+def _bracketed(text: str) -> list[tuple[str, float, float]] | None:
     """The items of a row of bracketed items ("[Contents][Index]": each a link of its own, the brackets around it
-    are not), each with the character span ``[start, end)`` of its text in ``text``; None for any other text."""
-    if not _BRACKETED_RE.fullmatch(text):
+    are not), each with the character span ``[start, end)`` of its text in ``text``; None for any other text. A row
+    read with its first "[" lost ("Contents][Index]": the span is of the row with it, scaled to ``text``'s length, as
+    the box holds its ink) or a "]" read as "l", "I", "1" or "|" before the next "[" ("[Contentsl[lndex]") is such a
+    row."""
+    row = ("[" if _UNOPENED_ROW.match(text) else "") + text  # its first "[" lost: its ink is still in the box
+    if row.lstrip().startswith("["):
+        row = _BRACKET_AS_LETTER.sub("]", row)
+    if not _BRACKETED_RE.fullmatch(row):
         return None
+    scale = len(text) / len(row)  # the row's characters spread over the text's span
     out = []
-    for m in re.finditer(r"\[([^\[\]]*)\]", text):
+    for m in re.finditer(r"\[([^\[\]]*)\]", row):
         inner = m.group(1)
         lead = len(inner) - len(inner.lstrip())
         if inner.strip():
-            out.append((inner.strip(), m.start(1) + lead, m.start(1) + lead + len(inner.strip())))
+            start = m.start(1) + lead
+            out.append((inner.strip(), start * scale, (start + len(inner.strip())) * scale))
     return out
 
 

@@ -197,8 +197,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: code type ("Configuring" | "comsatd") joins across its wrap, while a bracketed item starting the next line
 #: ("MPFR Basics" | "[Index]") stays apart; 74 = a line's first word had room after the line above only with the
 #: space before it ("of" | "a global pointer ..."), and prose stopping mid-sentence in lower case runs on into an
-#: acronym ("allows one to use" | "MPFR in two ways:").
-RECIPE_VERSION = "74"
+#: acronym ("allows one to use" | "MPFR in two ways:"); 75 = the annotator splits a row of bracketed links read with
+#: its first "[" lost or a "]" read as "l" ("Contents][Index]", "[Contentsl[lndex]") into its links, and reads a
+#: console's prompt read as "vvv" as ">>>", keeping it alone for the code after it (annotator ``2025.1-brackets``).
+RECIPE_VERSION = "75"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

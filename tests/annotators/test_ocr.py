@@ -20,6 +20,7 @@ from annotators.ocr import (
     _clean,
     _free_rows_below,
     _ink_columns,
+    _keep,
     _monospace_pitch,
     _no_stop,
     _Piece,
@@ -482,6 +483,13 @@ def test_a_row_of_bracketed_links_splits_into_its_items(annotator):
         assert _inside(((p.x0 + p.x1) / 2, 30), boxes[p.text]), (p, boxes[p.text])
     assert _bracketed("[Contents] [Index]") == [("Contents", 1, 9), ("Index", 12, 17)]
     assert _bracketed("[Contents]") is None and _bracketed("see [1] here") is None and _bracketed("[][x]") is None
+    # read on a phone with its first "[" lost, or with a "]" read as "l" before the next "[": still two links
+    # (the lost "[" is ink in the piece's box still: "Contents" starts after it)
+    k = 16 / 17  # 17 characters of the row with its "[" over the 16 read
+    assert _bracketed("Contents][Index]") == [("Contents", 1 * k, 9 * k), ("Index", 11 * k, 16 * k)]
+    assert _bracketed("[Contentsl[lndex]") == [("Contents", 1, 9), ("lndex", 11, 16)]
+    for other in ("MPFR Basics [Index]", "vall[0]", "a[1][2]", "x = arrl[i][j]"):
+        assert _bracketed(other) is None, other
 
 
 def _quad(box) -> np.ndarray:
@@ -790,6 +798,20 @@ def test_zeros_and_ones_of_a_number_read_as_letters_are_made_digits():
     assert _clean("version 0.1l: see 2.l3, format(l.2345)") == "version 0.11: see 2.13, format(1.2345)"
     for kept in ("l1 = l2 + 1", "I. Introduction", "Il y a", "x.l2", "3.2.16 l"):
         assert _clean(kept) == kept, kept
+
+
+def test_a_console_prompt_read_as_letters_is_made_the_prompt():
+    """Python's console prompt ">>>" in a doctest is often read "vvv" (or "VVV"): at a text's start, alone or before
+    the code, it is the prompt, so the label says what the screen shows (">>> @define", not "VVV @define"). Elsewhere,
+    or inside a word, the letters stay."""
+    assert _clean("vvv from datetime import date") == ">>> from datetime import date"
+    assert _clean("VVV") == ">>>" and _clean("vvV @define") == ">>> @define"
+    for kept in ("vvvv", "a vvv b", "VVVx = 1"):
+        assert _clean(kept) == kept, kept
+    # the prompt read alone is kept for the grouping to join to its code (alone it is glyph noise: no label); other
+    # marks alone are not
+    assert _keep(">>>", 0.95, 0.5) and not _keep(">>>", 0.3, 0.5)
+    assert not _keep(">>", 0.95, 0.5) and not _keep("»", 0.95, 0.5)
 
 
 def test_a_full_stop_read_after_a_piece_that_ends_with_a_letter_is_dropped():
