@@ -53,6 +53,10 @@ TUNED_SITES = frozenset({"screenmill-truthset", "screenmill-samples"})
 #: The index group (stop 40) are texinfo index nodes of five manuals (a table of entries, each an underlined link and
 #: a colon, beside its section's link), a kind of page no dev part had; and npm's documentation (its own template: a
 #: side bar of links, prose with inline code and links, code blocks), Markdown-built reference pages.
+#: The node group (stop 41) are three nodes of each of five split texinfo manuals, drawn at random (``random.Random(
+#: "stop41:<folder>").sample``) from the nodes no other site takes (no index, no top page, no anchor's page that
+#: goes on to its node at once: ``page_redirects``): short reference pages
+#: with a node header of links, definitions, examples and menus, at the phone width most test misses are at.
 DEV_SITES = frozenset(
     {"nettle-manual", "expat-reference", "xtrans-manual", "zlib-howto", "bzip2-manual", "fontconfig-user"}
     | {"underscore-docs", "gcc-news", "base-passwd-guide", "shared-mime-spec"}
@@ -77,6 +81,7 @@ DEV_SITES = frozenset(
     | {"mpfr-manual", "mailutils-manual", "autogen-manual"}
     | {"flex-index", "mpfr-index", "libgcrypt-index", "autogen-index", "mailutils-index"}
     | {"npm-docs"}
+    | {"autogen-nodes", "mailutils-nodes", "flex-nodes", "libgcrypt-nodes", "mpfr-nodes"}
 )
 
 
@@ -360,6 +365,41 @@ DEB_DEV_SITES = (
         DOC / "mailutils/mailutils.html",
         ("Concept-Index.html", "Program-Index.html"),
         "deb:mailutils-doc",
+        "GFDL-1.2+",
+    ),
+    Site(
+        "autogen-nodes",
+        DOC / "autogen/autogen.html",
+        ("lib-and-program.html", "SCM-string_002dupcase.html", "main-guile.html"),
+        "deb:autogen-doc",
+        "GPL-3+",
+    ),
+    Site(
+        "mailutils-nodes",
+        DOC / "mailutils/mailutils.html",
+        ("General-Settings.html", "Dbm-Exit-Codes.html", "command-line.html"),
+        "deb:mailutils-doc",
+        "GFDL-1.2+",
+    ),
+    Site(
+        "flex-nodes",
+        DOC / "flex-doc/html",
+        ("unnamed_002dfaq_002d81.html", "unnamed_002dfaq_002d101.html", "When-was-flex-born_003f.html"),
+        "deb:flex-doc",
+        "BSD-3-Clause",
+    ),
+    Site(
+        "libgcrypt-nodes",
+        DOC / "libgcrypt20-doc/html",
+        ("Public_002dKey-Subsystem-Architecture.html", "hmac256.html", "Config-reporting.html"),
+        "deb:libgcrypt20-doc",
+        "GFDL-1.3+",
+    ),
+    Site(
+        "mpfr-nodes",
+        DOC / "libmpfr-doc/mpfr.html",
+        ("Memory-Handling.html", "Custom-Interface.html", "Exceptions.html"),
+        "deb:libmpfr-doc",
         "GFDL-1.2+",
     ),
 )
