@@ -636,6 +636,15 @@ def _sizes(elements: Sequence, heights: Sequence[float]) -> list[float]:
     ]
 
 
+def _same_size(i: int, j: int, elements, heights) -> bool:
+    """Lines ``i`` and ``j`` are set in one font size (rule 1 of :func:`group_lines`): their heights are similar as
+    they are, or once a line with no descending glyph counts a descender taller (:func:`_sizes`: a paragraph's last
+    line "condition occurred." under "This value means that an out-of-memory"; a link's second line in code type,
+    "comsatd" under "Configuring")."""
+    a, b = _sizes([elements[i], elements[j]], [heights[i], heights[j]])
+    return _similar_heights(heights[i], heights[j]) or _similar_heights(a, b)
+
+
 def _similar_heights(a: float, b: float, ratio: float = MIN_HEIGHT_RATIO) -> bool:
     """Same font size: the smaller height at least ``ratio`` (:data:`MIN_HEIGHT_RATIO`) of the larger."""
     return min(a, b) / max(a, b) >= ratio
@@ -1055,8 +1064,7 @@ def _inline_wraps(elements, boxes, heights, centres, colours, is_under=None, mar
             continue
         j = below[0]
         there = _line_run(j, boxes, heights, centres)
-        size = _sizes([elements[i], elements[j]], [h, heights[j]])  # a line without descenders: a shorter box
-        if there[0] != j or not (_similar_heights(h, heights[j]) or _similar_heights(*size)):
+        if there[0] != j or not _same_size(i, j, elements, heights):
             continue
         if _BRACKET_ITEM.match(elements[j].text):  # "[Index]": an item of its own, its brackets the prose's
             continue
@@ -1279,8 +1287,7 @@ def _wraps(
     a line (rule 6), ``item_text``: whether a line is a list item's text (its marked line or one hanging under it)."""
     a, b = boxes[i], boxes[j]
     h = (heights[i] + heights[j]) / 2
-    size = _sizes([elements[i], elements[j]], [heights[i], heights[j]])  # a line without descenders: a shorter box
-    if not (_similar_heights(heights[i], heights[j]) or _similar_heights(*size)):
+    if not _same_size(i, j, elements, heights):
         return False
     if not _ends_in_colour(colours[i], colours[j]):
         return False

@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import concurrent.futures
+import contextlib
 import dataclasses
 import io
 import json
@@ -109,8 +110,8 @@ SETTLE_JS = r"""
 # Chromium's faster PNG encoding (``optimizeForSpeed``) for the direct screenshots: the same pixels in files ~1.4x
 # as big, for ~1/5 less CPU a screenshot (most of a capture's cost is the encoding; measured in the README).
 FAST_PNG = True
-#: How many 50 ms steps a read that failed waits for the main frame's navigation request to show (a redirect).
-REDIRECT_WAIT_STEPS = 20
+#: How long (s) a read that failed waits for the main frame's navigation request to show (a redirect).
+REDIRECT_WAIT_S = 1.0
 # The extraction script's result as one JSON string: one string crosses the DevTools pipe and playwright's driver
 # instead of a tree of values each side (de)serializes one by one (the same values: undefined is sent as null).
 EXTRACT_JSON_JS = f"(opts) => JSON.stringify(({EXTRACT_JS.strip()})(opts), (k, v) => v === undefined ? null : v)"
@@ -600,6 +601,7 @@ class BrowserHost:
         from playwright.async_api import Error as PlaywrightError
 
         went: list[str] = []  # where the main frame was sent after the page itself (a redirect), fragments aside
+        sent = asyncio.Event()
 
         def moved(request) -> None:
             if (
@@ -608,6 +610,7 @@ class BrowserHost:
                 and request.url.split("#")[0] != uri.split("#")[0]
             ):
                 went.append(request.url)
+                sent.set()
 
         page.on("request", moved)
         try:
@@ -625,10 +628,8 @@ class BrowserHost:
                     raise RenderError("blank_page", "the first screen is a single colour: nothing visible")
                 shots.append(shot)
         except PlaywrightError as e:  # the page went away under the reads: a redirect, or a failure of its own
-            for _ in range(REDIRECT_WAIT_STEPS):  # the navigation's request may show after the error it caused
-                if went:
-                    break
-                await asyncio.sleep(0.05)
+            with contextlib.suppress(TimeoutError):  # the navigation's request may show after the error it caused
+                await asyncio.wait_for(sent.wait(), REDIRECT_WAIT_S)
             if went:
                 raise RenderError("page_redirects", _redirected(went)) from None
             raise RenderError("render_failed", f"the page failed while rendered: {str(e).splitlines()[0]}") from None
