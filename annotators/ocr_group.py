@@ -54,7 +54,9 @@ row only when all of:
 
 Two pieces join whatever their colour, and B may be set down to :data:`MIN_SHORTCUT_HEIGHT` of A's height: a menu
 item and its keyboard shortcut ("Cut" | "Ctrl+X", up to :data:`MAX_SHORTCUT_GAP` line heights to the right: the DOM's
-menu item holds both, and its row is what is clicked), and an amount and its unit ("$0" | "/ month").
+menu item holds both, and its row is what is clicked), and an amount and its unit ("$0" | "/ month"). A title in
+heading type and a release's version on a tag after it, at most :data:`HEADING_PIECE_GAP` line heights on, join
+whatever the tag's colour ("Workspaces" | "@11.19.1": npm's page title holds both).
 
 The joined piece's text is the pieces' texts joined by a space, its box their union, its click point the box centre.
 
@@ -96,6 +98,8 @@ line A to the line B just below it when the layout says B continues A, and only 
    ":", ";") and B ends a sentence (it runs on across the wrap: "... Vern Paxson, Will" | "Estes and John Millaway."),
    or B starts in mid-text, with a comma, a semicolon, a closing bracket or an optional argument's "[," (a wrapped
    signature: "fs.readFile(path" | "[, options], callback)"); and B does not start like a list item ("2.3.", "•", "a)")
+   or with A's own first word (rows of a column, "gboolean (*GEqualFunc)" | "gboolean (*GEqualFuncFull)"; a function
+   word, or two lines of prose, aside: :func:`_same_lead`)
    and A does not end a statement of code (:func:`ends_code_statement`: a code block's lines are left-aligned and start
    in lower case like wrapped text, "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()"). This is what
    tells a wrapped link from a tight list of links whose geometry is the same (a table of contents in a narrow side
@@ -275,6 +279,8 @@ _LIST_MARKER = re.compile(r"^(\d+(\.\d+)*\.?|[•·▪◦*]|\(?[a-zA-Z0-9]\))\s*
 _CODE = re.compile(r"[=;{}]|\w[([]|/\*|\*/|->|::")
 #: A list item's number or letter and the space after it, at the start of its first line ("6. take one of").
 _ITEM_MARKER = re.compile(r"^(\d+(\.\d+)*\.|\(?[a-zA-Z0-9]\))\s+(?=\S)")
+#: A release's version on a tag after a title ("Workspaces" | "@11.19.1", "Babel" | "v2.18.0"): dotted numbers.
+_VERSION_TAG = re.compile(r"^[@vV]?\d+(\.\d+){1,3}([-+][\w.]+)?$")
 #: A count in a badge after a tab or link's name ("Issues" | "37", "Inbox" | "1.2k").
 _COUNT = re.compile(r"^\d[\d,.]*[kKmM+]?$")
 #: Punctuation that may stand at a word's ends in prose (:func:`_words_only`).
@@ -473,6 +479,11 @@ def join_pieces(
             continue
         gap = (boxes[j][0] - boxes[i][2]) / ((heights[i] + heights[j]) / 2)
         code = inline_code(i, j)
+        # a title's version on a tag of its own colour: the title's element holds it ("Workspaces" | "@11.19.1")
+        version = i in heading and gap <= HEADING_PIECE_GAP and bool(_VERSION_TAG.match(elements[j].text.strip()))
+        if version:
+            following[i], preceding[j] = j, i
+            continue
         if not (
             continues_on_row(elements[i].text, elements[j].text)
             or (i in heading and j in heading and gap <= HEADING_PIECE_GAP and not _starts_a_count(elements[j].text))
@@ -1305,6 +1316,8 @@ def _wraps(
         return True
     if ends_code_statement(elements[i].text, text):
         return False
+    if _same_lead(elements[i].text, text):  # rows of a column: "gboolean (*GEqualFunc)" | "gboolean ..."
+        return False
     return continues(elements[i].text, text, display=i in display and j in display) or (
         not _LIST_MARKER.match(text) and _tighter_than_pitch(i, j, boxes, heights, colours)
     )
@@ -1321,6 +1334,23 @@ _GLYPH_WIDTHS = {
     **dict.fromkeys("DGHNOQU&", 76), **dict.fromkeys("wM#+<=>^~%", 84), **dict.fromkeys("mW@", 98), " ": 32,
 }  # fmt: skip
 GLYPH_WIDTH_DEFAULT = 60
+
+
+def _same_lead(first: str, second: str) -> bool:
+    """Whether two lines start with the same word of three characters or more, each with more words after it: the
+    rows of a column (a table's return types, "gboolean (*GEqualFunc)" | "gboolean (*GEqualFuncFull)"), not one
+    text wrapped (a function word aside, two sentences may well start "The"; and two lines of prose may start alike:
+    "memory and their objects. However," | "memory design is not ...")."""
+    a, b = first.split(), second.split()
+    if len(a) < 2 or len(b) < 2 or a[0] != b[0] or len(a[0]) < 3 or a[0].casefold() in FUNCTION_WORDS:
+        return False
+    return not (_wordy(a) and _wordy(b))
+
+
+def _wordy(words: list[str]) -> bool:
+    """Whether a line's words read as prose: :data:`PROSE_WORDS` of them or more, nearly all plain words."""
+    plain = sum(1 for w in words if w.strip(".,;:!?()\"'").isalpha())
+    return len(words) >= PROSE_WORDS and plain >= 0.8 * len(words)
 
 
 def _advances(text: str) -> float:

@@ -199,8 +199,12 @@ from schemas.records import GroundingLabel, Screenshot
 #: space before it ("of" | "a global pointer ..."), and prose stopping mid-sentence in lower case runs on into an
 #: acronym ("allows one to use" | "MPFR in two ways:"); 75 = the annotator splits a row of bracketed links read with
 #: its first "[" lost or a "]" read as "l" ("Contents][Index]", "[Contentsl[lndex]") into its links, and reads a
-#: console's prompt read as "vvv" as ">>>", keeping it alone for the code after it (annotator ``2025.1-brackets``).
-RECIPE_VERSION = "75"
+#: console's prompt read as "vvv" as ">>>", keeping it alone for the code after it (annotator ``2025.1-brackets``);
+#: 76 = a row split at its separators whose tokens did not fall on its ink's words ("Go |" read "GoI") places its
+#: parts by their characters (annotator ``2025.1-bars``), two lines that open with the same word are rows of a column
+#: ("gboolean (*GEqualFunc)" | "gboolean (*GEqualFuncFull)"), and a title's version tag joins it ("Workspaces" |
+#: "@11.19.1").
+RECIPE_VERSION = "76"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

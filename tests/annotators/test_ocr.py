@@ -18,6 +18,7 @@ from annotators.ocr import (
     _bracketed,
     _bridge_missed_ink,
     _clean,
+    _fits,
     _free_rows_below,
     _ink_columns,
     _keep,
@@ -873,16 +874,47 @@ def test_a_marker_or_separator_alone_at_a_pieces_end_is_no_part_of_it(annotator)
         assert [q.text for q in annotator._separator_split(line, _Piece(0, 300), text, 0.9)] == [text]
 
 
+def _drawn_row(text: str, width: int):
+    """``text`` drawn black in 18 px DejaVu Sans at (10, 8) on a white strip ``width`` px wide, 40 high: the strip's
+    pixels, its drawing context, the font and the text's ink span (x0, x1)."""
+    font = _dejavu(18)
+    im = Image.new("RGB", (width, 40), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    d.text((10, 8), text, font=font, fill=(0, 0, 0))
+    x0, _t, x1, _b = d.textbbox((10, 8), text, font=font)
+    return np.asarray(im), d, font, (x0, x1)
+
+
+def test_a_row_read_with_a_bar_glued_to_a_word_still_puts_each_link_on_its_own_words(annotator):
+    """Sphinx's "Go | previous | next | modules | index" read as "GoI previous | ...": one token fewer than the ink has
+    words, so cutting the ink at its widest gaps shifted every part, down to "modules" on the lone bar before it. A
+    part whose width does not fit its characters sends the piece to a placement by characters, snapped to words."""
+    row = "Go | previous | next | modules | index"
+    line, d, font, (x0, x1) = _drawn_row(row, 700)
+    boxes = {}
+    for word in ("previous", "next", "modules", "index"):
+        start = row.index(word)
+        boxes[word] = (
+            10 + d.textlength(row[:start], font=font),
+            8,
+            10 + d.textlength(row[: start + len(word)], font=font),
+            32,
+        )
+    for read in (row, "GoI previous | next | modules | index"):
+        pieces = {q.text: q for q in annotator._separator_split(line, _Piece(int(x0) - 2, int(x1) + 2), read, 0.9)}
+        assert set(pieces) >= {"next", "modules", "index"}, (read, pieces)
+        for word in ("next", "modules", "index"):
+            q = pieces[word]
+            assert _inside(((q.x0 + q.x1) / 2, 20), boxes[word]), (read, word, q, boxes[word])
+            assert q.x1 - q.x0 >= 0.6 * (boxes[word][2] - boxes[word][0]), (read, word, q, boxes[word])
+    assert _fits(40, 4, 10.0) and not _fits(2, 7, 10.0) and not _fits(90, 4, 10.0)
+
+
 def test_a_breadcrumb_splits_at_its_guillemets_and_at_a_guillemet_read_as_a_spaced_angle_bracket(annotator):
     """A breadcrumb's "»" separate its links, and so does a spaced ">" in a text that holds a "»" (the recogniser
     reads some of them as ">"); a spaced ">" in any other text ("if x > 0 then stop") splits nothing."""
-    font = _dejavu(18)
-    im = Image.new("RGB", (900, 40), (255, 255, 255))
-    d = ImageDraw.Draw(im)
     text = "3.11.2 Documentation » The Python Tutorial > 4. More Control Flow Tools"
-    d.text((10, 8), text, font=font, fill=(0, 0, 0))
-    x0, _, x1, _ = d.textbbox((10, 8), text, font=font)
-    line = np.asarray(im)
+    line, _d, font, (x0, x1) = _drawn_row(text, 900)
     parts = [q.text for q in annotator._separator_split(line, _Piece(x0 - 2, x1 + 2), text, 0.9)]
     assert parts == ["3.11.2 Documentation", "The Python Tutorial", "4. More Control Flow Tools"], parts
     prose = "if x > 0 then stop"
@@ -919,6 +951,18 @@ def test_glyph_between_finds_a_spaced_separator_of_the_rows_own_colour():
     after = (word[2] + space, float(top), float(a1), float(bottom))
     assert not glyph_between(image, word, after, OcrConfig())  # a word space is too narrow for a separator
     assert not glyph_between(image, a, (b[0], 200.0, b[2], 220.0), OcrConfig())  # not on one row: nothing between
+    # Sphinx's "next | modules" in 14 px type, in the detector's 21 px boxes: the bar's gap is 0.7-0.8 box heights
+    im = Image.new("RGB", (300, 40), (255, 255, 255))
+    d = ImageDraw.Draw(im)
+    small = _dejavu(14)
+    d.text((10, 12), "next | modules", font=small, fill=grey)
+    ink = (np.asarray(im) < 200).any(axis=(0, 2))
+    a1 = d.textbbox((10, 12), "next", font=small)[2] - 1
+    a1 = int(np.flatnonzero(ink[:a1])[-1]) + 1  # where "next"'s ink ends, and "modules"'s starts
+    b0 = int(np.flatnonzero(ink[: int(d.textbbox((10, 12), "next | m", font=small)[2])])[-1])
+    b0 = int(np.flatnonzero(~ink[:b0])[-1]) + 1
+    assert 0.7 <= (b0 - a1) / 21 < 0.8, (a1, b0)
+    assert glyph_between(np.asarray(im), (10.0, 10.0, float(a1), 31.0), (float(b0), 10.0, 120.0, 31.0), OcrConfig())
 
 
 def test_an_underscore_below_the_band_is_ink_that_joins_an_identifier():

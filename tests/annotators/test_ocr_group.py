@@ -415,6 +415,21 @@ def test_a_compound_wrapped_at_its_hyphen_joins_without_a_space_and_chains_run_o
     assert _texts(_group(els, im)) == ["Modules Byte-Compilation of the sources"]
 
 
+def test_rows_of_a_column_that_start_with_one_word_stay_apart_and_prose_lines_that_do_still_join():
+    """GLib's table of return types and names, "gboolean (*GEqualFunc)" | "gboolean (*GEqualFuncFull)": geometry and
+    a lower-case start say wrap, but two lines opening with the same word are rows of a column. A function word
+    ("the ...", "the ...") or two lines of prose ("memory and their objects. However, the MPFR" | "memory design is
+    ...") may start alike in one paragraph, and still join."""
+    els, im = _page([("gboolean (*GEqualFunc)", 40, 40, BLUE), ("gboolean (*GEqualFuncFull)", 40, 61, BLUE)])
+    assert _texts(_group(els, im)) == ["gboolean (*GEqualFunc)", "gboolean (*GEqualFuncFull)"]
+    for first, second in [
+        ("the command prompt, optionally followed by", "the name of the file that holds the data"),
+        ("memory and their objects. However, the MPFR", "memory design is not well suited for such a"),
+    ]:
+        els, im = _page([(first, 40, 40, GREY), (second, 40, 61, GREY)])
+        assert _texts(_group(els, im)) == [f"{first} {second}"]
+
+
 def test_a_short_first_word_needs_a_space_too_to_have_had_room():
     """AutoGen's "This name is used in the construction of" | "a global pointer of type tOptDesc const*. It": the
     second line reaches 15 px past the first, more than its first word "a" is wide but less than a space and the
@@ -682,6 +697,19 @@ def test_words_of_a_bold_section_title_join_on_their_row():
     assert _texts(_join_pieces(els, im))[:5] == ["Core Interface API", "Products", "Pricing", "4 Branches", "27 Tags"]
     els, im = _page([("Core", 40, 40, GREY), ("Interface API", 40 + 10 * 4 + 18, 40, GREY), *body], size=(900, 420))
     assert _texts(_join_pieces(els, im))[:2] == ["Core", "Interface API"]
+
+
+def test_a_titles_version_tag_joins_it_whatever_its_colour_and_a_version_in_body_type_does_not():
+    """npm's page titles carry the release on a grey tag, "Workspaces" | "@11.19.1": one heading in the DOM, the tag
+    in another colour. A version joins a title in heading type up to a line height after it; in body type ("Babel" |
+    "2.18.0" in a table), or further off, it stays apart."""
+    body = [(t, 40, 200 + i * 21, GREY) for i, t in enumerate(["Home", "Introduction", "Downloads", "News"] * 2)]
+    title = [("Workspaces", 40, 40, GREY, 26), ("@11.19.1", 40 + 13 * 10 + 20, 40, BLUE, 26)]
+    far = [("Scripts", 40, 100, GREY, 26), ("v2.18.0", 40 + 13 * 7 + 40, 100, BLUE, 26)]  # 40 px: 1.5 lines
+    els, im = _page([*title, *far, *body], size=(900, 420))
+    assert _texts(_join_pieces(els, im))[:3] == ["Workspaces @11.19.1", "Scripts", "v2.18.0"]
+    els, im = _page([("Babel", 40, 40, GREY), ("2.18.0", 40 + 10 * 5 + 10, 40, BLUE), *body], size=(900, 420))
+    assert _texts(_join_pieces(els, im))[:2] == ["Babel", "2.18.0"]
 
 
 def test_pieces_with_ink_of_another_colour_between_them_stay_apart():
