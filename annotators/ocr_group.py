@@ -187,10 +187,10 @@ import numpy as np
 MAX_LINE_GAP = 0.5
 #: ... or up to this many at the screenshot's own line pitch (:func:`_on_pitch`): prose set with a loose line height
 #: (1.5 on a phone: 0.55 line heights between the detector's boxes), where a gap this wide can also be a paragraph's
-#: on a page set tighter. The pitch is the step (top to top, within :data:`PITCH_SLACK` of it or 2 px) most pairs of
-#: aligned lines of one size (heights within :data:`PITCH_HEIGHTS`) share, at least :data:`PITCH_PAIRS` of them. A
-#: box's top follows its line's ascenders: at 3x, prose 72 px apart shows steps of 70-76 px (5 % takes 75, not a list
-#: item's 84).
+#: on a page set tighter. The pitch is the step (middle to middle, within :data:`PITCH_SLACK` of it or 2 px) most
+#: pairs of aligned lines of one size (heights within :data:`PITCH_HEIGHTS`) share, at least :data:`PITCH_PAIRS` of
+#: them. A box's top follows its line's ascenders, its bottom its descenders, its middle far less: at 3x, prose 72 px
+#: apart shows top steps of 67-79 px and middle steps of 70-76 (5 % takes 75, not a list item's 84).
 LOOSE_LINE_GAP = 0.7
 PITCH_SLACK = 0.05
 PITCH_HEIGHTS = 0.8
@@ -824,7 +824,7 @@ def group_lines(
             and abs(boxes[j][0] - boxes[i][0]) <= 0.5 * heights[i]
             and _similar_heights(heights[i], heights[j], PITCH_HEIGHTS)
         ):
-            steps.append((heights[i], boxes[j][1] - boxes[i][1]))
+            steps.append((heights[i], centres[j] - centres[i]))
 
     is_under = _link_underlines(elements, boxes, underlined) if underlined is not None else None
 
@@ -1249,11 +1249,11 @@ def _merge(
 
 
 def _on_pitch(i: int, j: int, boxes, heights, steps: list[tuple[float, float]]) -> bool:
-    """Whether line ``j`` stands below line ``i`` at the screenshot's line pitch for their size: the step (top to top,
-    in px) the most aligned line pairs of that size (heights within :data:`PITCH_HEIGHTS`) share, within
+    """Whether line ``j`` stands below line ``i`` at the screenshot's line pitch for their size: the step (middle to
+    middle, in px) the most aligned line pairs of that size (heights within :data:`PITCH_HEIGHTS`) share, within
     :data:`PITCH_SLACK` of it, held by at least :data:`PITCH_PAIRS` of them (``i`` to ``j`` among them). A paragraph's
     or an item's gap adds its margin to the pitch."""
-    h, step = heights[i], boxes[j][1] - boxes[i][1]
+    h, step = heights[i], (boxes[j][1] + boxes[j][3] - boxes[i][1] - boxes[i][3]) / 2
     same = [s for hk, s in steps if _similar_heights(hk, h, PITCH_HEIGHTS)]
 
     def near(a: float, b: float) -> bool:

@@ -203,8 +203,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: 76 = a row split at its separators whose tokens did not fall on its ink's words ("Go |" read "GoI") places its
 #: parts by their characters (annotator ``2025.1-bars``), two lines that open with the same word are rows of a column
 #: ("gboolean (*GEqualFunc)" | "gboolean (*GEqualFuncFull)"), and a title's version tag joins it ("Workspaces" |
-#: "@11.19.1").
-RECIPE_VERSION = "76"
+#: "@11.19.1"); 77 = the screenshot's line pitch is measured between lines' middles, not their tops (a box's top
+#: follows its line's ascenders: "Additional resources about date/time string" | "formats can be found below:" stand
+#: 79 px apart top to top on a 72 px pitch, 71.5 middle to middle).
+RECIPE_VERSION = "77"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

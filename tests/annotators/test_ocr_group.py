@@ -1206,3 +1206,19 @@ def test_loosely_set_prose_joins_where_its_step_strays_a_few_pixels_from_the_pit
 
     assert read(75)[0] == "Virtualenv is probably what you want developing Click applications"
     assert read(84)[0] == "Virtualenv is probably what you want"
+
+
+def test_the_line_pitch_is_measured_between_middles_which_ascenders_and_descenders_shift_less_than_tops():
+    """dateutil on a phone: "Additional resources about date/time string" (a 55 px box, its "A" and "d" reach up) and
+    "formats can be found below:" (40 px) stand 79 px apart top to top but 71.5 px middle to middle, where the
+    screenshot's lines step 72 px: the pair is at the pitch, and the paragraph joins."""
+
+    def read(first_box):  # the second line's middle 72.5 px below the first's; its top 80 px below the first's
+        lines = [("Additional resources about date", 40, 40, first_box), ("formats can be found below", 40, 120, 40),
+                 ("It is based on the spec of", 40, 300, 48), ("the excellent work done by him", 40, 372, 48),
+                 ("his own module for dates that", 40, 444, 48), ("the first one is passing it", 40, 600, 48),
+                 ("two date and datetime classes", 40, 672, 48)]  # fmt: skip
+        els, im = _page([(t, x, y, GREY, h) for t, x, y, h in lines], size=(1300, 760))
+        return _texts(_group(els, im))
+
+    assert read(55)[0] == "Additional resources about date formats can be found below"
