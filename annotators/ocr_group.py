@@ -256,8 +256,9 @@ CHIP_CONTRAST = 8.0
 #: not the spaces between a header's links).
 CELL_GAP = 2.5
 _MONTH = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$", re.IGNORECASE)
-#: An acronym starting a line, no label's ("MPFR in two ways:", not "API:").
-_ACRONYM = re.compile(r"^[A-Z][A-Z0-9]+\b(?![.:])")
+#: An acronym starting a line, no label's ("MPFR in two ways:", "SQL. Type in SQL statements", not "API:" nor a line
+#: that is only "API.").
+_ACRONYM = re.compile(r"^[A-Z][A-Z0-9]+\b(?!:)(?!\.$)")
 #: A year starting a line (a date wrapped after its month: "last updated 19 September" | "2022, of The GNU ...").
 _YEAR = re.compile(r"^\d{4}\b")
 _SECTION = re.compile(r"^\d+(\.\d+)*\.$|^\d+(\.\d+)+$")
@@ -975,7 +976,8 @@ def _around_a_link(chain: Sequence[int], elements, boxes, heights, centres, colo
     least ``2 *`` :data:`PROSE_WORDS` words (not a link's lead-in: "Next:" | "Working with" | "Message Catalogs"); and
     the chain's colour is the greater part of the text of its size from :data:`LINK_CONTEXT` lines above it to as many
     below, over its width (the paragraph's prose, not a link wrapped in it: "See" | "the Timer Module" | "section in
-    the Efficiency Guide")."""
+    the Efficiency Guide"). The line above or below may stand up to :data:`LOOSE_LINE_GAP` line heights off, as
+    loosely set prose's next line does (a phone's "... M.-A. Lemburg in his" | "<a>mx.DateTime</a> extension.")."""
     words = sum(len(elements[k].text.split()) for k in chain)
     link = False
     h = sum(heights[k] for k in chain) / len(chain)
@@ -994,11 +996,11 @@ def _around_a_link(chain: Sequence[int], elements, boxes, heights, centres, colo
     for q in range(len(boxes)):  # the paragraph's lines just above and below (a link may have ended or started them)
         if q in chain or abs(boxes[q][0] - x0) > 0.5 * h or not _similar_heights(heights[q], h):
             continue
-        if MIN_LINE_GAP * h <= boxes[q][1] - bottom <= MAX_LINE_GAP * h and wrapped(
+        if MIN_LINE_GAP * h <= boxes[q][1] - bottom <= LOOSE_LINE_GAP * h and wrapped(
             _line_run(chain[-1], boxes, heights, centres, LINK_GAP)[-1], q
         ):
             rows.append(q)
-        elif MIN_LINE_GAP * h <= top - boxes[q][3] <= MAX_LINE_GAP * h and wrapped(
+        elif MIN_LINE_GAP * h <= top - boxes[q][3] <= LOOSE_LINE_GAP * h and wrapped(
             _line_run(q, boxes, heights, centres, LINK_GAP)[-1], chain[0]
         ):
             rows.append(q)

@@ -205,8 +205,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: ("gboolean (*GEqualFunc)" | "gboolean (*GEqualFuncFull)"), and a title's version tag joins it ("Workspaces" |
 #: "@11.19.1"); 77 = the screenshot's line pitch is measured between lines' middles, not their tops (a box's top
 #: follows its line's ascenders: "Additional resources about date/time string" | "formats can be found below:" stand
-#: 79 px apart top to top on a 72 px pitch, 71.5 middle to middle).
-RECIPE_VERSION = "77"
+#: 79 px apart top to top on a 72 px pitch, 71.5 middle to middle); 78 = rule 9 finds the link on the line below or
+#: above loosely set prose too (a phone's "... Lemburg in his" | "<a>mx.DateTime</a> extension": the paragraph is its
+#: lines, not two thirds of it), and an acronym that ends a sentence continues prose stopped mid-way ("prompt you to
+#: enter" | "SQL. Type in SQL statements").
+RECIPE_VERSION = "78"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).
