@@ -193,6 +193,18 @@ def test_a_page_that_goes_on_to_another_is_refused_not_a_crash(host, tmp_path):
     assert host.render(anchor, str(tmp_path), Viewport(400, 300), "light", 1).screens[0].elements[0]["name"] == "Here"
 
 
+def test_a_page_that_reloads_itself_without_end_fails_as_render_failed_and_the_next_page_renders(host, tmp_path):
+    """A refresh to the page itself goes nowhere else, so it is no redirect; but each reload destroys what the reads
+    were reading: the read fails, the page is refused as ``render_failed`` with the browser's reason, and the tab
+    renders the next page."""
+    again = page(tmp_path, "again.html", "<p>Again</p>", '<meta http-equiv="Refresh" content="0">')
+    with pytest.raises(RenderError) as e:
+        host.render(again, str(tmp_path), Viewport(400, 300), "light", 1)
+    assert e.value.reason == "render_failed" and "failed while rendered" in e.value.message, e.value.message
+    fine = page(tmp_path, "fine.html", "<button>Fine</button>")
+    assert host.render(fine, str(tmp_path), Viewport(400, 300), "light", 1).screens[0].elements[0]["name"] == "Fine"
+
+
 def test_scale_mobile_dark_and_screens(host, tmp_path):
     css = (
         '<meta name="viewport" content="width=device-width">'  # without it a mobile browser zooms out to 980 px
