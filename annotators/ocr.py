@@ -227,7 +227,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-bars"
+    VERSION = "2025.1-bars2"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -662,7 +662,6 @@ class OcrAnnotator:
             out = [
                 _Piece(p.x0 + q.x0, p.x0 + q.x1, q.text, conf)
                 for q in _by_characters(text, parts, runs, crop.shape[0])
-                if q.x1 > q.x0
             ]
         return out
 
@@ -1834,7 +1833,8 @@ def _by_characters(text: str, parts: list[str], runs: list[tuple[int, int]], hei
     """Place each part of ``text`` (in order, as :func:`_separator_split` cut it) at its characters' share of the
     ink span of ``runs`` (the piece's [start, end) ink runs), its ends moved to the nearest word's start and end
     (runs :data:`WORD_GAP` line heights of ``height`` apart): the glyphs of one line are of similar widths, so a
-    part lands on its words even where the recogniser read two of them as one token."""
+    part lands on its words even where the recogniser read two of them as one token. A part whose snapped ends would
+    cross (a short part between two words' edges) keeps its unsnapped share: every part is placed, none dropped."""
     a, b = runs[0][0], runs[-1][1]
     scale = (b - a) / max(1, len(text))
     words = [list(runs[0])]
@@ -1850,12 +1850,14 @@ def _by_characters(text: str, parts: list[str], runs: list[tuple[int, int]], hei
         word = part.strip()
         if not word:
             continue
-        c0 = text.find(word, pos)
-        if c0 < 0:
-            return []
+        found = text.find(word, pos)
+        c0 = found if found >= 0 else pos  # a part is text's own; were one not found, it goes on from the last
         pos = c0 + len(word)
-        x0 = int(starts[np.argmin(np.abs(starts - (a + scale * c0)))])
-        x1 = int(ends[np.argmin(np.abs(ends - (a + scale * pos)))])
+        lo, hi = a + scale * c0, a + scale * pos
+        x0 = int(starts[np.argmin(np.abs(starts - lo))])
+        x1 = int(ends[np.argmin(np.abs(ends - hi))])
+        if x1 <= x0:
+            x0, x1 = int(lo), max(int(lo) + 1, int(round(hi)))
         out.append(_Piece(x0, x1, word))
     return out
 

@@ -948,11 +948,17 @@ def _same_row(i: int, k: int, centres, heights) -> bool:
     return abs(centres[i] - centres[k]) < 0.5 * heights[i]
 
 
-def _words_only(text: str) -> bool:
+def _words_only(text: str, digits: bool = False) -> bool:
     """Whether ``text`` is words of prose: each token, its surrounding punctuation aside, letters (a hyphen, an
-    apostrophe or a slash inside: "Import/Export") - no code ("attrs.field", "(0)"), no number."""
+    apostrophe or a slash inside: "Import/Export") - no code ("attrs.field", "(0)"), no number; ``digits``: a token
+    may hold digits too where it holds a letter (a node's name, "faq-80")."""
     tokens = [t.strip(_EDGE_PUNCTUATION) for t in text.split() if t not in _DASHES]
-    return bool(tokens) and all(t and t.replace("-", "").replace("'", "").replace("/", "").isalpha() for t in tokens)
+
+    def word(t: str) -> bool:
+        bare = t.replace("-", "").replace("'", "").replace("/", "")
+        return bare.isalpha() or (digits and bare.isalnum() and any(c.isalpha() for c in bare))
+
+    return bool(tokens) and all(t and word(t) for t in tokens)
 
 
 def _line_run(i: int, boxes, heights, centres, gap: float = INLINE_RUN_GAP) -> list[int]:
@@ -1094,8 +1100,8 @@ def _inline_wraps(elements, boxes, heights, centres, colours, is_under=None, mar
         # words after prose of another colour just before A on its row (led in), and just after B on its own (inset:
         # the link runs between them)
         led_in = (
-            _words_only(elements[i].text)
-            and _words_only(elements[j].text)
+            _words_only(elements[i].text, digits=True)
+            and _words_only(elements[j].text, digits=True)
             and (
                 not elements[i].text.rstrip().endswith(tuple(_PROSE_MARKS))
                 or _stray_stop(elements[i].text, is_under(i))
@@ -1351,7 +1357,7 @@ def _same_lead(first: str, second: str) -> bool:
 
 def _wordy(words: list[str]) -> bool:
     """Whether a line's words read as prose: :data:`PROSE_WORDS` of them or more, nearly all plain words."""
-    plain = sum(1 for w in words if w.strip(".,;:!?()\"'").isalpha())
+    plain = sum(1 for w in words if w.strip(_EDGE_PUNCTUATION).isalpha())
     return len(words) >= PROSE_WORDS and plain >= 0.8 * len(words)
 
 

@@ -208,8 +208,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: 79 px apart top to top on a 72 px pitch, 71.5 middle to middle); 78 = rule 9 finds the link on the line below or
 #: above loosely set prose too (a phone's "... Lemburg in his" | "<a>mx.DateTime</a> extension": the paragraph is its
 #: lines, not two thirds of it), and an acronym that ends a sentence continues prose stopped mid-way ("prompt you to
-#: enter" | "SQL. Type in SQL statements").
-RECIPE_VERSION = "78"
+#: enter" | "SQL. Type in SQL statements"); 79 = rule 7 takes a node's name with digits for words ("Previous:
+#: <a>unnamed-" | "faq-80</a>, Up:"), and the annotator places every part of a separator row, one whose snapped ends
+#: would cross included (annotator ``2025.1-bars2``).
+RECIPE_VERSION = "79"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -17,6 +17,7 @@ from annotators.ocr import (
     _ascii_marks,
     _bracketed,
     _bridge_missed_ink,
+    _by_characters,
     _clean,
     _fits,
     _free_rows_below,
@@ -908,6 +909,11 @@ def test_a_row_read_with_a_bar_glued_to_a_word_still_puts_each_link_on_its_own_w
             assert _inside(((q.x0 + q.x1) / 2, 20), boxes[word]), (read, word, q, boxes[word])
             assert q.x1 - q.x0 >= 0.6 * (boxes[word][2] - boxes[word][0]), (read, word, q, boxes[word])
     assert _fits(40, 4, 10.0) and not _fits(2, 7, 10.0) and not _fits(90, 4, 10.0)
+    # a short part between two words' edges would snap to the next word's start and the last word's end: it keeps its
+    # own share of the ink instead, and no part is lost
+    placed = _by_characters("aaaa | b | cccc", ["aaaa", "b", "cccc"], [(0, 45), (55, 100)], 20)
+    assert [q.text for q in placed] == ["aaaa", "b", "cccc"]
+    assert all(q.x1 > q.x0 for q in placed) and 45 <= placed[1].x0 < placed[1].x1 <= 55, placed
 
 
 def test_a_breadcrumb_splits_at_its_guillemets_and_at_a_guillemet_read_as_a_spaced_angle_bracket(annotator):

@@ -1169,6 +1169,12 @@ def test_a_header_link_titled_with_a_dash_or_ending_in_code_type_joins_but_a_bra
             ("MPFR Basics", 320, 40, BLUE), ("[Index]", 40, 62, BLUE)]  # fmt: skip
     texts = _underlined_group(rows, (1, 3, 4), size=(520, 120), marks={})
     assert "MPFR Basics" in texts and "[Index]" in texts, texts
+    # flex's FAQ nodes are named with numbers: "Previous: <a>unnamed-" | "faq-80</a>, Up: ..." is one link too
+    rows = [("Next:", 40, 40, GREY), ("unnamed-faq-82,", 100, 40, BLUE), ("Previous:", 260, 40, GREY),
+            ("unnamed-", 360, 40, BLUE), ("faq-80,", 40, 62, BLUE), ("Up:", 120, 62, GREY),
+            ("FAQ.", 160, 62, BLUE)]  # fmt: skip
+    texts = _underlined_group(rows, (1, 3, 4, 6), size=(520, 120), marks={})
+    assert "unnamed-faq-80," in texts, texts
 
 
 def test_a_stop_read_from_a_wrapped_links_underline_end_is_dropped_and_the_link_joins():
