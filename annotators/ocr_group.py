@@ -99,7 +99,8 @@ line A to the line B just below it when the layout says B continues A, and only 
    or B starts in mid-text, with a comma, a semicolon, a closing bracket or an optional argument's "[," (a wrapped
    signature: "fs.readFile(path" | "[, options], callback)"); and B does not start like a list item ("2.3.", "•", "a)")
    or with A's own first word (rows of a column, "gboolean (*GEqualFunc)" | "gboolean (*GEqualFuncFull)"; a function
-   word, or two lines of prose, aside: :func:`_same_lead`)
+   word, or two lines of prose, aside: :func:`_same_lead`), or with a field's name and its colon unless A ends with a
+   hyphen (a mail's quoted headers, "... 12:29:04 PST." | "Date: Thu, 02 Mar 2000": :data:`_FIELD`)
    and A does not end a statement of code (:func:`ends_code_statement`: a code block's lines are left-aligned and start
    in lower case like wrapped text, "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()"). This is what
    tells a wrapped link from a tight list of links whose geometry is the same (a table of contents in a narrow side
@@ -280,6 +281,8 @@ _LIST_MARKER = re.compile(r"^(\d+(\.\d+)*\.?|[•·▪◦*]|\(?[a-zA-Z0-9]\))\s*
 _CODE = re.compile(r"[=;{}]|\w[([]|/\*|\*/|->|::")
 #: A list item's number or letter and the space after it, at the start of its first line ("6. take one of").
 _ITEM_MARKER = re.compile(r"^(\d+(\.\d+)*\.|\(?[a-zA-Z0-9]\))\s+(?=\S)")
+#: A field's name starting a line ("Date: Thu, 02 Mar", "Subject: flex"): the line is a field of its own.
+_FIELD = re.compile(r"^[A-Z][A-Za-z]*(-[A-Za-z]+)*:\s+\S")
 #: A release's version on a tag after a title ("Workspaces" | "@11.19.1", "Babel" | "v2.18.0"): dotted numbers.
 _VERSION_TAG = re.compile(r"^[@vV]?\d+(\.\d+){1,3}([-+][\w.]+)?$")
 #: A count in a badge after a tab or link's name ("Issues" | "37", "Inbox" | "1.2k").
@@ -1325,6 +1328,8 @@ def _wraps(
     if ends_code_statement(elements[i].text, text):
         return False
     if _same_lead(elements[i].text, text):  # rows of a column: "gboolean (*GEqualFunc)" | "gboolean ..."
+        return False
+    if _FIELD.match(text) and not elements[i].text.rstrip().endswith("-"):  # "PST." | "Date: Thu, 02 Mar 2000"
         return False
     return continues(elements[i].text, text, display=i in display and j in display) or (
         not _LIST_MARKER.match(text) and _tighter_than_pitch(i, j, boxes, heights, colours)

@@ -210,8 +210,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: lines, not two thirds of it), and an acronym that ends a sentence continues prose stopped mid-way ("prompt you to
 #: enter" | "SQL. Type in SQL statements"); 79 = rule 7 takes a node's name with digits for words ("Previous:
 #: <a>unnamed-" | "faq-80</a>, Up:"), and the annotator places every part of a separator row, one whose snapped ends
-#: would cross included (annotator ``2025.1-bars2``).
-RECIPE_VERSION = "79"
+#: would cross included (annotator ``2025.1-bars2``); 80 = a line that opens with a field's name and its colon is a
+#: field of its own ("... 12:29:04 PST." | "Date: Thu, 02 Mar 2000 23:00:46 PST"), unless the line above ends with
+#: a hyphen.
+RECIPE_VERSION = "80"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -447,6 +447,20 @@ def test_rows_of_a_column_that_start_with_one_word_stay_apart_and_prose_lines_th
         assert _texts(_group(els, im)) == [f"{first} {second}"]
 
 
+def test_a_line_that_starts_with_a_fields_name_is_a_field_of_its_own():
+    """A mail's headers quoted in flex's FAQ: "In-reply-to: Your message of Thu, 02 Mar 2000 12:29:04 PST." | "Date:
+    Thu, 02 Mar 2000 23:00:46 PST". The first ends a sentence and the second goes on in words, as a paragraph's next
+    sentence would; but a line that opens with a field's name and its colon is a field of its own. After a hyphen the
+    word was cut, and the line still joins."""
+    rows = [("In-reply-to: Your message of Thu, 02 Mar 2000 12:29:04 PST.", 40, 40, GREY),
+            ("Date: Thu, 02 Mar 2000 23:00:46 PST", 40, 61, GREY)]  # fmt: skip
+    els, im = _page(rows, size=(900, 120))
+    assert _texts(_group(els, im)) == [rows[0][0], rows[1][0]]
+    rows = [("Send the patch to the maintainers of the Reply-", 40, 40, GREY), ("To: header in it", 40, 61, GREY)]
+    els, im = _page(rows, size=(900, 120))
+    assert _texts(_group(els, im)) == ["Send the patch to the maintainers of the Reply-To: header in it"]
+
+
 def test_a_short_first_word_needs_a_space_too_to_have_had_room():
     """AutoGen's "This name is used in the construction of" | "a global pointer of type tOptDesc const*. It": the
     second line reaches 15 px past the first, more than its first word "a" is wide but less than a space and the
