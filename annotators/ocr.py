@@ -655,8 +655,8 @@ class OcrAnnotator:
             if n:
                 out.append(_Piece(p.x0 + words[k][0], p.x0 + words[k + n - 1][1], part.strip(), conf))
             k += n + 1  # skip the separator token
-        a, b = runs[0][0], runs[-1][1]
-        if not all(_fits(q.x1 - q.x0, len(q.text), (b - a) / len(text)) for q in out):
+        advance = (runs[-1][1] - runs[0][0]) / len(text)
+        if not all(_fits(q.x1 - q.x0, len(q.text), advance) for q in out):
             # the tokens did not fall on the ink's words ("Go |" read "GoI": one token for two words): every part
             # was shifted, down to a word on a lone bar; place the parts by their characters instead
             out = [

@@ -847,7 +847,7 @@ def group_lines(
             continue
         h = (heights[i] + heights[j]) / 2
         if boxes[j][1] - boxes[i][3] > MAX_LINE_GAP * h and not (
-            _on_pitch(i, j, boxes, heights, steps) and not text_right_of(i) and not text_right_of(j)
+            _on_pitch(i, j, centres, heights, steps) and not text_right_of(i) and not text_right_of(j)
         ):
             continue  # a loose gap: only at the screenshot's own line pitch, with no text further right (a table)
         if not _wraps(i, j, elements, boxes, heights, colours, display, mark, item_text):
@@ -1259,12 +1259,12 @@ def _merge(
     return out
 
 
-def _on_pitch(i: int, j: int, boxes, heights, steps: list[tuple[float, float]]) -> bool:
+def _on_pitch(i: int, j: int, centres, heights, steps: list[tuple[float, float]]) -> bool:
     """Whether line ``j`` stands below line ``i`` at the screenshot's line pitch for their size: the step (middle to
     middle, in px) the most aligned line pairs of that size (heights within :data:`PITCH_HEIGHTS`) share, within
     :data:`PITCH_SLACK` of it, held by at least :data:`PITCH_PAIRS` of them (``i`` to ``j`` among them). A paragraph's
     or an item's gap adds its margin to the pitch."""
-    h, step = heights[i], (boxes[j][1] + boxes[j][3] - boxes[i][1] - boxes[i][3]) / 2
+    h, step = heights[i], centres[j] - centres[i]
     same = [s for hk, s in steps if _similar_heights(hk, h, PITCH_HEIGHTS)]
 
     def near(a: float, b: float) -> bool:
