@@ -9,70 +9,65 @@ split a purely geometric join loses more than it wins). A piece A is joined with
 row only when all of:
 
 1. **Geometry.** Same font size (heights within 25 %), vertical centres within :data:`ROW_CENTRE` line heights, and B
-   starts at most :data:`MAX_PIECE_GAP` line heights after A ends (a slight overlap of two detections included).
-2. **Same style.** Glyph colours within :data:`MAX_COLOUR_DISTANCE`, or :data:`MAX_SHADE_DISTANCE` where they differ
-   only in shade (a short word's few glyphs read paler or darker than a long piece's), so an inline link split from
-   the prose around it by colour stays split; and no glyph ink of another colour between them (``split_between``:
-   the black "][" of "[Contents][index]", two links whatever case the second is read in), nor the end of an underline
-   (a grey underlined link in black prose, a shade apart: "The project is" | "hosted on GitHub"; or the bare gap
-   between two underlined links, "Babel 2.18.0" | "previous": a link's underline runs under its spaces), nor a mark of
-   another colour ending A (the prose's black comma after a blue link set as code, "maps:next/1," | "maps:filter/2":
-   a sliver too small to change A's colour, :func:`annotators.ocr.mark_after`), nor a spaced separator of any colour
-   (a breadcrumb's grey "»" between grey links, :func:`annotators.ocr.glyph_between`). A month and the number after it
-   ("Feb" | "15, 2025") join whatever their colours.
-3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
-   letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), A is a section
-   number, alone or with the start of its title, and B starts with a letter ("5.9." | "Implementation", "1.2.4
-   Command" | "Info", a chapter's bare number: "1 Measuring" | "Program"), or the two boxes overlap (the detector
-   cut one line in two: "Resource" | "Use"; a row's items never overlap). Unlike a wrapped line, a function word
-   ending A does not count: on a row it ends many a nav item ("Log in" | "Newsletters"). Pieces set in heading type
-   (:data:`HEADING_RATIO` times the screenshot's median line height: a page title or a bold section title, whose wide
-   word spaces the detector or the gap split cuts at) join with no text cue when at most :data:`HEADING_PIECE_GAP`
-   line heights apart, unless B starts with a number (a row of counts set large: "4 Branches" | "27 Tags").
-4. **Or inline code on a chip** (when the caller can see backgrounds: ``backdrop``, :func:`annotators.ocr.backdrop`)
-   stands in for rule 3. The gap split cuts at a chip's padding, and code often starts in upper case ("Every method
-   returns a" | "Promise unless a callback is given."), so no text cue joins. A and B join when the background changes
-   between them (:data:`CHIP_CONTRAST`) and either a chip opens B after prose that leads into it (A's last word in
-   lower case, a function word or a colon: "returns a" | "Promise") and the text goes on on the page past the chip
-   (the chip ends inside B or before the piece after B), or a chip closes at A's end and the prose after it runs on
-   (B starts in lower case or with punctuation: "Promise" | "unless a callback"), the chip having opened inside A or
-   after the piece before A. A count on a chip joins the name before it (a tab's badge: "Issues" | "37", one link).
-   The chip's monospace glyphs may read paler and warmer than the prose round them ("wish to" | "require()" in npm's
-   docs, 67 apart summed): on a chip, pieces join up to :data:`MAX_SHADE_DISTANCE` apart whatever the hue (rule 2's
-   shade test aside); a blue link on a chip is much further off.
-   A button at a row's end has no text after it, and a menu bar's highlighted item sits among capitalised items
-   ("File" | "Edit" | "View"), so neither joins.
-
-5. **Or a line of syntax-highlighted code** (:func:`join_code_rows`, before the rules above). A highlighter paints a
-   code line's tokens in several colours ("format_decimal(" | "12345," | "locale='" | "de_DE'"), and the colour split
-   cuts the line at each change, so every token would name a fragment that cuts a word. A row's run of pieces (rule 1,
-   in one font, up to :data:`CODE_PIECE_GAP` line heights apart: a comma or an operator the recogniser dropped) joins
-   when it is painted in :data:`CODE_COLOURS` colours or more (a line of text with a link is two; after a console's
-   prompt, ">>>", two; a prompt read alone in a lower box leads its line), reads as code, and its pieces are tokens
-   (few words each, most of them holding a digit, an underscore or punctuation). A space goes where two pieces stand a
-   character's advance apart: "format_decimal(12345, locale='de_DE'".
-
-Two pieces join whatever their colour, and B may be set down to :data:`MIN_SHORTCUT_HEIGHT` of A's height: a menu
-item and its keyboard shortcut ("Cut" | "Ctrl+X", up to :data:`MAX_SHORTCUT_GAP` line heights to the right: the DOM's
-menu item holds both, and its row is what is clicked), and an amount and its unit ("$0" | "/ month"). A title in
-heading type and a release's version on a tag after it, at most :data:`HEADING_PIECE_GAP` line heights on, join
-whatever the tag's colour ("Workspaces" | "@11.19.1": npm's page title holds both).
-
-The joined piece's text is the pieces' texts joined by a space, its box their union, its click point the box centre.
-
-PP-OCR's detector finds text *lines*; a link, button or heading that wraps onto two lines ("Main call" | "to
-action", "Add to" | "cart") comes out as fragments, and no fragment names the element. :func:`group_lines` joins a
-line A to the line B just below it when the layout says B continues A, and only then:
-
-1. **Geometry.** B starts within half a line height below A's bottom (line spacing, not a paragraph or list-item
-   gap), the two have the same font size (the smaller line height at least :data:`MIN_HEIGHT_RATIO` of the larger,
-   as it is or once a line with no descending glyph counts a descender taller, :func:`_sizes`: a paragraph's last
-   line "condition occurred." 40 px high under "This value means that an out-of-memory", 60), and B starts where A's
-   block does: left-aligned (left edges within half a line height), centred (centres within half a line height) or
-   further left (a wrapped inline link continues at the container's left edge). Prose set with a loose line height
-   (a phone's 1.5: 0.55 line heights between the detector's boxes) may stand up to :data:`LOOSE_LINE_GAP` apart
-   where that step is the screenshot's own line pitch (:func:`_on_pitch`: the step most pairs of aligned lines of
-   that size share) and no text stands further right on either row (a table's rows stand at an even pitch too).
+   starts at most :data:`MAX_PIECE_GAP` line heights after A ends (a slight overlap of two detections included). 2.
+   **Same style.** Glyph colours within :data:`MAX_COLOUR_DISTANCE`, or :data:`MAX_SHADE_DISTANCE` where they differ
+   only in shade (a short word's few glyphs read paler or darker than a long piece's), so an inline link split from the
+   prose around it by colour stays split; and no glyph ink of another colour between them (``split_between``: the black
+   "][" of "[Contents][index]", two links whatever case the second is read in), nor the end of an underline (a grey
+   underlined link in black prose, a shade apart: "The project is" | "hosted on GitHub"; or the bare gap between two
+   underlined links, "Babel 2.18.0" | "previous": a link's underline runs under its spaces), nor a mark of another
+   colour ending A (the prose's black comma after a blue link set as code, "maps:next/1," | "maps:filter/2": a sliver
+   too small to change A's colour, :func:`annotators.ocr.mark_after`), nor a spaced separator of any colour (a
+   breadcrumb's grey "»" between grey links, :func:`annotators.ocr.glyph_between`). A month and the number after it
+   ("Feb" | "15, 2025") join whatever their colours. 3. **The text continues** (:func:`continues_on_row`): A ends with
+   a comma or a hyphen, B starts with a lower-case letter (and not like a list item), A is a month name and B starts
+   with a digit ("Feb" | "15,"), A is a section number, alone or with the start of its title, and B starts with a
+   letter ("5.9." | "Implementation", "1.2.4 Command" | "Info", a chapter's bare number: "1 Measuring" | "Program"), or
+   the two boxes overlap (the detector cut one line in two: "Resource" | "Use"; a row's items never overlap). Unlike a
+   wrapped line, a function word ending A does not count: on a row it ends many a nav item ("Log in" | "Newsletters").
+   Pieces set in heading type (:data:`HEADING_RATIO` times the screenshot's median line height: a page title or a bold
+   section title, whose wide word spaces the detector or the gap split cuts at) join with no text cue when at most
+   :data:`HEADING_PIECE_GAP` line heights apart, unless B starts with a number (a row of counts set large: "4 Branches"
+   | "27 Tags"). 4. **Or inline code on a chip** (when the caller can see backgrounds: ``backdrop``,
+   :func:`annotators.ocr.backdrop`) stands in for rule 3. The gap split cuts at a chip's padding, and code often starts
+   in upper case ("Every method returns a" | "Promise unless a callback is given."), so no text cue joins. A and B join
+   when the background changes between them (:data:`CHIP_CONTRAST`) and either a chip opens B after prose that leads
+   into it (A's last word in lower case, a function word or a colon: "returns a" | "Promise") and the text goes on on
+   the page past the chip (the chip ends inside B or before the piece after B), or a chip closes at A's end and the
+   prose after it runs on (B starts in lower case or with punctuation: "Promise" | "unless a callback"), the chip
+   having opened inside A or after the piece before A. A count on a chip joins the name before it (a tab's badge:
+   "Issues" | "37", one link). The chip's monospace glyphs may read paler and warmer than the prose round them ("wish
+   to" | "require()" in npm's docs, 67 apart summed): on a chip, pieces join up to :data:`MAX_SHADE_DISTANCE` apart
+   whatever the hue (rule 2's shade test aside); a blue link on a chip is much further off. A button at a row's end has
+   no text after it, and a menu bar's highlighted item sits among capitalised items ("File" | "Edit" | "View"), so
+   neither joins.  5. **Or a line of syntax-highlighted code** (:func:`join_code_rows`, before the rules above). A
+   highlighter paints a code line's tokens in several colours ("format_decimal(" | "12345," | "locale='" | "de_DE'"),
+   and the colour split cuts the line at each change, so every token would name a fragment that cuts a word. A row's
+   run of pieces (rule 1, in one font, up to :data:`CODE_PIECE_GAP` line heights apart: a comma or an operator the
+   recogniser dropped) joins when it is painted in :data:`CODE_COLOURS` colours or more (a line of text with a link is
+   two; after a console's prompt, ">>>", two; a prompt read alone in a lower box leads its line), reads as code, and
+   its pieces are tokens (few words each, most of them holding a digit, an underscore or punctuation). A space goes
+   where two pieces stand a character's advance apart: "format_decimal(12345, locale='de_DE'".  Two pieces join
+   whatever their colour, and B may be set down to :data:`MIN_SHORTCUT_HEIGHT` of A's height: a menu item and its
+   keyboard shortcut ("Cut" | "Ctrl+X", up to :data:`MAX_SHORTCUT_GAP` line heights to the right: the DOM's menu item
+   holds both, and its row is what is clicked), and an amount and its unit ("$0" | "/ month"). A title in heading type
+   and a release's version on a tag after it, at most :data:`HEADING_PIECE_GAP` line heights on, join whatever the
+   tag's colour ("Workspaces" | "@11.19.1": npm's page title holds both).  The joined piece's text is the pieces' texts
+   joined by a space, its box their union, its click point the box centre.  PP-OCR's detector finds text *lines*; a
+   link, button or heading that wraps onto two lines ("Main call" | "to action", "Add to" | "cart") comes out as
+   fragments, and no fragment names the element. :func:`group_lines` joins a line A to the line B just below it when
+   the layout says B continues A, and only then:  1. **Geometry.** B starts within half a line height below A's bottom
+   (line spacing, not a paragraph or list-item gap), the two have the same font size (the smaller line height at least
+   :data:`MIN_HEIGHT_RATIO` of the larger, as it is or once a line with no descending glyph counts a descender taller,
+   :func:`_sizes`: a paragraph's last line "condition occurred." 40 px high under "This value means that an
+   out-of-memory", 60; a comma reaches down far less than a "g" and counts as no descending glyph), and B starts where
+   A's block does: left-aligned (left edges within half a line height), centred (centres within half a line height),
+   further left (a wrapped inline link continues at the container's left edge) or, under a numbered item, where its
+   text starts after the number (a hanging indent, :func:`_hangs`: "3. The first name prefixed with one dash is" |
+   "used otherwise."). Prose set with a loose line height (a phone's 1.5: 0.55 line heights between the detector's
+   boxes) may stand up to :data:`LOOSE_LINE_GAP` apart where that step is the screenshot's own line pitch
+   (:func:`_on_pitch`: the step most pairs of aligned lines of that size share) and no text stands further right on
+   either row (a table's rows stand at an even pitch too).
 2. **Same style.** The glyph colours of the two lines differ by at most :data:`MAX_COLOUR_DISTANCE` (summed RGB; in
    shade alone, :data:`MAX_SHADE_DISTANCE`), so a blue link does not absorb the grey text under it. A mark of another
    colour ending B is the prose's after the element ended (:func:`_ends_in_colour`: "the Expat home" | "page."); one
@@ -89,22 +84,23 @@ line A to the line B just below it when the layout says B continues A, and only 
    font's share).
 5. **The text continues.** B starts with a lower-case letter (unless A and B are single words: a list of names,
    "Contributions" | "libexslt", a file tree's ".github" | "docs"), or A ends with a hyphen or a function word ("for",
-   "the", "and"…), or A ends with a month and B starts with a year (a date wrapped: "last updated 19 September" |
-   "2022, of The GNU ..."), or A is prose stopping mid-sentence on a lower-case word and B starts with an acronym
-   ("allows one to use" | "MPFR in two ways:"), or A starts with a section number ("3.5.1. Interpreter" | "Name": the
-   next item would start with its own), or both are set in display type (a title's words), or A is a line of prose
-   (:data:`PROSE_WORDS` words or more) that ends a sentence and B has two words or more (the paragraph goes on with its
-   next sentence, "... unless told." | "Callbacks run once ..."), or A is such a line ending in no mark (".", "?", "!",
-   ":", ";") and B ends a sentence (it runs on across the wrap: "... Vern Paxson, Will" | "Estes and John Millaway."),
-   or B starts in mid-text, with a comma, a semicolon, a closing bracket or an optional argument's "[," (a wrapped
-   signature: "fs.readFile(path" | "[, options], callback)"); and B does not start like a list item ("2.3.", "•", "a)")
-   or with A's own first word (rows of a column, "gboolean (*GEqualFunc)" | "gboolean (*GEqualFuncFull)"; a function
-   word, or two lines of prose, aside: :func:`_same_lead`), or with a field's name and its colon unless A ends with a
-   hyphen (a mail's quoted headers, "... 12:29:04 PST." | "Date: Thu, 02 Mar 2000": :data:`_FIELD`)
-   and A does not end a statement of code (:func:`ends_code_statement`: a code block's lines are left-aligned and start
-   in lower case like wrapped text, "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()"). This is what
-   tells a wrapped link from a tight list of links whose geometry is the same (a table of contents in a narrow side
-   bar).
+   "the", "and"…; or, when A is prose of :data:`PROSE_WORDS` words or more, a determiner or preposition no sentence
+   ends on, :data:`_OPEN_WORDS`: "... Foundation; with no" | "Invariant Sections"), or A ends with a month and B starts
+   with a year (a date wrapped: "last updated 19 September" | "2022, of The GNU ..."), or A is prose stopping
+   mid-sentence on a lower-case word and B starts with an acronym ("allows one to use" | "MPFR in two ways:"), or A
+   starts with a section number ("3.5.1. Interpreter" | "Name": the next item would start with its own), or both are
+   set in display type (a title's words), or A is a line of prose (:data:`PROSE_WORDS` words or more) that ends a
+   sentence and B has two words or more (the paragraph goes on with its next sentence, "... unless told." | "Callbacks
+   run once ..."), or A is such a line ending in no mark (".", "?", "!", ":", ";") and B ends a sentence (it runs on
+   across the wrap: "... Vern Paxson, Will" | "Estes and John Millaway."), or B starts in mid-text, with a comma, a
+   semicolon, a closing bracket or an optional argument's "[," (a wrapped signature: "fs.readFile(path" | "[, options],
+   callback)"); and B does not start like a list item ("2.3.", "•", "a)") or with A's own first word (rows of a column,
+   "gboolean (*GEqualFunc)" | "gboolean (*GEqualFuncFull)"; a function word, or two lines of prose, aside:
+   :func:`_same_lead`), or with a field's name and its colon unless A ends with a hyphen (a mail's quoted headers, "...
+   12:29:04 PST." | "Date: Thu, 02 Mar 2000": :data:`_FIELD`) and A does not end a statement of code
+   (:func:`ends_code_statement`: a code block's lines are left-aligned and start in lower case like wrapped text,
+   "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()"). This is what tells a wrapped link from a tight
+   list of links whose geometry is the same (a table of contents in a narrow side bar).
 6. **List markers** (when the caller can see them: ``marked``, :func:`annotators.ocr.list_marker_left`). The detector
    leaves a bullet out of its line, but the ink left of a line still shows it. A line with a bullet of its own
    starts a list item, so it continues nothing, whatever its text ("a tutorial for libxslt" | "xsltproc user
@@ -200,9 +196,11 @@ MIN_LINE_GAP = -0.35
 #: Smallest ratio of the two line heights (same font size). The detector's box of a line can reach up to the line above
 #: it or leave out a descender's row: "Reporting bugs" 31 px over text whose next line's box is 23 (0.74).
 MIN_HEIGHT_RATIO = 0.7
-#: A box with no descending glyph (:func:`_sizes`) counts this many times its height when sizes are compared.
+#: A box with no descending glyph (:func:`_sizes`) counts this many times its height when sizes are compared. A comma
+#: or a semicolon reaches below the baseline far less than a "g" and is no such glyph: "stable, since it doesn't
+#: constitute a rewrite." 42 px under "which will never go away - and is just as" 62.
 DESCENDER_ALLOWANCE = 1.25
-_DESCENDS = re.compile(r"[gjpqyQ,;()\[\]{}|@$]")
+_DESCENDS = re.compile(r"[gjpqyQ()\[\]{}|@$]")
 #: Largest summed RGB distance between the two lines' glyph colours.
 MAX_COLOUR_DISTANCE = 60.0
 #: ... or, where they differ only in shade (their R, G and B differences within :data:`SHADE_SPREAD` of each other, or
@@ -225,6 +223,13 @@ FIT_TOLERANCE = 0.3
 COLUMN_REACH = 6.0
 #: Words a line does not end on unless the sentence goes on (lower-case, as compared).
 FUNCTION_WORDS = frozenset("a an the of to and or for with in on at by from as into your our its is are be &".split())
+#: Words a line of prose (:data:`PROSE_WORDS` or more) does not end on unless the sentence goes on, as written: the
+#: determiners and prepositions :data:`FUNCTION_WORDS` leaves out ("... Foundation; with no" | "Invariant Sections").
+#: Only prose: "Say no" is a button's label.
+_OPEN_WORDS = frozenset(
+    "no not that than this these those which whose their his her each every any some via onto without within between"
+    " through".split()
+)
 #: Rule 8: a line follows the one above closer than its column's shortest step by this many line heights, over at least
 #: this many other steps, all within this many line heights of each other.
 PITCH_MARGIN = 0.3
@@ -350,6 +355,8 @@ def continues(first: str, second: str, display: bool = False, single_words: bool
     if _LIST_MARKER.match(second):
         return False
     if display or _NUMBERED.match(first) or first.endswith("-") or (words and words[-1].casefold() in FUNCTION_WORDS):
+        return True
+    if len(words) >= PROSE_WORDS and words[-1] in _OPEN_WORDS:  # "... Foundation; with no" | "Invariant Sections"
         return True
     # A lower-case start alone does not join two single words: in a list of names ("Contributions" | "libexslt", a
     # file tree's ".github" | "docs", an API's "assert.fail()" | "assert.ok()") each is an item of its own.
@@ -1070,10 +1077,9 @@ def _inline_wraps(elements, boxes, heights, centres, colours, is_under=None, mar
             continue
         a, h = boxes[i], heights[i]
         starts = [boxes[here[0]][0]]
-        marker = _ITEM_MARKER.match(elements[here[0]].text)
-        if marker:  # a numbered item's next line hangs under its text, after the number
-            first = boxes[here[0]]
-            starts.append(first[0] + (first[2] - first[0]) / len(elements[here[0]].text) * marker.end())
+        hanging = _item_text_start(elements[here[0]].text, boxes[here[0]])
+        if hanging is not None:  # a numbered item's next line hangs under its text, after the number
+            starts.append(hanging)
         below = [
             j
             for j in range(len(boxes))
@@ -1276,6 +1282,20 @@ def _on_pitch(i: int, j: int, centres, heights, steps: list[tuple[float, float]]
     return count >= PITCH_PAIRS and near(step, -pitch)
 
 
+def _item_text_start(text: str, box) -> float | None:
+    """Where a numbered item's text starts on its first line (``text`` in ``box``), after its number and the space
+    (:data:`_ITEM_MARKER`, at the line's advance per character); None for a line that starts no such item."""
+    marker = _ITEM_MARKER.match(text)
+    return box[0] + (box[2] - box[0]) / len(text) * marker.end() if marker else None
+
+
+def _hangs(text: str, a, b, h: float) -> bool:
+    """Whether line ``b`` starts under the text of line ``a``'s numbered item (``text``), after its number ("3. The
+    first name prefixed with one dash is" | "used otherwise."): a hanging indent, within half a line height ``h``."""
+    start = _item_text_start(text, a)
+    return start is not None and abs(b[0] - start) <= 0.5 * h
+
+
 def _line_below(i: int, boxes, heights, centres, max_gap: float = MAX_LINE_GAP) -> int | None:
     """The nearest line starting just below line ``i`` (at most ``max_gap`` line heights) and overlapping it
     horizontally (or centred under it)."""
@@ -1314,7 +1334,7 @@ def _wraps(
     if not _ends_in_colour(colours[i], colours[j]):
         return False
     left, centre = (b[0] - a[0]) / h, ((b[0] + b[2]) - (a[0] + a[2])) / 2 / h
-    if not (abs(left) <= 0.5 or abs(centre) <= 0.5 or left < 0):
+    if not (abs(left) <= 0.5 or abs(centre) <= 0.5 or left < 0 or _hangs(elements[i].text, a, b, h)):
         return False
     text = elements[j].text
     if b[2] - a[2] - _first_word(text, b, space=True) >= 0:  # B's first word had room after A on B's own width

@@ -212,8 +212,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: <a>unnamed-" | "faq-80</a>, Up:"), and the annotator places every part of a separator row, one whose snapped ends
 #: would cross included (annotator ``2025.1-bars2``); 80 = a line that opens with a field's name and its colon is a
 #: field of its own ("... 12:29:04 PST." | "Date: Thu, 02 Mar 2000 23:00:46 PST"), unless the line above ends with
-#: a hyphen.
-RECIPE_VERSION = "80"
+#: a hyphen; 81 = a comma counts as no descending glyph when two lines' sizes are compared ("stable, since ..." 42 px
+#: under "... is just as" 62), a line of prose ending on a determiner or preposition goes on ("... Foundation; with
+#: no" | "Invariant Sections"), and a numbered item's next line hangs under its text, after the number ("3. The first
+#: name prefixed with one dash is" | "used otherwise.").
+RECIPE_VERSION = "81"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

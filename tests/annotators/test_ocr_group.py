@@ -461,6 +461,32 @@ def test_a_line_that_starts_with_a_fields_name_is_a_field_of_its_own():
     assert _texts(_group(els, im)) == ["Send the patch to the maintainers of the Reply-To: header in it"]
 
 
+def test_a_line_whose_only_descending_glyph_is_a_comma_counts_a_descender_taller():
+    """attrs' "which will never go away - and is just as" (its box 62 px, its "g" and "y" reaching down) over
+    "stable, since it doesn't constitute a rewrite." (42 px): a comma reaches below the baseline far less than a "g",
+    so the second box is a descender short of its size, as one with no descending glyph is, and the two lines are one
+    font size (0.68 as drawn, 0.85 counted) and join."""
+    rows = [("which will never go away and is just as", 40, 40, GREY, 31),
+            ("stable, since it does not constitute a rewrite.", 40, 80, GREY, 21)]  # fmt: skip
+    els, im = _page(rows, size=(900, 140))
+    assert _texts(_group(els, im)) == [f"{rows[0][0]} {rows[1][0]}"]
+    rows[1] = ("stable (since it does not constitute a rewrite).", 40, 80, GREY, 21)  # brackets do reach down
+    els, im = _page(rows, size=(900, 140))
+    assert _texts(_group(els, im)) == [rows[0][0], rows[1][0]]
+
+
+def test_a_numbered_items_line_wraps_under_its_text_not_its_number():
+    """Click's "3. The first name prefixed with one dash is" | "used otherwise.": the item's next line starts under
+    its text, a number's width right of the line above (a hanging indent), and the two join. A line so indented under
+    a line with no number is no such wrap (a nested block, a definition)."""
+    first = "3. The first name prefixed with one dash is"
+    indent = ADV * len("3. ")
+    els, im = _page([(first, 40, 40, GREY), ("used otherwise.", 40 + indent, 61, GREY)], size=(900, 120))
+    assert _texts(_group(els, im)) == [f"{first} used otherwise."]
+    els, im = _page([(first[3:], 40, 40, GREY), ("used otherwise.", 40 + indent, 61, GREY)], size=(900, 120))
+    assert _texts(_group(els, im)) == [first[3:], "used otherwise."]
+
+
 def test_a_short_first_word_needs_a_space_too_to_have_had_room():
     """AutoGen's "This name is used in the construction of" | "a global pointer of type tOptDesc const*. It": the
     second line reaches 15 px past the first, more than its first word "a" is wide but less than a space and the
@@ -505,6 +531,10 @@ def test_a_short_first_word_needs_a_space_too_to_have_had_room():
         ("banner message then prompt you to enter", "SQL. Type in SQL statements", True),  # the sentence ends in it
         ("Running commands in the context of workspaces", "Ignoring missing scripts", False),
         ("Running commands in the context of workspaces", "API: the commands", False),  # a label, not the sentence
+        # a sentence of prose does not end on a determiner: "... the Free Software Foundation; with no" | "Invariant"
+        ("published by the Free Software Foundation; with no", "Invariant Sections, with no Front-Cover Texts,", True),
+        ("Both of them read the whole of this", "Chapter 2 first", True),
+        ("Say no", "Next", False),  # a short line: a button's label, not prose
     ],
 )
 def test_continues(first, second, expected):
