@@ -37,7 +37,7 @@ row only when all of:
    prose after it runs on (B starts in lower case or with punctuation: "Promise" | "unless a callback"), the chip
    having opened inside A or after the piece before A. A count on a chip joins the name before it (a tab's badge:
    "Issues" | "37", one link). The chip's monospace glyphs may read paler and warmer than the prose round them ("wish
-   to" | "require()" in npm's docs, 67 apart summed): on a chip, pieces join up to :data:`MAX_SHADE_DISTANCE` apart
+   to" | "require()" in npm's docs, 67 apart summed): on a chip, pieces join up to :data:`CHIP_SHADE_DISTANCE` apart
    whatever the hue (rule 2's shade test aside); a blue link on a chip is much further off. A button at a row's end has
    no text after it, and a menu bar's highlighted item sits among capitalised items ("File" | "Edit" | "View"), so
    neither joins.  5. **Or a line of syntax-highlighted code** (:func:`join_code_rows`, before the rules above). A
@@ -65,9 +65,9 @@ row only when all of:
    further left (a wrapped inline link continues at the container's left edge) or, under a numbered item, where its
    text starts after the number (a hanging indent, :func:`_hangs`: "3. The first name prefixed with one dash is" |
    "used otherwise."). Prose set with a loose line height (a phone's 1.5: 0.55 line heights between the detector's
-   boxes) may stand up to :data:`LOOSE_LINE_GAP` apart where that step is the screenshot's own line pitch
-   (:func:`_on_pitch`: the step most pairs of aligned lines of that size share) and no text stands further right on
-   either row (a table's rows stand at an even pitch too).
+   boxes; from a line with no descending glyph, its descender's depth more) may stand up to :data:`LOOSE_LINE_GAP`
+   apart where that step is the screenshot's own line pitch (:func:`_on_pitch`: the step most pairs of aligned lines of
+   that size share) and no text stands further right on either row (a table's rows stand at an even pitch too).
 2. **Same style.** The glyph colours of the two lines differ by at most :data:`MAX_COLOUR_DISTANCE` (summed RGB; in
    shade alone, :data:`MAX_SHADE_DISTANCE`), so a blue link does not absorb the grey text under it. A mark of another
    colour ending B is the prose's after the element ended (:func:`_ends_in_colour`: "the Expat home" | "page."); one
@@ -207,6 +207,10 @@ MAX_COLOUR_DISTANCE = 60.0
 #: one mixed toward white or black: a short word's few glyphs read paler or darker than a long one's),
 #: within this much.
 MAX_SHADE_DISTANCE = 90.0
+#: Inline code on a chip (rule 4 of :func:`join_pieces`) joins the prose round it up to this far apart (summed RGB),
+#: whatever the hue: a short code word's few thin monospace glyphs read paler still ("A" | "package" | "is:" in npm's
+#: docs, 99 apart); a blue link on a chip is over 200 off.
+CHIP_SHADE_DISTANCE = 120.0
 SHADE_SPREAD = 10.0
 #: No other text this many line heights to the right of A on its line, or to the left of B on its own.
 ROW_CLEARANCE = 1.5
@@ -690,9 +694,9 @@ def _same_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 
 
 def _near_colour(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    """Both glyph colours known and within :data:`MAX_SHADE_DISTANCE` (summed RGB), row by row, whatever the
+    """Both glyph colours known and within :data:`CHIP_SHADE_DISTANCE` (summed RGB), row by row, whatever the
     hue: inline code's thinner monospace glyphs on a chip read a little paler and warmer than the prose round them."""
-    return a is not None and b is not None and bool(np.all(_colour_distances(a, b)[2] <= MAX_SHADE_DISTANCE))
+    return a is not None and b is not None and bool(np.all(_colour_distances(a, b)[2] <= CHIP_SHADE_DISTANCE))
 
 
 def _colour_distances(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -836,6 +840,16 @@ def group_lines(
             and _similar_heights(heights[i], heights[j], PITCH_HEIGHTS)
         ):
             steps.append((heights[i], centres[j] - centres[i]))
+
+    # a line with no descending glyph ends at its baseline: at the pitch, the line below may stand a descender further
+    # off than LOOSE_LINE_GAP from its box ("If a time zone is omitted, a timezone-naive" | "datetime is returned.")
+    sizes = _sizes(elements, heights)
+    deep = [(b[0], b[1], b[2], b[3] + sz - h) for b, sz, h in zip(boxes, sizes, heights, strict=True)]
+    for i in range(n):
+        if below[i] is None:
+            j = _line_below(i, deep, sizes, centres, LOOSE_LINE_GAP)
+            if j is not None and _on_pitch(i, j, centres, heights, steps):
+                below[i] = j
 
     is_under = _link_underlines(elements, boxes, underlined) if underlined is not None else None
 

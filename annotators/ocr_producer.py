@@ -215,8 +215,11 @@ from schemas.records import GroundingLabel, Screenshot
 #: a hyphen; 81 = a comma counts as no descending glyph when two lines' sizes are compared ("stable, since ..." 42 px
 #: under "... is just as" 62), a line of prose ending on a determiner or preposition goes on ("... Foundation; with
 #: no" | "Invariant Sections"), and a numbered item's next line hangs under its text, after the number ("3. The first
-#: name prefixed with one dash is" | "used otherwise.").
-RECIPE_VERSION = "81"
+#: name prefixed with one dash is" | "used otherwise."); 82 = inline code on a chip joins the prose round it up to
+#: :data:`annotators.ocr_group.CHIP_SHADE_DISTANCE` apart ("A" | "package" | "is:", a short code word's glyphs 99
+#: apart), and loose prose under a line with no descending glyph is measured from where its descenders would end
+#: ("... a timezone-naive" | "datetime is returned.").
+RECIPE_VERSION = "82"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -475,6 +475,20 @@ def test_a_line_whose_only_descending_glyph_is_a_comma_counts_a_descender_taller
     assert _texts(_group(els, im)) == [rows[0][0], rows[1][0]]
 
 
+def test_loose_prose_under_a_line_with_no_descender_joins_at_the_pitch():
+    """dateutil's "If a time zone is omitted, a timezone-naive" | "datetime is returned." on a phone, set at the page's
+    loose pitch: the first line has no descending glyph, so its box ends at the baseline and the next line stands a
+    descender further off than :data:`annotators.ocr_group.LOOSE_LINE_GAP` from it. Measured from where its
+    descenders would end, the step is the page's pitch (another column's lines, 34 px middle to middle), and the two
+    join; further off than the pitch, they stay apart."""
+    column = [(f"Lorem ipsum quisque dolor sit {k}", 500, 40 + 34 * k, GREY) for k in range(4)]
+    first, second = "If a time zone is omitted, a timezone-naive", "datetime is returned."
+    els, im = _page([*column, (first, 40, 200, GREY, 16), (second, 40, 234, GREY)], size=(900, 300))
+    assert f"{first} {second}" in _texts(_group(els, im))
+    els, im = _page([*column, (first, 40, 200, GREY, 16), (second, 40, 240, GREY)], size=(900, 300))
+    assert {first, second} <= set(_texts(_group(els, im)))
+
+
 def test_a_numbered_items_line_wraps_under_its_text_not_its_number():
     """Click's "3. The first name prefixed with one dash is" | "used otherwise.": the item's next line starts under
     its text, a number's width right of the line above (a hanging indent), and the two join. A line so indented under
@@ -654,14 +668,16 @@ def test_inline_code_on_a_chip_joins_the_prose_around_it_and_a_highlighted_menu_
 
 def test_inline_code_on_a_chip_in_paler_warmer_glyphs_still_joins_and_a_link_on_a_chip_does_not():
     """npm's docs: "If you wish to <code>require()</code> a package, then install it locally.": the chip's monospace
-    glyphs read (70, 71, 65) beside the prose's (42, 46, 51), 67 apart summed and no shade of it. On its chip the code
-    joins up to :data:`annotators.ocr_group.MAX_SHADE_DISTANCE`; without the chip, or a blue link on a chip, it stays
-    apart."""
+    glyphs read (70, 71, 65) beside the prose's (42, 46, 51), 67 apart summed and no shade of it; a short code word's
+    few glyphs read paler still ("A <code>package</code> is:", (75, 76, 71) beside (36, 41, 46), 99 apart). On its chip
+    the code joins up to :data:`annotators.ocr_group.CHIP_SHADE_DISTANCE`; without the chip, or a blue link on a chip,
+    it stays apart."""
     from annotators.ocr import backdrop
     from annotators.ocr_group import join_pieces
 
-    prose, code = (42, 46, 51), (70, 71, 65)
-    for colour, chip, expected in ((code, True, 1), (code, False, 3), (BLUE, True, 3)):
+    prose, code, short = (42, 46, 51), (70, 71, 65), (80, 82, 76)  # short: 99 from the prose, summed
+    cases = ((code, True, 1), (code, False, 3), (short, True, 1), (short, False, 3), (BLUE, True, 3))
+    for colour, chip, expected in cases:
         rows = [("If you wish to", 40, 40, prose), ("require()", 190, 40, colour),
                 ("a package, then install it locally.", 290, 40, prose)]  # fmt: skip
         els, im = _page(rows, size=(700, 80))
