@@ -140,8 +140,13 @@ row only when all of:
 8. **Closer than the column's pitch** (:func:`_tighter_than_pitch`). Where rule 5 finds no text cue, B still continues
    A when it follows A closer than the lines of their column (same start, size and colour) follow each other, and
    those stand at a regular pitch: a side bar whose links stand 1.6 line heights apart and whose wrapped link's second
-   line stands 0.9 below its first ("API Reference for the attr" | "Namespace"). A list at an even pitch says
-   nothing, and a line that starts like a list item starts one.
+   line stands 0.9 below its first ("API Reference for the attr" | "Namespace"). Where the column has no regular
+   pitch (a table whose cells wrap: each wrapped cell adds a short step, as a texinfo index on a phone, "Assignment" |
+   "functions:" beside "Assignment" | "Functions"), B still continues A when it follows A closer than both A follows
+   the column's line above it and B's line below follows B, by a step the screenshot repeats (each wrapped cell has
+   it; a lone short step in a side bar is a group's), with no other text at all between those rows (an index's
+   letter heading parts its groups). A list at an even pitch says nothing, and a line that starts like a list
+   item starts one.
 
 9. **A paragraph with a link inside is its lines** (:func:`_around_a_link`). The DOM labels no owner of text with a
    control inside (the words around an inline link are a fragment): they give its visual lines, cut at the link. So
@@ -871,7 +876,7 @@ def group_lines(
             _on_pitch(i, j, centres, heights, steps) and not text_right_of(i) and not text_right_of(j)
         ):
             continue  # a loose gap: only at the screenshot's own line pitch, with no text further right (a table)
-        if not _wraps(i, j, elements, boxes, heights, colours, display, mark, item_text):
+        if not _wraps(i, j, elements, boxes, heights, colours, display, mark, item_text, steps):
             continue
         if link_then_colon(i):
             continue
@@ -1338,6 +1343,7 @@ def _wraps(
     display: set[int],
     mark: Callable[[int], bool | None],
     item_text: Callable[[int], bool],
+    steps: Sequence[tuple[float, float]] = (),
 ) -> bool:
     """Rules 1, 2, 4, 5 and 6 of the module docstring for line ``i`` above line ``j``; ``mark``: what stands left of
     a line (rule 6), ``item_text``: whether a line is a list item's text (its marked line or one hanging under it)."""
@@ -1366,7 +1372,7 @@ def _wraps(
     if _FIELD.match(text) and not elements[i].text.rstrip().endswith("-"):  # "PST." | "Date: Thu, 02 Mar 2000"
         return False
     return continues(elements[i].text, text, display=i in display and j in display) or (
-        not _LIST_MARKER.match(text) and _tighter_than_pitch(i, j, boxes, heights, colours)
+        not _LIST_MARKER.match(text) and _tighter_than_pitch(i, j, boxes, heights, colours, steps)
     )
 
 
@@ -1436,14 +1442,18 @@ def _had_to_wrap(i: int, j: int, elements, boxes, heights, lo: float, hi: float)
     return a[2] + _first_word(text, b, space=True) - right_edge >= -FIT_TOLERANCE * h
 
 
-def _tighter_than_pitch(i: int, j: int, boxes, heights, colours) -> bool:
+def _tighter_than_pitch(i: int, j: int, boxes, heights, colours, pairs: Sequence[tuple[float, float]] = ()) -> bool:
     """Whether line ``j`` follows line ``i`` closer than the lines of their column follow each other (rule 8 of the
     module docstring). The column's lines start where ``i`` starts and have its size and colour, within
     :data:`COLUMN_REACH` line heights; its steps are from one's middle to the next's (a box's top jitters with its
     words' ascenders) with no other text between them (a nested item). At least :data:`PITCH_LINES` steps besides
     ``i`` to ``j``, all within :data:`PITCH_SPREAD` line heights of each other (a regular pitch), and ``i`` to ``j``
     at least :data:`PITCH_MARGIN` line heights shorter than the shortest of them ("API Reference for the attr" |
-    "Namespace" in a side bar whose links stand 1.6 line heights apart, its wrapped line 0.9)."""
+    "Namespace" in a side bar whose links stand 1.6 line heights apart, its wrapped line 0.9). With no regular pitch
+    (a table whose cells wrap), ``i`` to ``j`` at least that much shorter than both the step from the column's line
+    above ``i`` and the step to its line below ``j``, with no text at all between those rows (a letter heading), and
+    another aligned pair of ``pairs`` (the screenshot's (line height, middle-to-middle step) of aligned line pairs, as
+    :func:`_on_pitch` takes them) of their size at that step too (within :data:`PITCH_SLACK`)."""
     a, h = boxes[i], (heights[i] + heights[j]) / 2
     column = sorted(
         (
@@ -1473,8 +1483,22 @@ def _tighter_than_pitch(i: int, j: int, boxes, heights, colours) -> bool:
         for p, q in zip(column, column[1:], strict=False)
         if (p, q) != (i, j) and not between(p, q)
     ]
-    if len(steps) < PITCH_LINES:
+    step = middle(j) - middle(i)
+    if len(steps) >= PITCH_LINES and max(steps) - min(steps) <= PITCH_SPREAD * h:
+        return step <= min(steps) - PITCH_MARGIN * h
+    if i not in column or j not in column or column.index(j) != column.index(i) + 1:
         return False
-    if max(steps) - min(steps) > PITCH_SPREAD * h:  # no regular pitch: groups, separators, headings between
+    at = column.index(i)
+    if at == 0 or at + 2 >= len(column):
         return False
-    return middle(j) - middle(i) <= min(steps) - PITCH_MARGIN * h
+    p, q = column[at - 1], column[at + 2]
+    if any(
+        boxes[p][3] <= middle(k) <= boxes[i][1] or boxes[j][3] <= middle(k) <= boxes[q][1]
+        for k in range(len(boxes))
+        if k not in (p, i, j, q)
+    ):
+        return False
+    alike = [t for hk, t in pairs if _similar_heights(hk, h, PITCH_HEIGHTS)]
+    if sum(abs(t - step) <= max(2.0, PITCH_SLACK * step) for t in alike) < 2:  # the short step recurs: a wrap pitch
+        return False
+    return step <= min(middle(i) - middle(p), middle(q) - middle(j)) - PITCH_MARGIN * h

@@ -218,8 +218,10 @@ from schemas.records import GroundingLabel, Screenshot
 #: name prefixed with one dash is" | "used otherwise."); 82 = inline code on a chip joins the prose round it up to
 #: :data:`annotators.ocr_group.CHIP_SHADE_DISTANCE` apart ("A" | "package" | "is:", a short code word's glyphs 99
 #: apart), and loose prose under a line with no descending glyph is measured from where its descenders would end
-#: ("... a timezone-naive" | "datetime is returned.").
-RECIPE_VERSION = "82"
+#: ("... a timezone-naive" | "datetime is returned."); 83 = rule 8 without a regular pitch: a table's wrapped cell
+#: joins where its step is shorter than the rows' around it and the page repeats it (a texinfo index on a phone,
+#: "Assignment" | "functions:").
+RECIPE_VERSION = "83"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

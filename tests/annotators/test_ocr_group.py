@@ -994,6 +994,33 @@ def test_a_wrapped_side_bar_link_closer_than_the_lists_pitch_is_one_element():
     assert _texts(_group(*_page(lines, size=(600, 300)))) == joined
 
 
+def test_an_index_tables_wrapped_cells_join_where_their_step_is_shorter_than_the_rows_around():
+    """A texinfo index on a phone: entries ("Assignment" | "functions:") and their sections ("Assignment" |
+    "Functions") wrap in both columns, so a column's steps mix its rows' pitch (36 px here) with its wrapped cells'
+    (28): no regular pitch, and no text cue joins two single words. A step shorter than both the step from the row
+    above and to the row below, and one the page repeats (each wrapped cell has it), is a wrap. Rows at one even
+    step stay apart, and so do rows a letter heading parts."""
+
+    def table(intra: int, heading: bool = False):
+        rows, y = [], 40
+        for word, wraps in (("Arithmetic", False), ("Assignment", True), ("Comparison", True), ("Conversion", False)):
+            if wraps:
+                rows += [(word, 40, y, BLUE), ("functions:", 40, y + intra, BLUE)]
+                rows += [(word, 340, y, BLUE), ("Functions", 340, y + intra, BLUE)]
+                y += intra
+            else:
+                rows += [(f"{word} functions:", 40, y, BLUE), (f"{word} Functions", 340, y, BLUE)]
+            y += 36
+        if heading:  # a letter heading between the first two rows, left of the columns
+            rows.append(("A", 10, 63, GREY, 12))
+        return set(_texts(_group(*_page(rows, size=(700, 300)))))
+
+    joined = {f"{w} {f}" for w in ("Assignment", "Comparison") for f in ("functions:", "Functions")}
+    assert joined <= table(28)
+    assert not joined & table(36)  # one even step: rows, not wraps
+    assert "Assignment functions:" not in table(28, heading=True)
+
+
 def test_a_numbered_item_closer_than_the_lists_pitch_starts_an_item():
     items = ["1 Overview", "2 Invoking", "3 Conventions", "4 Example", "5 Options", "6 Index"]
     ys = [40 + sum([32, 32, 18, 32, 32][:k]) for k in range(len(items))]
