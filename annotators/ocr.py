@@ -227,7 +227,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-bars2"
+    VERSION = "2025.1-bars3"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):
@@ -639,8 +639,11 @@ class OcrAnnotator:
             return [_Piece(p.x0, p.x1, text, conf)]
         runs = _runs(ink[cols[0] : cols[-1] + 1], int(cols[0]))
         # merge ink runs into as many words as there are tokens, cutting at the widest gaps
-        if len(runs) < len(tokens):
-            return [_Piece(p.x0 + q.x0, p.x0 + q.x1, q.text, conf) for q in _proportional(parts, crop.shape[1])]
+        if len(runs) < len(tokens):  # fewer ink words than tokens: no word for each token to fall on
+            return [
+                _Piece(p.x0 + q.x0, p.x0 + q.x1, q.text, conf)
+                for q in _by_characters(text, parts, runs, crop.shape[0])
+            ]
         gaps = sorted(range(len(runs) - 1), key=lambda i: runs[i + 1][0] - runs[i][1], reverse=True)
         cuts = sorted(gaps[: len(tokens) - 1])
         words, s = [], runs[0][0]
@@ -1817,6 +1820,9 @@ def _bracketed(text: str) -> list[tuple[str, float, float]] | None:
 
 #: Two ink runs at least this many line heights apart are two words (a word space; letters stand closer).
 WORD_GAP = 0.18
+#: A part placed by characters snaps each end to the nearest word's edge within this many characters' advance of it;
+#: further, its glyphs touch (a struck-through row is one run of ink) and the end stays at its characters' share.
+SNAP_CHARS = 3.0
 #: A part of a split piece fits its ink when its width is within this factor either way of its characters' share
 #: of the piece's ink (a part of 4 characters, "next", at least half and at most twice 4 average advances).
 PART_WIDTH_FACTOR = 2.0
@@ -1832,9 +1838,11 @@ def _fits(width: int, nchars: int, advance: float) -> bool:
 def _by_characters(text: str, parts: list[str], runs: list[tuple[int, int]], height: int) -> list[_Piece]:
     """Place each part of ``text`` (in order, as :func:`_separator_split` cut it) at its characters' share of the
     ink span of ``runs`` (the piece's [start, end) ink runs), its ends moved to the nearest word's start and end
-    (runs :data:`WORD_GAP` line heights of ``height`` apart): the glyphs of one line are of similar widths, so a
-    part lands on its words even where the recogniser read two of them as one token. A part whose snapped ends would
-    cross (a short part between two words' edges) keeps its unsnapped share: every part is placed, none dropped."""
+    (runs :data:`WORD_GAP` line heights of ``height`` apart) where one is within :data:`SNAP_CHARS` characters: the
+    glyphs of one line are of similar widths, so a part lands on its words even where the recogniser read two of
+    them as one token, and where glyphs touch (fewer runs than words) it keeps its share. A part whose snapped ends
+    would cross (a short part between two words' edges) keeps its unsnapped share: every part is placed, none
+    dropped."""
     a, b = runs[0][0], runs[-1][1]
     scale = (b - a) / max(1, len(text))
     words = [list(runs[0])]
@@ -1854,21 +1862,10 @@ def _by_characters(text: str, parts: list[str], runs: list[tuple[int, int]], hei
         c0 = found if found >= 0 else pos  # a part is text's own; were one not found, it goes on from the last
         pos = c0 + len(word)
         lo, hi = a + scale * c0, a + scale * pos
-        x0 = int(starts[np.argmin(np.abs(starts - lo))])
-        x1 = int(ends[np.argmin(np.abs(ends - hi))])
+        x0, x1 = int(starts[np.argmin(np.abs(starts - lo))]), int(ends[np.argmin(np.abs(ends - hi))])
+        reach = SNAP_CHARS * scale  # a word's edge this near its share's: glyphs that touch leave no word to snap to
+        x0, x1 = x0 if abs(x0 - lo) <= reach else int(lo), x1 if abs(x1 - hi) <= reach else int(round(hi))
         if x1 <= x0:
             x0, x1 = int(lo), max(int(lo) + 1, int(round(hi)))
         out.append(_Piece(x0, x1, word))
-    return out
-
-
-def _proportional(parts: list[str], width: int) -> list[_Piece]:
-    """Fallback: place text parts proportionally to their character counts across ``width``."""
-    total = sum(len(p) for p in parts) + 3 * (len(parts) - 1)
-    out, x = [], 0.0
-    for p in parts:
-        w = width * len(p) / max(1, total)
-        if p.strip():
-            out.append(_Piece(int(x), int(round(x + w)), p.strip()))
-        x += w + width * 3 / max(1, total)
     return out

@@ -220,8 +220,9 @@ from schemas.records import GroundingLabel, Screenshot
 #: apart), and loose prose under a line with no descending glyph is measured from where its descenders would end
 #: ("... a timezone-naive" | "datetime is returned."); 83 = rule 8 without a regular pitch: a table's wrapped cell
 #: joins where its step is shorter than the rows' around it and the page repeats it (a texinfo index on a phone,
-#: "Assignment" | "functions:").
-RECIPE_VERSION = "83"
+#: "Assignment" | "functions:"); 84 = a row with fewer runs of ink than tokens places its parts by characters over the
+#: ink's span, as recipe 76 does, snapping to a word's edge only when one is near (annotator ``2025.1-bars3``).
+RECIPE_VERSION = "84"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
 #: cut by the top or bottom edge out of recall the same way).

@@ -916,6 +916,24 @@ def test_a_row_read_with_a_bar_glued_to_a_word_still_puts_each_link_on_its_own_w
     assert all(q.x1 > q.x0 for q in placed) and 45 <= placed[1].x0 < placed[1].x1 <= 55, placed
 
 
+def test_a_row_whose_ink_is_one_run_places_its_parts_on_the_ink_not_on_the_detectors_box(annotator):
+    """A row struck through ("Contents | Index | About" of deprecated names, ``<del>``) is one run of ink, fewer runs
+    than the row has tokens, so no token has a word of its own to fall on. Each part goes to its characters' share of
+    the ink's span (no word edge near enough to snap to), not of the detector's box, which may reach far past the ink
+    at one end."""
+    row = "Contents | Index | About"
+    line, d, font, (x0, x1) = _drawn_row(row, 700)
+    line = line.copy()
+    line[19:21, x0:x1] = 0  # struck through: one run of ink from the first glyph to the last
+    for word in ("Contents", "Index", "About"):
+        start = row.index(word)
+        left, right = d.textlength(row[:start], font=font), d.textlength(row[: start + len(word)], font=font)
+        box = (10 + left, 8, 10 + right, 32)
+        pieces = {q.text: q for q in annotator._separator_split(line, _Piece(max(0, x0 - 10), x1 + 150), row, 0.9)}
+        q = pieces[word]
+        assert _inside(((q.x0 + q.x1) / 2, 20), box), (word, q, box)
+
+
 def test_a_breadcrumb_splits_at_its_guillemets_and_at_a_guillemet_read_as_a_spaced_angle_bracket(annotator):
     """A breadcrumb's "»" separate its links, and so does a spaced ">" in a text that holds a "»" (the recogniser
     reads some of them as ">"); a spaced ">" in any other text ("if x > 0 then stop") splits nothing."""
