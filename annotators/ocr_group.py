@@ -9,65 +9,73 @@ split a purely geometric join loses more than it wins). A piece A is joined with
 row only when all of:
 
 1. **Geometry.** Same font size (heights within 25 %), vertical centres within :data:`ROW_CENTRE` line heights, and B
-   starts at most :data:`MAX_PIECE_GAP` line heights after A ends (a slight overlap of two detections included). 2.
-   **Same style.** Glyph colours within :data:`MAX_COLOUR_DISTANCE`, or :data:`MAX_SHADE_DISTANCE` where they differ
-   only in shade (a short word's few glyphs read paler or darker than a long piece's), so an inline link split from the
-   prose around it by colour stays split; and no glyph ink of another colour between them (``split_between``: the black
-   "][" of "[Contents][index]", two links whatever case the second is read in), nor the end of an underline (a grey
-   underlined link in black prose, a shade apart: "The project is" | "hosted on GitHub"; or the bare gap between two
-   underlined links, "Babel 2.18.0" | "previous": a link's underline runs under its spaces), nor a mark of another
-   colour ending A (the prose's black comma after a blue link set as code, "maps:next/1," | "maps:filter/2": a sliver
-   too small to change A's colour, :func:`annotators.ocr.mark_after`), nor a spaced separator of any colour (a
-   breadcrumb's grey "»" between grey links, :func:`annotators.ocr.glyph_between`). A month and the number after it
-   ("Feb" | "15, 2025") join whatever their colours. 3. **The text continues** (:func:`continues_on_row`): A ends with
-   a comma or a hyphen, B starts with a lower-case letter (and not like a list item), A is a month name and B starts
-   with a digit ("Feb" | "15,"), A is a section number, alone or with the start of its title, and B starts with a
-   letter ("5.9." | "Implementation", "1.2.4 Command" | "Info", a chapter's bare number: "1 Measuring" | "Program"), or
-   the two boxes overlap (the detector cut one line in two: "Resource" | "Use"; a row's items never overlap). Unlike a
-   wrapped line, a function word ending A does not count: on a row it ends many a nav item ("Log in" | "Newsletters").
-   Pieces set in heading type (:data:`HEADING_RATIO` times the screenshot's median line height: a page title or a bold
-   section title, whose wide word spaces the detector or the gap split cuts at) join with no text cue when at most
-   :data:`HEADING_PIECE_GAP` line heights apart, unless B starts with a number (a row of counts set large: "4 Branches"
-   | "27 Tags"). 4. **Or inline code on a chip** (when the caller can see backgrounds: ``backdrop``,
-   :func:`annotators.ocr.backdrop`) stands in for rule 3. The gap split cuts at a chip's padding, and code often starts
-   in upper case ("Every method returns a" | "Promise unless a callback is given."), so no text cue joins. A and B join
-   when the background changes between them (:data:`CHIP_CONTRAST`) and either a chip opens B after prose that leads
-   into it (A's last word in lower case, a function word or a colon: "returns a" | "Promise") and the text goes on on
-   the page past the chip (the chip ends inside B or before the piece after B), or a chip closes at A's end and the
-   prose after it runs on (B starts in lower case or with punctuation: "Promise" | "unless a callback"), the chip
-   having opened inside A or after the piece before A. A count on a chip joins the name before it (a tab's badge:
-   "Issues" | "37", one link). The chip's monospace glyphs may read paler and warmer than the prose round them ("wish
-   to" | "require()" in npm's docs, 67 apart summed): on a chip, pieces join up to :data:`CHIP_SHADE_DISTANCE` apart
-   whatever the hue (rule 2's shade test aside); a blue link on a chip is much further off. A button at a row's end has
-   no text after it, and a menu bar's highlighted item sits among capitalised items ("File" | "Edit" | "View"), so
-   neither joins.  5. **Or a line of syntax-highlighted code** (:func:`join_code_rows`, before the rules above). A
-   highlighter paints a code line's tokens in several colours ("format_decimal(" | "12345," | "locale='" | "de_DE'"),
-   and the colour split cuts the line at each change, so every token would name a fragment that cuts a word. A row's
-   run of pieces (rule 1, in one font, up to :data:`CODE_PIECE_GAP` line heights apart: a comma or an operator the
-   recogniser dropped) joins when it is painted in :data:`CODE_COLOURS` colours or more (a line of text with a link is
-   two; after a console's prompt, ">>>", two; a prompt read alone in a lower box leads its line), reads as code, and
-   its pieces are tokens (few words each, most of them holding a digit, an underscore or punctuation). A space goes
-   where two pieces stand a character's advance apart: "format_decimal(12345, locale='de_DE'".  Two pieces join
-   whatever their colour, and B may be set down to :data:`MIN_SHORTCUT_HEIGHT` of A's height: a menu item and its
-   keyboard shortcut ("Cut" | "Ctrl+X", up to :data:`MAX_SHORTCUT_GAP` line heights to the right: the DOM's menu item
-   holds both, and its row is what is clicked), and an amount and its unit ("$0" | "/ month"). A title in heading type
-   and a release's version on a tag after it, at most :data:`HEADING_PIECE_GAP` line heights on, join whatever the
-   tag's colour ("Workspaces" | "@11.19.1": npm's page title holds both).  The joined piece's text is the pieces' texts
-   joined by a space, its box their union, its click point the box centre.  PP-OCR's detector finds text *lines*; a
-   link, button or heading that wraps onto two lines ("Main call" | "to action", "Add to" | "cart") comes out as
-   fragments, and no fragment names the element. :func:`group_lines` joins a line A to the line B just below it when
-   the layout says B continues A, and only then:  1. **Geometry.** B starts within half a line height below A's bottom
-   (line spacing, not a paragraph or list-item gap), the two have the same font size (the smaller line height at least
-   :data:`MIN_HEIGHT_RATIO` of the larger, as it is or once a line with no descending glyph counts a descender taller,
-   :func:`_sizes`: a paragraph's last line "condition occurred." 40 px high under "This value means that an
-   out-of-memory", 60; a comma reaches down far less than a "g" and counts as no descending glyph), and B starts where
-   A's block does: left-aligned (left edges within half a line height), centred (centres within half a line height),
-   further left (a wrapped inline link continues at the container's left edge) or, under a numbered item, where its
-   text starts after the number (a hanging indent, :func:`_hangs`: "3. The first name prefixed with one dash is" |
-   "used otherwise."). Prose set with a loose line height (a phone's 1.5: 0.55 line heights between the detector's
-   boxes; from a line with no descending glyph, its descender's depth more) may stand up to :data:`LOOSE_LINE_GAP`
-   apart where that step is the screenshot's own line pitch (:func:`_on_pitch`: the step most pairs of aligned lines of
-   that size share) and no text stands further right on either row (a table's rows stand at an even pitch too).
+   starts at most :data:`MAX_PIECE_GAP` line heights after A ends (a slight overlap of two detections included).
+2. **Same style.** Glyph colours within :data:`MAX_COLOUR_DISTANCE`, or :data:`MAX_SHADE_DISTANCE` where they differ
+   only in shade (a short word's few glyphs read paler or darker than a long piece's), so an inline link split from
+   the prose around it by colour stays split; and no glyph ink of another colour between them (``split_between``:
+   the black "][" of "[Contents][index]", two links whatever case the second is read in), nor the end of an underline
+   (a grey underlined link in black prose, a shade apart: "The project is" | "hosted on GitHub"; or the bare gap
+   between two underlined links, "Babel 2.18.0" | "previous": a link's underline runs under its spaces), nor a mark of
+   another colour ending A (the prose's black comma after a blue link set as code, "maps:next/1," | "maps:filter/2":
+   a sliver too small to change A's colour, :func:`annotators.ocr.mark_after`), nor a spaced separator of any colour
+   (a breadcrumb's grey "»" between grey links, :func:`annotators.ocr.glyph_between`). A month and the number after it
+   ("Feb" | "15, 2025") join whatever their colours.
+3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
+   letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), A is a section
+   number, alone or with the start of its title, and B starts with a letter ("5.9." | "Implementation", "1.2.4
+   Command" | "Info", a chapter's bare number: "1 Measuring" | "Program"), or the two boxes overlap (the detector
+   cut one line in two: "Resource" | "Use"; a row's items never overlap). Unlike a wrapped line, a function word
+   ending A does not count: on a row it ends many a nav item ("Log in" | "Newsletters"). Pieces set in heading type
+   (:data:`HEADING_RATIO` times the screenshot's median line height: a page title or a bold section title, whose wide
+   word spaces the detector or the gap split cuts at) join with no text cue when at most :data:`HEADING_PIECE_GAP`
+   line heights apart, unless B starts with a number (a row of counts set large: "4 Branches" | "27 Tags").
+4. **Or inline code on a chip** (when the caller can see backgrounds: ``backdrop``, :func:`annotators.ocr.backdrop`)
+   stands in for rule 3. The gap split cuts at a chip's padding, and code often starts in upper case ("Every method
+   returns a" | "Promise unless a callback is given."), so no text cue joins. A and B join when the background changes
+   between them (:data:`CHIP_CONTRAST`) and either a chip opens B after prose that leads into it (A's last word in
+   lower case, a function word or a colon: "returns a" | "Promise") and the text goes on on the page past the chip
+   (the chip ends inside B or before the piece after B), or a chip closes at A's end and the prose after it runs on
+   (B starts in lower case or with punctuation: "Promise" | "unless a callback"), the chip having opened inside A or
+   after the piece before A. A count on a chip joins the name before it (a tab's badge: "Issues" | "37", one link).
+   The chip's monospace glyphs may read paler and warmer than the prose round them ("wish to" | "require()" in npm's
+   docs, 67 apart summed): on a chip, pieces join up to :data:`CHIP_SHADE_DISTANCE` apart whatever the hue (rule 2's
+   shade test aside); a blue link on a chip is much further off.
+   A button at a row's end has no text after it, and a menu bar's highlighted item sits among capitalised items
+   ("File" | "Edit" | "View"), so neither joins.
+
+5. **Or a line of syntax-highlighted code** (:func:`join_code_rows`, before the rules above). A highlighter paints a
+   code line's tokens in several colours ("format_decimal(" | "12345," | "locale='" | "de_DE'"), and the colour split
+   cuts the line at each change, so every token would name a fragment that cuts a word. A row's run of pieces (rule 1,
+   in one font, up to :data:`CODE_PIECE_GAP` line heights apart: a comma or an operator the recogniser dropped) joins
+   when it is painted in :data:`CODE_COLOURS` colours or more (a line of text with a link is two; after a console's
+   prompt, ">>>", two; a prompt read alone in a lower box leads its line), reads as code, and its pieces are tokens
+   (few words each, most of them holding a digit, an underscore or punctuation). A space goes where two pieces stand a
+   character's advance apart: "format_decimal(12345, locale='de_DE'".
+
+Two pieces join whatever their colour, and B may be set down to :data:`MIN_SHORTCUT_HEIGHT` of A's height: a menu
+item and its keyboard shortcut ("Cut" | "Ctrl+X", up to :data:`MAX_SHORTCUT_GAP` line heights to the right: the DOM's
+menu item holds both, and its row is what is clicked), and an amount and its unit ("$0" | "/ month"). A title in
+heading type and a release's version on a tag after it, at most :data:`HEADING_PIECE_GAP` line heights on, join
+whatever the tag's colour ("Workspaces" | "@11.19.1": npm's page title holds both).
+
+The joined piece's text is the pieces' texts joined by a space, its box their union, its click point the box centre.
+
+PP-OCR's detector finds text *lines*; a link, button or heading that wraps onto two lines ("Main call" | "to
+action", "Add to" | "cart") comes out as fragments, and no fragment names the element. :func:`group_lines` joins a
+line A to the line B just below it when the layout says B continues A, and only then:
+
+1. **Geometry.** B starts within half a line height below A's bottom (line spacing, not a paragraph or list-item gap),
+   the two have the same font size (the smaller line height at least :data:`MIN_HEIGHT_RATIO` of the larger, as it is
+   or once a line with no descending glyph counts a descender taller, :func:`_sizes`: a paragraph's last line
+   "condition occurred." 40 px high under "This value means that an out-of-memory", 60; a comma reaches down far less
+   than a "g" and counts as no descending glyph), and B starts where A's block does: left-aligned (left edges within
+   half a line height), centred (centres within half a line height), further left (a wrapped inline link continues at
+   the container's left edge) or, under a numbered item, where its text starts after the number (a hanging indent,
+   :func:`_hangs`: "3. The first name prefixed with one dash is" | "used otherwise."). Prose set with a loose line
+   height (a phone's 1.5: 0.55 line heights between the detector's boxes; from a line with no descending glyph, its
+   descender's depth more) may stand up to :data:`LOOSE_LINE_GAP` apart where that step is the screenshot's own line
+   pitch (:func:`_on_pitch`: the step most pairs of aligned lines of that size share) and no text stands further right
+   on either row (a table's rows stand at an even pitch too).
 2. **Same style.** The glyph colours of the two lines differ by at most :data:`MAX_COLOUR_DISTANCE` (summed RGB; in
    shade alone, :data:`MAX_SHADE_DISTANCE`), so a blue link does not absorb the grey text under it. A mark of another
    colour ending B is the prose's after the element ended (:func:`_ends_in_colour`: "the Expat home" | "page."); one
