@@ -638,12 +638,16 @@ class OcrAnnotator:
         if cols.size == 0:
             return [_Piece(p.x0, p.x1, text, conf)]
         runs = _runs(ink[cols[0] : cols[-1] + 1], int(cols[0]))
-        # merge ink runs into as many words as there are tokens, cutting at the widest gaps
-        if len(runs) < len(tokens):  # fewer ink words than tokens: no word for each token to fall on
+
+        def by_characters() -> list[_Piece]:  # the parts at their characters' share of the ink, in the line's pixels
             return [
                 _Piece(p.x0 + q.x0, p.x0 + q.x1, q.text, conf)
                 for q in _by_characters(text, parts, runs, crop.shape[0])
             ]
+
+        if len(runs) < len(tokens):  # fewer ink words than tokens: no word for each token to fall on
+            return by_characters()
+        # merge ink runs into as many words as there are tokens, cutting at the widest gaps
         gaps = sorted(range(len(runs) - 1), key=lambda i: runs[i + 1][0] - runs[i][1], reverse=True)
         cuts = sorted(gaps[: len(tokens) - 1])
         words, s = [], runs[0][0]
@@ -662,10 +666,7 @@ class OcrAnnotator:
         if not all(_fits(q.x1 - q.x0, len(q.text), advance) for q in out):
             # the tokens did not fall on the ink's words ("Go |" read "GoI": one token for two words): every part
             # was shifted, down to a word on a lone bar; place the parts by their characters instead
-            out = [
-                _Piece(p.x0 + q.x0, p.x0 + q.x1, q.text, conf)
-                for q in _by_characters(text, parts, runs, crop.shape[0])
-            ]
+            out = by_characters()
         return out
 
 
@@ -1845,6 +1846,7 @@ def _by_characters(text: str, parts: list[str], runs: list[tuple[int, int]], hei
     dropped."""
     a, b = runs[0][0], runs[-1][1]
     scale = (b - a) / max(1, len(text))
+    reach = SNAP_CHARS * scale  # a word's edge this near its share's: glyphs that touch leave no word to snap to
     words = [list(runs[0])]
     for s, e in runs[1:]:
         if s - words[-1][1] >= WORD_GAP * height:
@@ -1863,7 +1865,6 @@ def _by_characters(text: str, parts: list[str], runs: list[tuple[int, int]], hei
         pos = c0 + len(word)
         lo, hi = a + scale * c0, a + scale * pos
         x0, x1 = int(starts[np.argmin(np.abs(starts - lo))]), int(ends[np.argmin(np.abs(ends - hi))])
-        reach = SNAP_CHARS * scale  # a word's edge this near its share's: glyphs that touch leave no word to snap to
         x0, x1 = x0 if abs(x0 - lo) <= reach else int(lo), x1 if abs(x1 - hi) <= reach else int(round(hi))
         if x1 <= x0:
             x0, x1 = int(lo), max(int(lo) + 1, int(round(hi)))

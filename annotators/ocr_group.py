@@ -1297,16 +1297,22 @@ def _on_pitch(i: int, j: int, centres, heights, steps: list[tuple[float, float]]
     middle, in px) the most aligned line pairs of that size (heights within :data:`PITCH_HEIGHTS`) share, within
     :data:`PITCH_SLACK` of it, held by at least :data:`PITCH_PAIRS` of them (``i`` to ``j`` among them). A paragraph's
     or an item's gap adds its margin to the pitch."""
-    h, step = heights[i], centres[j] - centres[i]
-    same = [s for hk, s in steps if _similar_heights(hk, h, PITCH_HEIGHTS)]
-
-    def near(a: float, b: float) -> bool:
-        return abs(a - b) <= max(2.0, PITCH_SLACK * b)
-
+    step, same = centres[j] - centres[i], _steps_of_size(steps, heights[i])
     if len(same) < PITCH_PAIRS:
         return False
-    count, pitch = max((sum(near(t, s) for t in same), -s) for s in same)
-    return count >= PITCH_PAIRS and near(step, -pitch)
+    count, pitch = max((sum(_near_step(t, s) for t in same), -s) for s in same)
+    return count >= PITCH_PAIRS and _near_step(step, -pitch)
+
+
+def _steps_of_size(steps: Sequence[tuple[float, float]], h: float) -> list[float]:
+    """The steps of ``steps`` ((line height, middle-to-middle step) of aligned line pairs) whose lines are of height
+    ``h``'s size (within :data:`PITCH_HEIGHTS`)."""
+    return [s for hk, s in steps if _similar_heights(hk, h, PITCH_HEIGHTS)]
+
+
+def _near_step(a: float, b: float) -> bool:
+    """Whether step ``a`` is step ``b`` within :data:`PITCH_SLACK` of it (2 px at least)."""
+    return abs(a - b) <= max(2.0, PITCH_SLACK * b)
 
 
 def _item_text_start(text: str, box) -> float | None:
@@ -1506,7 +1512,6 @@ def _tighter_than_pitch(i: int, j: int, boxes, heights, colours, pairs: Sequence
         if k not in (p, i, j, q)
     ):
         return False
-    alike = [t for hk, t in pairs if _similar_heights(hk, h, PITCH_HEIGHTS)]
-    if sum(abs(t - step) <= max(2.0, PITCH_SLACK * step) for t in alike) < 2:  # the short step recurs: a wrap pitch
+    if sum(_near_step(t, step) for t in _steps_of_size(pairs, h)) < 2:  # the short step recurs: a wrap pitch
         return False
     return step <= min(middle(i) - middle(p), middle(q) - middle(j)) - PITCH_MARGIN * h
