@@ -26,9 +26,11 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import re
 import shutil
 import sys
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,6 +84,7 @@ DEV_SITES = frozenset(
     | {"flex-index", "mpfr-index", "libgcrypt-index", "autogen-index", "mailutils-index"}
     | {"npm-docs"}
     | {"autogen-nodes", "mailutils-nodes", "flex-nodes", "libgcrypt-nodes", "mpfr-nodes"}
+    | {"rust-book", "rust-nomicon", "rust-reference", "rust-by-example", "rustc-book"}
 )
 
 
@@ -94,6 +97,7 @@ class Site:
     pages: tuple[str, ...]
     source: str
     licence: str
+    fix: Callable[[str], str] | None = None  # mends a page's HTML as it is copied (see mdbook_scripts)
 
 
 DOC = Path("/usr/share/doc")
@@ -404,6 +408,75 @@ DEB_DEV_SITES = (
     ),
 )
 
+#: Upstream mdBook's inline scripts that set the theme and the side bar's state before the page is drawn (its
+#: ``index.hbs``: the side bar shows from 1080 px of width, hidden below), which Debian's build of rust-doc's books
+#: leaves out; without them the next script reads ``sidebar`` as the ``<nav id="sidebar">`` element (a named window
+#: property), marks the side bar ``aria-hidden`` and still paints it over the page at every width, so the DOM truth
+#: (rightly) skips text that is painted.
+_MDBOOK_SCRIPTS = """
+        <!-- screenmill truth set: upstream mdBook's inline scripts that Debian's build lacks -->
+        <script type="text/javascript">
+            var theme = default_theme;
+            var html = document.querySelector('html');
+            html.classList.remove('no-js');
+            html.classList.remove('light');
+            html.classList.add(theme);
+            html.classList.add('js');
+        </script>
+        <script type="text/javascript">
+            var html = document.querySelector('html');
+            var sidebar = 'hidden';
+            if (document.body.clientWidth >= 1080) { sidebar = 'visible'; }
+            html.classList.remove('sidebar-visible');
+            html.classList.add("sidebar-" + sidebar);
+        </script>
+"""
+_MDBOOK_ROOT_SCRIPT = re.compile(r"var default_theme[^\n]*\n\s*</script>\n")
+
+
+def mdbook_scripts(html: str) -> str:
+    """``html`` (a page of Debian's build of an mdBook book) with upstream mdBook's inline theme and side-bar scripts
+    put back after its ``path_to_root`` script (:data:`_MDBOOK_SCRIPTS`).
+
+    Raises:
+        ValueError: the page has no such script (not an mdBook page of that build).
+    """
+    found = _MDBOOK_ROOT_SCRIPT.search(html)
+    if found is None:
+        raise ValueError("mdbook_scripts: no default_theme script to put the side bar's script after")
+    return html[: found.end()] + _MDBOOK_SCRIPTS + html[found.end() :]
+
+
+#: Five mdBook books in rust-doc (stop 44), three pages each: prose with inline code on chips, code listings
+#: highlighted in several colours, and a side bar of numbered chapter links on the desktop; drawn with upstream
+#: mdBook's inline scripts (:func:`mdbook_scripts`). A ninth dev part tried at stop 43 without them was dropped.
+MDBOOK_SITES = tuple(
+    Site(name, DOC / "rust-doc/html" / folder, pages, "deb:rust-doc", "MIT or Apache-2.0", mdbook_scripts)
+    for name, folder, pages in (
+        (
+            "rust-book",
+            "book",
+            (
+                "ch03-00-common-programming-concepts.html",
+                "ch18-00-patterns.html",
+                "ch07-02-defining-modules-to-control-scope-and-privacy.html",
+            ),
+        ),
+        ("rust-nomicon", "nomicon", ("unwinding.html", "lifetimes.html", "arc-mutex/arc-drop.html")),
+        (
+            "rust-reference",
+            "reference",
+            ("expressions/match-expr.html", "special-types-and-traits.html", "types/parameters.html"),
+        ),
+        ("rust-by-example", "rust-by-example", ("flow_control.html", "types.html", "fn.html")),
+        (
+            "rustc-book",
+            "rustc",
+            ("instrument-coverage.html", "platform-support/m68k-unknown-linux-gnu.html", "targets/index.html"),
+        ),
+    )
+)
+
 
 def sphinx_sites(root: Path) -> tuple[Site, ...]:
     """The Sphinx-built sites under ``root`` (``build_sphinx.sh``'s output folder); pages of a failed build are
@@ -468,7 +541,10 @@ def collect(out: Path, sites: tuple[Site, ...] = SITES) -> list[dict]:
         for p in found:
             target = dest / p
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(site.root / p, target)
+            if site.fix is None:
+                shutil.copyfile(site.root / p, target)
+            else:
+                target.write_text(site.fix((site.root / p).read_text(encoding="utf-8")), encoding="utf-8")
             records.append(
                 {
                     "path": f"{site.name}/{p}",
@@ -489,7 +565,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("out", type=Path, help="folder to fill (pages, assets, pages.jsonl)")
     p.add_argument("--sphinx", type=Path, help="also take the Sphinx builds in this folder (build_sphinx.sh's OUT)")
     args = p.parse_args(argv)
-    records = collect(args.out, SITES + DEB_DEV_SITES + (sphinx_sites(args.sphinx) if args.sphinx else ()))
+    records = collect(
+        args.out, SITES + DEB_DEV_SITES + MDBOOK_SITES + (sphinx_sites(args.sphinx) if args.sphinx else ())
+    )
     sites: dict[str, str] = {r["site"]: r["split"] for r in records}
     for split in ("dev", "test"):
         names = sorted(s for s, v in sites.items() if v == split)

@@ -45,9 +45,32 @@ def test_collect_copies_pages_and_assets_and_splits_by_site(tmp_path):
     assert {collect.split_of(s.name) for s in collect.SITES} == {"dev", "test"}
     assert {collect.split_of(s) for s in collect.DEV_SITES} == {"dev"}  # added to grow dev: never test
     assert collect.DEV_SITES <= {
-        s.name for s in collect.SITES + collect.DEB_DEV_SITES + collect.sphinx_sites(tmp_path)
+        s.name for s in collect.SITES + collect.DEB_DEV_SITES + collect.MDBOOK_SITES + collect.sphinx_sites(tmp_path)
     }
-    assert {s.name for s in collect.DEB_DEV_SITES} <= collect.DEV_SITES  # installed to grow dev: pinned to dev
+    assert {s.name for s in collect.DEB_DEV_SITES + collect.MDBOOK_SITES} <= collect.DEV_SITES  # grow dev: pinned
+
+
+def test_collect_mends_a_page_with_its_sites_fix_and_mdbook_gets_its_side_bar_script(tmp_path):
+    """A site's ``fix`` rewrites each page as it is copied: Debian's mdBook pages get upstream mdBook's inline script
+    that hides the side bar below 1080 px (without it the side bar is marked hidden and painted all the same), put
+    after the page's ``default_theme`` script; a page without that script is refused, not copied half-mended."""
+    collect = _load("collect")
+    root = tmp_path / "book"
+    root.mkdir()
+    head = '<html class="sidebar-visible no-js light"><body>\n<script>\n    var default_theme = "light";\n</script>\n'
+    (root / "ch1.html").write_text(head + '<nav id="sidebar">Contents</nav></body></html>')
+    (root / "plain.html").write_text("<h1>No mdBook</h1>")
+    site = collect.Site("book", root, ("ch1.html",), "deb:x", "MIT", collect.mdbook_scripts)
+    collect.collect(tmp_path / "out", (site,))
+    page = (tmp_path / "out" / "book" / "ch1.html").read_text()
+    assert (
+        page.index("default_theme") < page.index("document.body.clientWidth >= 1080") < page.index('<nav id="sidebar"')
+    )
+    assert page.replace(collect._MDBOOK_SCRIPTS, "") == (root / "ch1.html").read_text()
+    with pytest.raises(ValueError, match="default_theme"):
+        collect.collect(
+            tmp_path / "out2", (collect.Site("plain", root, ("plain.html",), "deb:x", "MIT", collect.mdbook_scripts),)
+        )
 
 
 def test_collect_takes_the_sphinx_builds_as_dev_sites(tmp_path, capsys):
