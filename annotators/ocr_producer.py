@@ -222,7 +222,8 @@ from schemas.records import GroundingLabel, Screenshot
 #: joins where its step is shorter than the rows' around it and the page repeats it (a texinfo index on a phone,
 #: "Assignment" | "functions:"); 84 = a row with fewer runs of ink than tokens places its parts by characters over the
 #: ink's span, as recipe 76 does, snapping to a word's edge only when one is near (annotator ``2025.1-bars3``); 85 =
-#: an element read with less confidence than :data:`MIN_LABEL_CONFIDENCE` gives no label.
+#: an element read with less confidence than :attr:`annotators.ocr.OcrConfig.label_min_confidence` (0.8) gives no
+#: label.
 RECIPE_VERSION = "85"
 #: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
 #: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
@@ -234,11 +235,6 @@ GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 #: as "1" in a synopsis ("[ WHERE condition ]"), a logo's shape read as "2". On the truth set's dev parts every such
 #: label (12) named nothing; the 37 that named their element were read at 0.9 or more.
 NUMBER_MIN_CONFIDENCE = 0.75
-#: An element read with less confidence than this gives no label (its text still counts when repeats are named). On the
-#: truth set's main dev part a third of the labels read below 0.8 named nothing (53 of 79 named their element, 95 % of
-#: the others do): the floor raised its precision 94.8 -> 95.0 % for 0.1 point of recall (96.3 -> 96.2 %); at 0.9 the
-#: recall fell 0.9 point for 0.1 more (recipe 85).
-MIN_LABEL_CONFIDENCE = 0.8
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.
 GLYPH_TOOLBAR_GAP = 6.0
 _QUOTES = "\"'“‘«「"
@@ -485,9 +481,16 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
         in an instruction, and the DOM labels draw the same line), glyph icons (:func:`is_glyph_noise`, unless
         ``config.drop_glyphs`` is off), wrong-script readings (unless ``config.drop_wrong_script`` is off), no area
         inside the image, text cut by its left or right edge (:data:`EDGE_CUT`), a text repeated more than ten times,
-        or one read with less confidence than :data:`MIN_LABEL_CONFIDENCE` (after the repeats are counted: its text
-        is on the screenshot all the same) give none.
+        or one read with less confidence than the annotator's ``label_min_confidence`` (:class:`annotators.ocr.
+        OcrConfig`, from ``config.annotator_options``; after the repeats are counted: its text is on the screenshot
+        all the same) give none.
+
+    Raises:
+        ValueError: ``config.annotator_options`` is no valid :class:`annotators.ocr.OcrConfig`.
     """
+    from annotators.ocr import OcrConfig
+
+    floor = OcrConfig(**dict(config.annotator_options)).label_min_confidence
     w, h = shot.width, shot.height
     ordered = sorted(elements, key=lambda e: (round(e.box[1]), round(e.box[0]), e.text))
     provenance = LabelProvenance(
@@ -512,7 +515,7 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
     instructions = _instructions([t for _, t, _ in kept], [b for _, _, b in kept], config.instruction_template)
     labels = []
     for (el, text, box), instruction in zip(kept, instructions, strict=True):
-        if instruction is None or el.confidence < MIN_LABEL_CONFIDENCE:
+        if instruction is None or el.confidence < floor:
             continue
         px = min(max(el.point[0], box[0]), box[2])
         py = min(max(el.point[1], box[1]), box[3])

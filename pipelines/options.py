@@ -207,6 +207,14 @@ def add_ocr_options(parser: argparse.ArgumentParser) -> None:
         help="OCR: keep each detected line apart (no joining of a wrapped link's or button's lines)",
     )
     parser.add_argument(
+        "--ocr-min-label-confidence",
+        type=float,
+        default=None,
+        metavar="P",
+        help="OCR: an element read with less confidence than this (0..1) gives no label (default: the recipe's, 0.8; "
+        "0.5 labels every element read)",
+    )
+    parser.add_argument(
         "--instruction-template",
         default=AnnotateConfig.instruction_template,
         help="OCR recipe: how an element's text becomes the instruction (must contain {text})",
@@ -218,6 +226,8 @@ def ocr_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> An
     options = (("intra_op_threads", args.ocr_threads),) if args.ocr_threads else ()
     if not args.ocr_grouping:
         options += (("group_lines", False),)
+    if args.ocr_min_label_confidence is not None:
+        options += (("label_min_confidence", args.ocr_min_label_confidence),)
     return AnnotateConfig(
         run_id=run_id,
         config_hash="pending",

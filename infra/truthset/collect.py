@@ -412,7 +412,7 @@ DEB_DEV_SITES = (
 #: ``index.hbs``: the side bar shows from 1080 px of width, hidden below), which Debian's build of rust-doc's books
 #: leaves out; without them the next script reads ``sidebar`` as the ``<nav id="sidebar">`` element (a named window
 #: property), marks the side bar ``aria-hidden`` and still paints it over the page at every width, so the DOM truth
-#: (rightly) skips text that is painted.
+#: (rightly) leaves out the side bar's text, which the screenshot shows all the same.
 _MDBOOK_SCRIPTS = """
         <!-- screenmill truth set: upstream mdBook's inline scripts that Debian's build lacks -->
         <script type="text/javascript">
@@ -449,7 +449,7 @@ def mdbook_scripts(html: str) -> str:
 
 #: Five mdBook books in rust-doc (stop 44), three pages each: prose with inline code on chips, code listings
 #: highlighted in several colours, and a side bar of numbered chapter links on the desktop; drawn with upstream
-#: mdBook's inline scripts (:func:`mdbook_scripts`). A ninth dev part tried at stop 43 without them was dropped.
+#: mdBook's inline scripts (:func:`mdbook_scripts`). A ninth dev part tried at stop 42 without them was dropped.
 MDBOOK_SITES = tuple(
     Site(name, DOC / "rust-doc/html" / folder, pages, "deb:rust-doc", "MIT or Apache-2.0", mdbook_scripts)
     for name, folder, pages in (

@@ -144,16 +144,28 @@ def test_text_cut_by_the_left_or_right_edge_gets_no_label():
 
 
 def test_a_text_read_unsure_gets_no_label_but_still_counts_as_a_repeat():
-    """An element read with less confidence than MIN_LABEL_CONFIDENCE gives no label (a third of them named nothing on
-    the truth set's dev part); its text is painted all the same, so the sure "Edit" beside an unsure one is still
-    named by its place, never as the bare "Edit" a model could answer with either box."""
-    from annotators.ocr_producer import MIN_LABEL_CONFIDENCE
+    """An element read with less confidence than the annotator's label_min_confidence gives no label (a third of them
+    named nothing on the truth set's dev part); its text is painted all the same, so the sure "Edit" beside an unsure
+    one is still named by its place, never as the bare "Edit" a model could answer with either box. A run may lower
+    the floor (``--ocr-min-label-confidence``); a floor outside [0, 1] is refused."""
+    from annotators.ocr import OcrConfig
 
-    unsure = dataclasses.replace(_el("Edit", 100, 100), confidence=MIN_LABEL_CONFIDENCE - 0.05)
-    sure = dataclasses.replace(_el("Edit", 300, 100), confidence=MIN_LABEL_CONFIDENCE)
+    floor = OcrConfig().label_min_confidence
+    unsure = dataclasses.replace(_el("Edit", 100, 100), confidence=floor - 0.05)
+    sure = dataclasses.replace(_el("Edit", 300, 100), confidence=floor)
     save = dataclasses.replace(_el("Svae", 100, 300), confidence=0.6)
-    labels = _labels([unsure, sure, save, _el("Open", 100, 400)])
+    elements = [unsure, sure, save, _el("Open", 100, 400)]
+    labels = _labels(elements)
     assert [(lb.instruction, lb.x0) for lb in labels] == [('click the second "Edit"', 300.0), ('click "Open"', 100.0)]
+    lowered = _labels(elements, annotator_options=(("label_min_confidence", 0.5),))
+    assert [lb.instruction for lb in lowered] == [
+        'click the first "Edit"',
+        'click the second "Edit"',
+        'click "Svae"',
+        'click "Open"',
+    ]
+    with pytest.raises(ValueError, match="label_min_confidence"):
+        _labels(elements, annotator_options=(("label_min_confidence", 1.5),))
 
 
 def test_the_recipe_version_is_in_the_config_hash():

@@ -210,3 +210,21 @@ def test_no_ocr_grouping_reaches_the_annotator_and_the_config_hash():
     assert OcrConfig(**dict(configs[False].annotator_options)).group_lines is True
     assert OcrConfig(**dict(configs[True].annotator_options)).group_lines is False
     assert config_hash(configs[False]) != config_hash(configs[True])
+
+
+def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_config_hash():
+    """``--ocr-min-label-confidence`` overrides the recipe's floor (and so changes the hash); without it the options
+    stay empty and the default run's hash is the recipe's."""
+    from annotators.ocr import OcrConfig
+    from pipelines.options import ocr_config
+    from pipelines.run import build_parser
+    from schemas.images import ImageLimits
+    from schemas.keys import config_hash
+
+    configs = []
+    for argv in ([], ["--ocr-min-label-confidence", "0.5"]):
+        args, _ = build_parser().parse_known_args(["--input", "in", "--output", "out", *argv])
+        configs.append(ocr_config(args, "r", ImageLimits()))
+    assert configs[0].annotator_options == ()
+    assert OcrConfig(**dict(configs[1].annotator_options)).label_min_confidence == 0.5
+    assert config_hash(configs[0]) != config_hash(configs[1])
