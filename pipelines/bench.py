@@ -1,11 +1,14 @@
-"""``screenmill bench cpu``: ingest + tile + write throughput and peak memory, at n and 10·n screenshots.
+"""``screenmill bench cpu``: ingest + tile + write throughput and peak memory, at n and 10·n screenshots; then the
+OCR annotator's throughput on a few of them (``--ocr-n``).
 
 Inputs are the 1920×1080-class screenshots of ``samples/`` (PNG and JPEG), made unique by byte surgery that keeps
 them valid (a PNG ``tEXt`` chunk before ``IEND``, a JPEG ``COM`` segment after ``SOI``) so de-duplication does not
 collapse them and nothing is re-encoded. Each size runs ``screenmill run --annotator none`` in a fresh process;
 throughput is screenshots per pipeline wall second and per CPU second of the pipeline (≈ per core; interpreter
 start-up and imports are reported apart), peak memory is that process's max RSS.
-The ratios printed (10n/n) are measured side by side in one invocation.
+The ratios printed (10n/n) are measured side by side in one invocation. The OCR run (``--annotator ocr``, the CPU
+default, same inputs) reports screenshots and labels per pipeline wall second and per CPU second of the pipeline (its
+model load included, paid once a run); ``--ocr-n 0`` skips it.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ def make_inputs(samples: Path, folder: Path, n: int) -> int:
     return n
 
 
-def _measure(folder: Path, out: Path, extra: list[str]) -> dict:
+def _measure(folder: Path, out: Path, extra: list[str], annotator: str = "none") -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     cmd = [
@@ -83,7 +86,7 @@ def _measure(folder: Path, out: Path, extra: list[str]) -> dict:
         "--output",
         str(out),
         "--annotator",
-        "none",
+        annotator,
         "--quiet",
         *extra,
     ]
@@ -98,6 +101,7 @@ def _measure(folder: Path, out: Path, extra: list[str]) -> dict:
     n = manifest["counts"]["ingest"]["forwarded"]
     return {
         "screenshots": n,
+        "labels": manifest["tables"].get("grounding", {}).get("rows", 0),
         "wall_s": wall,
         "pipeline_s": manifest["wall_seconds"],
         "cpu_s": cpu,
@@ -118,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--n", type=int, default=200, help="screenshots in the small run (the large one is 10x)")
     p.add_argument("--samples", default=str(Path(__file__).resolve().parents[1] / "samples"))
+    p.add_argument("--ocr-n", type=int, default=8, help="screenshots in the OCR run (0: no OCR run)")
     p.add_argument("--json", default=None, help="also write the results here")
     argv = list(argv or [])
     if argv[:1] == ["vllm"]:
@@ -139,11 +144,20 @@ def main(argv: list[str] | None = None) -> int:
             folder = Path(tmp) / f"in_{label}"
             make_inputs(Path(args.samples), folder, n)
             results[label] = _measure(folder, Path(tmp) / f"out_{label}", extra)
+        if args.ocr_n > 0:
+            make_inputs(Path(args.samples), Path(tmp) / "in_ocr", args.ocr_n)
+            results["ocr"] = _measure(Path(tmp) / "in_ocr", Path(tmp) / "out_ocr", extra, annotator="ocr")
     print(f"{'size':<5} {'shots':>6} {'wall s':>8} {'cpu s':>7} {'shots/s':>8} {'shots/cpu-s':>12} {'peak MiB':>9}")
     for label, r in results.items():
         print(
             f"{label:<5} {r['screenshots']:>6} {r['wall_s']:>8.2f} {r['cpu_s']:>7.2f} {r['per_s']:>8.1f} "
             f"{r['per_cpu_s']:>12.1f} {r['peak_rss_mib']:>9.0f}"
+        )
+    if "ocr" in results:
+        r = results["ocr"]
+        print(
+            f"ocr: {r['per_s']:.3f} screenshots/s, {r['per_cpu_s']:.3f} per cpu-s ({os.cpu_count()} cores), "
+            f"{r['labels'] / r['pipeline_s']:.1f} labels/s; model load included"
         )
     scale_ratios(results, "target >= 100 shots per cpu-s", args.json)
     return 0

@@ -29,14 +29,26 @@ def test_bench_inputs_are_unique_valid_screenshots(samples_dir, tmp_path):
 
 def test_bench_cpu_reports_both_sizes(samples_dir, tmp_path, capsys):
     out = tmp_path / "bench.json"
-    assert bench_main(["cpu", "--n", "4", "--samples", str(samples_dir), "--json", str(out)]) == 0
+    assert bench_main(["cpu", "--n", "4", "--ocr-n", "0", "--samples", str(samples_dir), "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["results"]["1x"]["screenshots"] == 4
     assert report["results"]["10x"]["screenshots"] == 40
+    assert "ocr" not in report["results"]  # --ocr-n 0: no OCR run
     for r in report["results"].values():
-        assert r["peak_rss_mib"] > 0 and r["run_cpu_s"] > 0 and r["per_cpu_s"] > 0
+        assert r["peak_rss_mib"] > 0 and r["run_cpu_s"] > 0 and r["per_cpu_s"] > 0 and r["labels"] == 0
     assert report["ratios"]["peak_memory_10x_over_1x"] > 0
     assert "shots/cpu-s" in capsys.readouterr().out
+
+
+def test_bench_cpu_reports_the_ocr_annotators_throughput(samples_dir, tmp_path, capsys):
+    """The OCR run reads real screenshots with the real annotator: it labels them, and its rate is reported."""
+    pytest.importorskip("rapidocr_onnxruntime")
+    out = tmp_path / "bench.json"
+    assert bench_main(["cpu", "--n", "1", "--ocr-n", "2", "--samples", str(samples_dir), "--json", str(out)]) == 0
+    ocr = json.loads(out.read_text())["results"]["ocr"]
+    assert ocr["screenshots"] == 2 and ocr["labels"] > 0
+    assert ocr["per_s"] > 0 and ocr["per_cpu_s"] > 0 and ocr["peak_rss_mib"] > 0
+    assert re.search(r"ocr: [\d.]+ screenshots/s, [\d.]+ per cpu-s", capsys.readouterr().out)
 
 
 @pytest.mark.slow
