@@ -16,6 +16,12 @@ defaults), scores the labels against the DOM truth of the same run (:func:`annot
 prints the split's summary and table by role. A change of the splitting inside :class:`annotators.ocr.OcrAnnotator`
 (before grouping) needs a new ``dump``; ``score`` refuses a cache of another annotator version unless told.
 
+``written`` scores the labels another run wrote on the same screenshot files (an older tree's annotator: where a
+change started) with today's evaluator and truth::
+
+    git worktree add /tmp/old <commit> && (cd /tmp/old && python -m pipelines.cli run --input SHOTS --output OLD)
+    .venv/bin/python infra/truthset/regroup.py written /work/truth /work/ts/pages.jsonl OLD --split test --kinds
+
 ``--show imprecise|none|missed N`` lists N labels (or missed truth texts) of the dev split for tuning. The test split
 is only ever scored: the option is refused for it (never look at test labels one by one). ``--kinds`` counts the
 imprecise labels by kind (a fragment of which role, more than a line, a misreading...), counts only, for any split.
@@ -202,9 +208,7 @@ def score(
     kinds: bool = False,
 ) -> int:
     """Group, label and score one split from the cache; print the summary, the table by role and ``show``."""
-    import dataclasses
-
-    from annotators.evaluate import ambiguous_labels, evaluate, names_element, predictions_from_labels, truth_from_dom
+    from annotators.evaluate import names_element, truth_from_dom
     from annotators.ocr import OcrAnnotator
     from schemas.tables import read_shards
 
@@ -222,13 +226,7 @@ def score(
     ids = {s.screenshot_id for s in shots}
     truth = truth_from_dom(r for r in read_shards(run_output, "grounding").to_pylist() if r["screenshot_id"] in ids)
     labels = labels_of(shots, data["elements"])
-    predictions = predictions_from_labels(labels)
-    report = evaluate(truth, predictions, icons=False)
-    report = dataclasses.replace(report, ambiguous=tuple(ambiguous_labels(labels)))
-    print(f"split {split}: {len(shots)} screenshots, {report.summary()}, ambiguous labels {report.ambiguous_labels}")
-    print(report.format_split_details())
-    if kinds:
-        print(format_kinds(imprecise_kinds(truth, predictions)))
+    report, predictions = _report(split, len(shots), truth, labels, kinds)
     if show:
         picked = []
         if show == "missed":
@@ -248,6 +246,53 @@ def score(
     return 0
 
 
+def _report(split: str, n_shots: int, truth, labels: list[dict], kinds: bool):
+    """Score ``labels`` (grounding rows) against ``truth``; print the split's summary, its table by role and (with
+    ``kinds``) its imprecise labels by kind. Returns the report and the predictions."""
+    import dataclasses
+
+    from annotators.evaluate import ambiguous_labels, evaluate, predictions_from_labels
+
+    predictions = predictions_from_labels(labels)
+    report = evaluate(truth, predictions, icons=False)
+    report = dataclasses.replace(report, ambiguous=tuple(ambiguous_labels(labels)))
+    print(f"split {split}: {n_shots} screenshots, {report.summary()}, ambiguous labels {report.ambiguous_labels}")
+    print(report.format_split_details())
+    if kinds:
+        print(format_kinds(imprecise_kinds(truth, predictions)))
+    return report, predictions
+
+
+def score_written(run_output: str, manifest: str, labels_run: str, split: str, kinds: bool = False) -> int:
+    """Score the OCR labels another run wrote (``labels_run``: another tree's annotator, any recipe or schema
+    version, run on the same screenshot files) for one split of ``run_output``'s screenshots, against its DOM truth:
+    where a change started, measured by today's evaluator and truth. Aggregates, roles and kinds only, as ``score``.
+
+    Raises:
+        SystemExit: ``labels_run`` has no OCR label for any screenshot of the split.
+    """
+    import pyarrow.parquet as pq
+
+    from annotators.evaluate import truth_from_dom
+    from schemas.tables import read_shards
+
+    shots, _ = _shots(run_output, manifest, {split})
+    ids = {s.screenshot_id for s in shots}
+    labels = [
+        r
+        for f in sorted(Path(labels_run, "grounding").rglob("*.parquet"))
+        for r in pq.read_table(f).to_pylist()  # one file at a time: an older run's schema may differ
+        if r["screenshot_id"] in ids and str(r.get("annotator", "")).startswith("ocr")
+    ]
+    labelled = {r["screenshot_id"] for r in labels}
+    if not labelled:
+        raise SystemExit(f"{labels_run} has no OCR label for a screenshot of split {split!r}")
+    truth = truth_from_dom(r for r in read_shards(run_output, "grounding").to_pylist() if r["screenshot_id"] in ids)
+    print(f"{len(labels)} labels on {len(labelled)} of the split's {len(ids)} screenshots")
+    _report(split, len(ids), truth, labels, kinds)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -263,9 +308,17 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("-n", type=int, default=40, help="how many to list (default 40)")
     s.add_argument("--any-version", action="store_true", help="score a cache of another OCR version")
     s.add_argument("--kinds", action="store_true", help="count the imprecise labels by kind (counts only: any split)")
+    w = sub.add_parser("written", help="score the OCR labels another run wrote for one split's screenshots")
+    w.add_argument("run_output", help="the truth set's run output root (screenshots table, DOM labels)")
+    w.add_argument("manifest", help="the pages.jsonl of infra/truthset/collect.py")
+    w.add_argument("labels_run", help="the output root of a run on the same screenshot files (its grounding table)")
+    w.add_argument("--split", default="test", help="the split to score (default test)")
+    w.add_argument("--kinds", action="store_true", help="count the imprecise labels by kind")
     args = p.parse_args(argv)
     if args.command == "dump":
         return dump(args.run_output, args.manifest, args.cache, set(args.splits.split(",")))
+    if args.command == "written":
+        return score_written(args.run_output, args.manifest, args.labels_run, args.split, args.kinds)
     if args.show and args.split != "dev":
         p.error("--show is for the dev split only: the test split is scored, never read label by label")
     return score(

@@ -171,6 +171,13 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
     assert regroup.main(["score", str(out), str(manifest), str(cache), "--split", "dev", "--show", "missed"]) == 0
     printed = capsys.readouterr().out
     assert printed.startswith("split dev: 1 screenshots, truth ") and "recall" in printed and "missed:" in printed
+    # the labels the run wrote, scored as another run's (where a change started): the same figures as the cache's
+    assert regroup.main(["written", str(out), str(manifest), str(out), "--split", "dev", "--kinds"]) == 0
+    written_out = capsys.readouterr().out.splitlines()
+    assert written_out[0] == f"{len(written)} labels on 1 of the split's 1 screenshots"
+    assert written_out[1] == printed.splitlines()[0] and "imprecise labels by kind" in "\n".join(written_out)
+    with pytest.raises(SystemExit, match="no OCR label"):
+        regroup.main(["written", str(out), str(manifest), str(tmp_path / "nothing"), "--split", "dev"])
     with pytest.raises(SystemExit):
         regroup.main(["score", str(out), str(manifest), str(cache), "--split", "test", "--show", "none"])
     with pytest.raises(SystemExit, match="no screenshot of split 'test'"):
