@@ -28,6 +28,7 @@ reported in the stage's counters (``wrong_script_readings`` / ``screenshots_wron
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
@@ -298,11 +299,19 @@ class OcrProducer(LabelProducer):
     def load(self):
         """A loaded :class:`annotators.ocr.OcrAnnotator` (RuntimeError with the install hint when RapidOCR is
         missing)."""
-        from annotators.ocr import OcrAnnotator, OcrConfig
+        from annotators.ocr import OcrAnnotator
 
-        annotator = OcrAnnotator(OcrConfig(**dict(self.annotator_options)))
+        annotator = OcrAnnotator(self.ocr_config)
         annotator.load()
         return annotator
+
+    @functools.cached_property
+    def ocr_config(self):
+        """The annotator's settings, :class:`annotators.ocr.OcrConfig` of ``annotator_options``: built and checked
+        once (ValueError for a value out of range, TypeError for an option it does not have)."""
+        from annotators.ocr import OcrConfig
+
+        return OcrConfig(**dict(self.annotator_options))
 
     def produce(self, model, shot: Screenshot, pixels) -> Iterable[GroundingLabel | Count]:
         """The labels of one screenshot, and the counts of its text the models could not read (see the module
@@ -488,9 +497,7 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
     Raises:
         ValueError: ``config.annotator_options`` is no valid :class:`annotators.ocr.OcrConfig`.
     """
-    from annotators.ocr import OcrConfig
-
-    floor = OcrConfig(**dict(config.annotator_options)).label_min_confidence
+    floor = config.ocr_config.label_min_confidence
     w, h = shot.width, shot.height
     ordered = sorted(elements, key=lambda e: (round(e.box[1]), round(e.box[0]), e.text))
     provenance = LabelProvenance(

@@ -228,3 +228,21 @@ def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_co
     assert configs[0].annotator_options == ()
     assert OcrConfig(**dict(configs[1].annotator_options)).label_min_confidence == 0.5
     assert config_hash(configs[0]) != config_hash(configs[1])
+
+
+@pytest.mark.parametrize(
+    ("option", "reason"),
+    [
+        (("--ocr-min-label-confidence", "1.5"), "label_min_confidence must be in \\[0, 1\\], got 1.5"),
+        (("--ocr-threads", "-2"), "intra_op_threads"),
+    ],
+)
+def test_run_refuses_a_bad_ocr_option_before_reading_a_screenshot(tmp_path, option, reason):
+    """A bad annotator option is refused when the run's config is built, with its reason, not by a worker loading the
+    model after ingest has run; nothing is written."""
+    from pipelines.run import run
+
+    (tmp_path / "in").mkdir()
+    with pytest.raises(SystemExit, match=f"^screenmill run: .*{reason}"):
+        run(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), *option])
+    assert not (tmp_path / "out").exists()
