@@ -34,8 +34,9 @@ truth box (edges included) / matched``; ``unmatched`` predictions are those no t
 merged lines, or text the truth does not list).
 
 Scripts: truth elements whose text holds letters of a script the OCR models cannot read
-(:func:`annotators.scripts.unreadable_scripts`: Arabic, Hebrew, Cyrillic, Greek, Korean, kana …) are counted per image
-(``ImageScore.unreadable_scripts``) and reported, so a page the OCR cannot read shows as such, not as plain misses.
+(:func:`screenmill.annotators.scripts.unreadable_scripts`: Arabic, Hebrew, Cyrillic, Greek, Korean, kana …) are counted
+per image (``ImageScore.unreadable_scripts``) and reported, so a page the OCR cannot read shows as such, not as plain
+misses.
 
 Ambiguity (:func:`ambiguous_labels`, no truth needed): an (instruction, screenshot) pair is ambiguous when its labels
 name two or more disjoint boxes (no common area; instructions compared case-insensitively, whitespace collapsed). No
@@ -56,8 +57,8 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from annotators.dom.labels import is_placeholder_label
-from annotators.scripts import unreadable_scripts
+from screenmill.annotators.dom.labels import is_placeholder_label
+from screenmill.annotators.scripts import unreadable_scripts
 
 #: ``data_type`` of a truth record that is a line of painted text, not an element: scored for precision only.
 LINE = "line"
@@ -247,7 +248,7 @@ class EvalReport(_Rates):
 
     def unreadable_by_script(self) -> dict[str, dict[str, int]]:
         """Per script the OCR models cannot read: truth ``elements`` holding letters of it and the ``screenshots``
-        they are on (:func:`annotators.scripts.unreadable_scripts`), scripts sorted by name."""
+        they are on (:func:`screenmill.annotators.scripts.unreadable_scripts`), scripts sorted by name."""
         out: dict[str, dict[str, int]] = {}
         for s in self.images:
             for script, n in s.unreadable_scripts:

@@ -1,13 +1,13 @@
 """GUI-grounding benchmark formats (ScreenSpot v1 / v2 / Pro, OSWorld-G): grounding rows → the records and image
-folder the benchmarks' harnesses read (``screenmill convert`` is the command: :mod:`pipelines.convert`).
+folder the benchmarks' harnesses read (``screenmill convert`` is the command: :mod:`screenmill.pipelines.convert`).
 
 :func:`convert_rows` takes the rows of the ``grounding``, ``screenshots`` and ``reviewed`` tables, applies the human
 review, and writes one JSON file plus the images it names into DEST. Images are named ``<screenshot_id>.<ext>`` and
 lie next to the JSON, so DEST is both the harnesses' annotation folder and their image folder. Every image is the
-frame the coordinates refer to: :func:`schemas.images.load_rgb`'s (first frame, EXIF orientation applied, 8-bit RGB,
-alpha composited on white). A file already in that frame (RGB, orientation 1) is copied or linked as it is; any other
-(RGBA, palette, grayscale, CMYK, 16-bit, EXIF-rotated) is re-encoded from the frame in its own format, so a harness
-never sees another frame (a rotated view, a transparent background it fills in its own colour).
+frame the coordinates refer to: :func:`screenmill.schemas.images.load_rgb`'s (first frame, EXIF orientation applied,
+8-bit RGB, alpha composited on white). A file already in that frame (RGB, orientation 1) is copied or linked as it is;
+any other (RGBA, palette, grayscale, CMYK, 16-bit, EXIF-rotated) is re-encoded from the frame in its own format, so a
+harness never sees another frame (a rotated view, a transparent background it fills in its own colour).
 
 Formats, as the harnesses that read them expect (checked against their code):
 
@@ -48,20 +48,20 @@ Onifin/Holo3.1-OSWorld-G ``evaluation/holo_osworld_g.py``). ``GUI_types`` is ``[
 Everywhere ``data_type`` / ``ui_type`` is ``text`` when the label has non-empty ``element_text``, else ``icon``;
 ``data_source`` is the ``--split`` name; ids are ``label_id`` s.
 Boxes are ordered and clamped into the image first; ``x, y, w, h`` boxes come from
-:func:`schemas.coords.box_from_pixels` (``xywh_pixel``), which converts back to the same pixels exactly.
+:func:`screenmill.schemas.coords.box_from_pixels` (``xywh_pixel``), which converts back to the same pixels exactly.
 
-Review (``--reviewed``), using each label's latest review (:func:`schemas.reviews.latest_reviews`: by
+Review (``--reviewed``), using each label's latest review (:func:`screenmill.schemas.reviews.latest_reviews`: by
 ``reviewed_at``, then ``annotation_id``):
 ``apply`` (default) drops rejected labels and uses the reviewer's corrections of fixed ones; ``accept-only`` keeps
 only labels a reviewer accepted or fixed (corrections applied); ``ignore`` uses the labels as produced.
 
 Nothing is lost silently. Labels left out by the review policy are counted (``dropped_rejected``,
 ``dropped_unreviewed``); labels that cannot be written go to ``DEST/_dead_letter.jsonl``, one
-:class:`schemas.records.DeadLetter` per line (:meth:`~schemas.records.DeadLetter.to_json`: ``input_id`` = the
-label, ``stage`` ``convert``, ``reason``, ``error``, ``payload_ref``, ``run_id`` empty, ``time`` of the conversion)
-and are counted under their reason: ``missing_screenshot`` (no screenshots row), ``missing_image`` (the file at
-``source_uri`` is gone), ``image_changed`` (its size or bytes no longer match the ``screenshot_id``: the
-``changed_during_run`` of :func:`schemas.verified.read_verified`), ``bad_image`` (an image to re-encode that
+:class:`screenmill.schemas.records.DeadLetter` per line (:meth:`~screenmill.schemas.records.DeadLetter.to_json`:
+``input_id`` = the label, ``stage`` ``convert``, ``reason``, ``error``, ``payload_ref``, ``run_id`` empty, ``time`` of
+the conversion) and are counted under their reason: ``missing_screenshot`` (no screenshots row), ``missing_image`` (the
+file at ``source_uri`` is gone), ``image_changed`` (its size or bytes no longer match the ``screenshot_id``: the
+``changed_during_run`` of :func:`screenmill.schemas.verified.read_verified`), ``bad_image`` (an image to re-encode that
 cannot be decoded), ``frame_mismatch`` (the label's image size is not the screenshot's) and ``empty_box`` (nothing
 of the box is left inside the image). Output is deterministic (the dead letters' ``time`` aside): records are sorted by
 ``screenshot_id``, then ``label_id``.
@@ -82,10 +82,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from schemas.images import ImageLimits, ImageRejected, load_rgb
-from schemas.records import DeadLetter, first_occurrence, utcnow
-from schemas.reviews import latest_reviews
-from schemas.verified import read_verified
+from screenmill.schemas.images import ImageLimits, ImageRejected, load_rgb
+from screenmill.schemas.records import DeadLetter, first_occurrence, utcnow
+from screenmill.schemas.reviews import latest_reviews
+from screenmill.schemas.verified import read_verified
 
 TARGETS = ("screenspot", "osworld-g")
 VARIANTS = ("v1", "v2", "pro")
@@ -302,7 +302,7 @@ def pixel_box(label: Mapping[str, Any], shot: Mapping[str, Any]) -> tuple[float,
         Unwritable: ``frame_mismatch`` when the label's image size is not the screenshot's; ``empty_box`` when no
             area of the box lies inside the image.
     """
-    from schemas.coords import clamp_box
+    from screenmill.schemas.coords import clamp_box
 
     width, height = int(shot["width"]), int(shot["height"])
     if (label["image_width"], label["image_height"]) != (width, height):
@@ -317,7 +317,7 @@ def pixel_box(label: Mapping[str, Any], shot: Mapping[str, Any]) -> tuple[float,
 
 def xywh(box: tuple[float, float, float, float], width: int, height: int) -> list[float]:
     """``(x0, y0, x1, y1)`` pixels → ``[x, y, w, h]``; ``box_to_pixels(..., "xywh_pixel", ...)`` inverts it exactly."""
-    from schemas.coords import box_from_pixels
+    from screenmill.schemas.coords import box_from_pixels
 
     return list(box_from_pixels(box, "xywh_pixel", width, height))
 
@@ -396,7 +396,7 @@ def to_osworld_g(label: Mapping[str, Any], shot: Mapping[str, Any], image_path: 
 
 def read_source(shot: Mapping[str, Any]) -> bytes:
     """The screenshot's bytes from ``source_uri``, checked against its ``byte_size`` and ``screenshot_id`` (the sha256
-    of the bytes) by :func:`schemas.verified.read_verified`.
+    of the bytes) by :func:`screenmill.schemas.verified.read_verified`.
 
     Raises:
         Unwritable: ``missing_image`` when the file cannot be read; ``image_changed`` when its size or bytes are
@@ -417,8 +417,8 @@ def needs_reencoding(shot: Mapping[str, Any]) -> bool:
 
 
 def frame_bytes(data: bytes, fmt: str, size: tuple[int, int]) -> bytes:
-    """Encode the frame the coordinates refer to (:func:`schemas.images.load_rgb`: EXIF-oriented 8-bit RGB, alpha on
-    white), without EXIF, in the same format: JPEG at quality 95, PNG and WebP losslessly.
+    """Encode the frame the coordinates refer to (:func:`screenmill.schemas.images.load_rgb`: EXIF-oriented 8-bit RGB,
+    alpha on white), without EXIF, in the same format: JPEG at quality 95, PNG and WebP losslessly.
 
     Args:
         data: the file's bytes.
@@ -510,7 +510,7 @@ def convert_rows(
     Args:
         labels: ``grounding`` rows.
         shots: ``screenshots`` rows (several rows of one ``screenshot_id``, e.g. episode steps, are one image: its
-            :func:`schemas.records.first_occurrence`).
+            :func:`screenmill.schemas.records.first_occurrence`).
         reviews: ``reviewed`` rows.
         dest: the output folder (created).
         target: ``screenspot`` or ``osworld-g``.

@@ -27,8 +27,8 @@ guessed from CTC columns; RapidOCR's ``return_word_box`` gives only approximate 
 is tight to its ink horizontally and spans the detected line vertically; its click point is the box centre.
 
 Then the pieces of one element's line that the text says belong together ("Feb" | "15, 2025") and the lines of one
-wrapped link, button or heading are joined into one element (:mod:`annotators.ocr_group`): its box spans them, its
-click point is the first line's centre.
+wrapped link, button or heading are joined into one element (:mod:`screenmill.annotators.ocr_group`): its box spans
+them, its click point is the first line's centre.
 
 Large images: an image wider than ``max_side`` is scaled down to that width; one still taller than ``max_side`` is
 processed in horizontal strips of ``max_side`` pixels that overlap by ``strip_overlap`` pixels (a line belongs to
@@ -46,10 +46,9 @@ import unicodedata
 from typing import Any
 
 import numpy as np
-
-from annotators.dom.labels import MAX_INSTRUCTION_NAME
-from annotators.ocr_group import END_STOP, group_lines, join_code_rows, join_long_lines, join_pieces
-from annotators.scripts import script_of
+from screenmill.annotators.dom.labels import MAX_INSTRUCTION_NAME
+from screenmill.annotators.ocr_group import END_STOP, group_lines, join_code_rows, join_long_lines, join_pieces
+from screenmill.annotators.scripts import script_of
 
 # Check boxes, radio buttons and square icons that the (Chinese + English) recogniser reads as a character.
 _BOX_GLYPHS = frozenset("口囗回日目〇○◯□■▢")
@@ -89,17 +88,17 @@ class OcrConfig:
     Attributes:
         min_confidence: drop elements whose recognition confidence (0..1) is below this.
         label_min_confidence: an element (after grouping: its least sure piece) read with less confidence than this
-            gives no label (:func:`annotators.ocr_producer.elements_to_labels`); it is still read and grouped, and
-            its text still counts when repeats are named. On the truth set's main dev part a third of the labels read
-            below 0.8 named nothing (53 of 79 named their element; 95 % of the others do): the floor raised its
-            precision 94.8 -> 95.0 % for 0.1 point of recall (96.3 -> 96.2 %); at 0.9 recall fell 0.9 point for 0.1
+            gives no label (:func:`screenmill.annotators.ocr_producer.elements_to_labels`); it is still read and
+            grouped, and its text still counts when repeats are named. On the truth set's main dev part a third of the
+            labels read below 0.8 named nothing (53 of 79 named their element; 95 % of the others do): the floor raised
+            its precision 94.8 -> 95.0 % for 0.1 point of recall (96.3 -> 96.2 %); at 0.9 recall fell 0.9 point for 0.1
             more (OCR recipe 85). 0.5 (``min_confidence``) labels every element read, as recipes up to 84 did.
         max_side: largest image side processed at full scale, in pixels. Wider images are scaled down to this
             width; taller ones are processed in horizontal strips of this height (see the module docstring).
         strip_overlap: overlap of consecutive strips, in (scaled) pixels; must exceed the tallest text line.
         split_elements: split detected text lines into element-level pieces (gap, colour and separator splits).
         group_lines: join the pieces of one element's line and the wrapped lines of one link, button or heading
-            into one element (:mod:`annotators.ocr_group`).
+            into one element (:mod:`screenmill.annotators.ocr_group`).
         split_gap_advances: a gap splits a line when it is at least this many average glyph advances wide ...
         split_gap_height: ... and at least this fraction of the line height.
         relative_gap: a gap also splits when it is this many times the median word space of its own line ...
@@ -200,8 +199,8 @@ class OcrResult:
     Attributes:
         elements: the text elements (what :meth:`OcrAnnotator.annotate` returns).
         unread: boxes ``(x0, y0, x1, y1)`` of text lines the detector found and the recogniser read as nothing: text
-            in a script the models cannot read (Korean, Japanese kana; :mod:`annotators.scripts`), reported instead
-            of silently missed.
+            in a script the models cannot read (Korean, Japanese kana; :mod:`screenmill.annotators.scripts`), reported
+            instead of silently missed.
     """
 
     elements: list[TextElement]
@@ -679,9 +678,10 @@ class OcrAnnotator:
 
 # ---------------------------------------------------------------------- helpers
 def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrConfig) -> list[TextElement]:
-    """Join the pieces of one element's line and the wrapped lines of one element (:mod:`annotators.ocr_group`), with
-    the colour, list-marker and ink-between cues read from the screenshot, then the pieces of a line of prose too long
-    to name (:func:`annotators.ocr_group.join_long_lines`: it gives no label, as the DOM labels give it none).
+    """Join the pieces of one element's line and the wrapped lines of one element
+    (:mod:`screenmill.annotators.ocr_group`), with the colour, list-marker and ink-between cues read from the
+    screenshot, then the pieces of a line of prose too long to name
+    (:func:`screenmill.annotators.ocr_group.join_long_lines`: it gives no label, as the DOM labels give it none).
 
     The grouping step of :meth:`OcrAnnotator.read` (when ``config.group_lines``), kept apart so that a cache of the
     ungrouped elements (``OcrConfig(group_lines=False)``) can be grouped again by the same code

@@ -17,9 +17,9 @@ row only when all of:
    (a grey underlined link in black prose, a shade apart: "The project is" | "hosted on GitHub"; or the bare gap
    between two underlined links, "Babel 2.18.0" | "previous": a link's underline runs under its spaces), nor a mark of
    another colour ending A (the prose's black comma after a blue link set as code, "maps:next/1," | "maps:filter/2":
-   a sliver too small to change A's colour, :func:`annotators.ocr.mark_after`), nor a spaced separator of any colour
-   (a breadcrumb's grey "»" between grey links, :func:`annotators.ocr.glyph_between`). A month and the number after it
-   ("Feb" | "15, 2025") join whatever their colours.
+   a sliver too small to change A's colour, :func:`screenmill.annotators.ocr.mark_after`), nor a spaced separator of
+   any colour (a breadcrumb's grey "»" between grey links, :func:`screenmill.annotators.ocr.glyph_between`). A month
+   and the number after it ("Feb" | "15, 2025") join whatever their colours.
 3. **The text continues** (:func:`continues_on_row`): A ends with a comma or a hyphen, B starts with a lower-case
    letter (and not like a list item), A is a month name and B starts with a digit ("Feb" | "15,"), A is a section
    number, alone or with the start of its title, and B starts with a letter ("5.9." | "Implementation", "1.2.4
@@ -29,7 +29,8 @@ row only when all of:
    (:data:`HEADING_RATIO` times the screenshot's median line height: a page title or a bold section title, whose wide
    word spaces the detector or the gap split cuts at) join with no text cue when at most :data:`HEADING_PIECE_GAP`
    line heights apart, unless B starts with a number (a row of counts set large: "4 Branches" | "27 Tags").
-4. **Or inline code on a chip** (when the caller can see backgrounds: ``backdrop``, :func:`annotators.ocr.backdrop`)
+4. **Or inline code on a chip** (when the caller can see backgrounds: ``backdrop``,
+:func:`screenmill.annotators.ocr.backdrop`)
    stands in for rule 3. The gap split cuts at a chip's padding, and code often starts in upper case ("Every method
    returns a" | "Promise unless a callback is given."), so no text cue joins. A and B join when the background changes
    between them (:data:`CHIP_CONTRAST`) and either a chip opens B after prose that leads into it (A's last word in
@@ -82,7 +83,7 @@ line A to the line B just below it when the layout says B continues A, and only 
    ending A ends the element on A's line.
 3. **Ends of lines.** A is the last text on its line and B the first on its own (no other text within
    :data:`ROW_CLEARANCE` line heights), as a wrap leaves them. Text across a vertical rule (a panel's border:
-   ``ruled``, :func:`annotators.ocr.rule_between`) is another column's and does not count.
+   ``ruled``, :func:`screenmill.annotators.ocr.rule_between`) is another column's and does not count.
 4. **It had to wrap.** B's first word, with the space before it ("of" | "a global ..." where B reaches past A by less
    than a space and an "a"), would not have fitted after A: neither before B's own right edge nor before the right edge
    of the column A and B sit in (the widest line in a few line heights above and below that starts where they start,
@@ -109,7 +110,8 @@ line A to the line B just below it when the layout says B continues A, and only 
    (:func:`ends_code_statement`: a code block's lines are left-aligned and start in lower case like wrapped text,
    "pctxt = xpathParserContext(_obj=ctx)" | "ctxt = pctxt.context()"). This is what tells a wrapped link from a tight
    list of links whose geometry is the same (a table of contents in a narrow side bar).
-6. **List markers** (when the caller can see them: ``marked``, :func:`annotators.ocr.list_marker_left`). The detector
+6. **List markers** (when the caller can see them: ``marked``, :func:`screenmill.annotators.ocr.list_marker_left`). The
+detector
    leaves a bullet out of its line, but the ink left of a line still shows it. A line with a bullet of its own
    starts a list item, so it continues nothing, whatever its text ("a tutorial for libxslt" | "xsltproc user
    manual"); a line with nothing left of it, hanging under the text of a line that has a bullet, is that item's
@@ -127,17 +129,17 @@ line A to the line B just below it when the layout says B continues A, and only 
    :data:`LINK_CONTEXT` lines above to as many below, :func:`_most_text_around`), if the two rows hold text of another
    colour at all (a row of tags in one colour holds no prose). Prose wrapped beside inline code of another colour is
    the greater part, and stays apart. Where the caller can see underlines (``underlined``,
-   :func:`annotators.ocr.underlined`), they are part of the style: a grey underlined link in black prose reads a shade
-   apart, and two underlined lines continue each other whatever their words ("There is a <a>modular" | "version</a>
-   with", "based on the <a>Locale Data Markup" | "Language specification</a> (LDML)"; a dotted underline counts),
-   unless A ends with the prose's comma (two links of a list). Words set between prose of another colour continue each
-   other too (no text cue: "see the <a>API" | "documentation</a> and ask"): prose runs up to A within :data:`LINK_GAP`
-   line heights and on after B as close, A ends with no mark of the prose ("," ";" ":" "."; a lone "." after an
-   underlined link's last letter is its underline's end misread, :func:`_stray_stop`, and is dropped), and both are
-   words (:func:`_words_only`; code tokens so set are often two links of a list: "attrs.field" | "attr.ib"). Underlined
-   and so inset, a link joins even where links are most of the text around it (a texinfo node's header on a phone:
-   "Next: <a>Introduction</a>, Previous: <a>R Data" | "Import/Export</a>, Up: ..."), and so does one the prose leads
-   into whose second line is its line's first text, with nothing left of it ("Up: <a>Automated" | "Option
+   :func:`screenmill.annotators.ocr.underlined`), they are part of the style: a grey underlined link in black prose
+   reads a shade apart, and two underlined lines continue each other whatever their words ("There is a <a>modular" |
+   "version</a> with", "based on the <a>Locale Data Markup" | "Language specification</a> (LDML)"; a dotted underline
+   counts), unless A ends with the prose's comma (two links of a list). Words set between prose of another colour
+   continue each other too (no text cue: "see the <a>API" | "documentation</a> and ask"): prose runs up to A within
+   :data:`LINK_GAP` line heights and on after B as close, A ends with no mark of the prose ("," ";" ":" "."; a lone "."
+   after an underlined link's last letter is its underline's end misread, :func:`_stray_stop`, and is dropped), and
+   both are words (:func:`_words_only`; code tokens so set are often two links of a list: "attrs.field" | "attr.ib").
+   Underlined and so inset, a link joins even where links are most of the text around it (a texinfo node's header on a
+   phone: "Next: <a>Introduction</a>, Previous: <a>R Data" | "Import/Export</a>, Up: ..."), and so does one the prose
+   leads into whose second line is its line's first text, with nothing left of it ("Up: <a>Automated" | "Option
    Processing</a> [<a>Contents</a>]"; a "[" the splitting left out stands left of "Contents"). A spaced dash between
    the words is prose's punctuation ("Previous: <a>string-tr! - convert" | "characters</a>, Up: ..."), and B may be
    set in code type with no descender, a shorter box ("Up: <a>Configuring" | "<code>comsatd</code></a>": sizes as in
@@ -163,9 +165,9 @@ line A to the line B just below it when the layout says B continues A, and only 
    line before), holds a piece of another colour within a word space (a link), the rows hold a paragraph's words (not a
    link's lead-in, "Next:" | "Working with" | "Message Catalogs"), and the joined lines' colour is that of most text
    around them (the prose; a link wrapped in it stays joined: "See" | "the Timer Module" | "section in the Efficiency
-   Guide"). A paragraph's joined lines left short of :data:`annotators.dom.labels.MAX_INSTRUCTION_NAME` by its links
-   ("This function will return an error if" | "path does not exist ... according to" | "OpenOptions::open") named
-   nothing the DOM labels.
+   Guide"). A paragraph's joined lines left short of :data:`screenmill.annotators.dom.labels.MAX_INSTRUCTION_NAME` by
+   its links ("This function will return an error if" | "path does not exist ... according to" | "OpenOptions::open")
+   named nothing the DOM labels.
 
 10. **A link wrapped in a table's cell** (:func:`_cell_wraps`, when ``underlined`` can tell). A texinfo index on a
     phone wraps its section links in their cells ("Available" | "ciphers" beside the entry "3DES:"): two underlined
@@ -318,8 +320,8 @@ _BRACKET_ITEM = re.compile(r"^\[[^\[\]]+\]$")
 #: The prose's marks that end a link's text where they are read with it ("Bugs,": :func:`_inline_wraps`).
 _PROSE_MARKS = ",;:."
 #: A full stop read right after a letter at the end of a text: the end of a link's underline misread (the reading drops
-#: it where the piece ends with a letter's ink, :func:`annotators.ocr._no_stop`; the grouping where an underlined link
-#: wraps on, :func:`_stray_stop`).
+#: it where the piece ends with a letter's ink, :func:`screenmill.annotators.ocr._no_stop`; the grouping where an
+#: underlined link wraps on, :func:`_stray_stop`).
 END_STOP = re.compile(r"(?<=[^\W\d_])\.$")
 #: A line of code that is a comment ("// Creates a Buffer of length 10.", "# the default").
 _COMMENT = re.compile(r"^\s*(//|#)\s")
@@ -454,12 +456,13 @@ def join_pieces(
     Args:
         elements / colour_of / make: as for :func:`group_lines`.
         split_between: called with two pieces' boxes (left, right) that would join: True where ink of another colour
-            lies between them (:func:`annotators.ocr.other_ink_between`) or an underline ends between them
-            (:func:`annotators.ocr.underline_ends_between`), the left one ends with a mark of another colour
-            (:func:`annotators.ocr.mark_after`) or a spaced separator stands alone between them
-            (:func:`annotators.ocr.glyph_between`), which keeps them apart; None: not checked.
+            lies between them (:func:`screenmill.annotators.ocr.other_ink_between`) or an underline ends between them
+            (:func:`screenmill.annotators.ocr.underline_ends_between`), the left one ends with a mark of another colour
+            (:func:`screenmill.annotators.ocr.mark_after`) or a spaced separator stands alone between them
+            (:func:`screenmill.annotators.ocr.glyph_between`), which keeps them apart; None: not checked.
         backdrop: called with a piece's box and ``"left"`` or ``"right"``: the background colour at that end
-            (:func:`annotators.ocr.backdrop`), or None when it cannot be told; None: inline code is not looked for.
+            (:func:`screenmill.annotators.ocr.backdrop`), or None when it cannot be told; None: inline code is not
+            looked for.
 
     Returns:
         The elements, each run of joined pieces replaced by one element at the place of its first piece.
@@ -791,16 +794,17 @@ def group_lines(
 
     Args:
         elements: text elements with ``text``, ``box`` (x0, y0, x1, y1), ``point`` and ``confidence``, in one image's
-            pixels (e.g. :class:`annotators.ocr.TextElement`).
+            pixels (e.g. :class:`screenmill.annotators.ocr.TextElement`).
         colour_of: the glyph colour (RGB array; or several stacked, which must each match) of the text in a box, or
             None when it cannot be told.
         make: builds a joined element from keyword arguments ``text``, ``box``, ``point``, ``confidence``.
         marked: what stands just left of the line in a box (rule 6): True for a list marker (a bullet), False for
             nothing, None for anything else; None (the argument): never asked.
         ruled: called with two boxes of a row (left, right): True where a vertical rule stands between them
-            (:func:`annotators.ocr.rule_between`), so the right one is in another column and does not count against
-            rule 3; None: never asked.
-        underlined: whether the text in a box is underlined (:func:`annotators.ocr.underlined`: True, False, or None
+            (:func:`screenmill.annotators.ocr.rule_between`), so the right one is in another column and does not count
+            against rule 3; None: never asked.
+        underlined: whether the text in a box is underlined (:func:`screenmill.annotators.ocr.underlined`: True, False,
+        or None
             when it cannot be told), which rule 7 reads as part of the style (a grey underlined link in black prose
             reads a shade apart) and rule 10 as a link's; None: never asked.
 
@@ -929,10 +933,10 @@ def join_long_lines(
     command's synopsis: "THIS SOFTWARE IS PROVIDED BY" | "THE AUTHOR \"AS IS\" AND ..."), and each piece would name a
     fragment of the line. The DOM labels give such a line no label at all (``max_text_chars``: no one quotes it whole
     in an instruction), so its pieces are joined back into the line they are, which then gives no label either
-    (:func:`annotators.ocr_producer.elements_to_labels`). A row's run is its pieces each following the one before
-    (rule 1 of :func:`join_pieces`: same size, at most :data:`MAX_PIECE_GAP` line heights apart); the prose is the
-    colour of its longest piece (or, for a word of up to :data:`FAINT_WORD` letters, a shade of it however far: its few
-    thin strokes read paler), and pieces of another colour (a link, as the DOM cuts its lines at links) cut the run
+    (:func:`screenmill.annotators.ocr_producer.elements_to_labels`). A row's run is its pieces each following the one
+    before (rule 1 of :func:`join_pieces`: same size, at most :data:`MAX_PIECE_GAP` line heights apart); the prose is
+    the colour of its longest piece (or, for a word of up to :data:`FAINT_WORD` letters, a shade of it however far: its
+    few thin strokes read paler), and pieces of another colour (a link, as the DOM cuts its lines at links) cut the run
     into segments. Only a segment of prose over ``max_chars`` characters is joined: a shorter one is a line the DOM
     labels too, and a link keeps its own label.
 

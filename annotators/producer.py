@@ -1,4 +1,4 @@
-"""The label-producer seam: what the labelling stage (:class:`stages.label.LabelScreenshots`) runs.
+"""The label-producer seam: what the labelling stage (:class:`screenmill.stages.label.LabelScreenshots`) runs.
 
 A :class:`LabelProducer` turns one screenshot, with its verified pixels, into grounding labels and / or action steps,
 or says why it cannot (:class:`Failed`). It declares its ``name`` and ``version`` (stamped on every row), the
@@ -6,10 +6,11 @@ or says why it cannot (:class:`Failed`). It declares its ``name`` and ``version`
 runs once per worker process (heavy imports inside, with :attr:`LabelProducer.install_hint` in the error) and what
 it returns is shared by every DoFn instance and thread of the process through :func:`per_process`.
 
-The OCR producer (:class:`annotators.ocr_producer.OcrProducer`) is one; a DOM-label producer from rendered pages plugs
-in the same way. The vLLM producer (:class:`annotators.vllm.producer.VlmProducer`) has the same identity and loading
-but its work is not one screenshot at a time (requests fan out over instructions or episode steps and a continuously
-fed engine answers them): it says so with ``expansion = "requests"`` and the stage runs its request expansion.
+The OCR producer (:class:`screenmill.annotators.ocr_producer.OcrProducer`) is one; a DOM-label producer from rendered
+pages plugs in the same way. The vLLM producer (:class:`screenmill.annotators.vllm.producer.VlmProducer`) has the same
+identity and loading but its work is not one screenshot at a time (requests fan out over instructions or episode steps
+and a continuously fed engine answers them): it says so with ``expansion = "requests"`` and the stage runs its request
+expansion.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import threading
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
-from schemas.records import ActionStep, GroundingLabel, Screenshot
+from screenmill.schemas.records import ActionStep, GroundingLabel, Screenshot
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -64,7 +65,7 @@ class LabelProducer:
         step: the Beam step name the stage is applied under in ``screenmill run`` (kept stable: graph tests, worker
             names and Dataflow job updates refer to it).
         expansion: ``"screenshot"``: :meth:`produce` is called once per distinct screenshot with its pixels;
-            ``"requests"``: the producer's work units are its own (see :mod:`stages.label`).
+            ``"requests"``: the producer's work units are its own (see :mod:`screenmill.stages.label`).
         install_hint: how to install what :meth:`load` imports (in its ImportError / RuntimeError).
         max_batch_size: upper bound of the screenshot batches handed to one DoFn call.
         makes_actions: whether it makes action steps (the stage then has an ``actions`` output).
@@ -122,9 +123,9 @@ def per_process(slot: str, key: Hashable, build: Callable[[], Any], close: Calla
     instances, threads, bundles and pipelines; a different ``key`` closes the old one (``close``) before the new one
     is built, so a process never holds two of a slot (device memory, process-global state).
 
-    The OCR producer's annotator and the vLLM engine (:meth:`annotators.vllm.engine.SharedEngine.get`) are held this
-    way. ``build`` runs on the calling thread: a model bound to a thread of its own (the vLLM engine) starts that
-    thread in ``build`` and routes its calls there itself.
+    The OCR producer's annotator and the vLLM engine (:meth:`screenmill.annotators.vllm.engine.SharedEngine.get`) are
+    held this way. ``build`` runs on the calling thread: a model bound to a thread of its own (the vLLM engine) starts
+    that thread in ``build`` and routes its calls there itself.
 
     Raises:
         Whatever ``build`` raises (nothing is kept then).

@@ -38,8 +38,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from schemas.coords import box_to_pixels, point_to_pixels
-from schemas.records import Rejected
+from screenmill.schemas.coords import box_to_pixels, point_to_pixels
+from screenmill.schemas.records import Rejected
 
 LOCALIZE_PROMPT = (
     "Localize an element on the GUI image according to the provided target and output a click position. "
@@ -165,7 +165,7 @@ class Recipe:
         kind: ``localize`` (instruction in → one target), ``propose`` (→ many targets), ``step`` (→ a policy
             step), ``explain`` (a recorded action → its thought and instruction: inverse labelling) or ``task`` (a
             whole episode → the task it accomplishes).
-        coord_system: the system the answer's numbers are in (see :mod:`schemas.coords`).
+        coord_system: the system the answer's numbers are in (see :mod:`screenmill.schemas.coords`).
         template: ``str.format`` template; ``{schema}`` is filled with the compact answer schema.
         answer_schema: JSON schema of the answer (used for structured outputs and for validation).
         max_images: screenshots per prompt (≤ 4).

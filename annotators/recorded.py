@@ -20,14 +20,15 @@ import dataclasses
 import json
 from typing import Any
 
-from annotators.recipes import ACTION_TYPES
+from screenmill.annotators.recipes import ACTION_TYPES
 
 _NOT_UI = {"PlanAction", "EvaluateSubTaskAction", "intent"}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RecordedAction:
-    """One UI action: ``action_type`` from :data:`annotators.recipes.ACTION_TYPES`, arguments in original pixels.
+    """One UI action: ``action_type`` from :data:`screenmill.annotators.recipes.ACTION_TYPES`, arguments in original
+    pixels.
 
     ``box`` is the target element's box when the recording has it (DroidBot's view bounds), else None.
     """

@@ -1,7 +1,7 @@
 """Writing systems of text, and which of them the shipped OCR models read.
 
-The OCR annotator (:mod:`annotators.ocr`) ships RapidOCR's PP-OCRv4 Chinese + English recogniser; it can only
-output the characters of its dictionary (6623: 6280 Han characters, the Latin letters, digits, punctuation, and a
+The OCR annotator (:mod:`screenmill.annotators.ocr`) ships RapidOCR's PP-OCRv4 Chinese + English recogniser; it can
+only output the characters of its dictionary (6623: 6280 Han characters, the Latin letters, digits, punctuation, and a
 handful of others: 10 Greek letters, 6 Cyrillic, 5 kana, 2 Hangul). Measured on text rendered by Chromium with the
 installed fonts (DejaVu Sans, Noto CJK), 20 px sans-serif, lines read by the recogniser:
 
@@ -22,7 +22,7 @@ garbage whose confidence is no lower than that of real text. What can be told wi
 
 * a *mixed-script word* (:func:`is_mixed_script`: one word with letters of two scripts, "HOBOCTИ", "Kα入αθt") is a
   wrong-script reading: real UI text does not mix alphabets inside a word;
-* a detected line read as nothing is text the models cannot read (:class:`annotators.ocr.OcrResult`'s
+* a detected line read as nothing is text the models cannot read (:class:`screenmill.annotators.ocr.OcrResult`'s
   ``unread``).
 
 A pure look-alike reading ("Kop3UHa") cannot be told from the pixels; on rendered pages the DOM text tells the

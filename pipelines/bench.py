@@ -31,7 +31,7 @@ _CLASS = ((1600, 2600), (900, 1500))  # width, height ranges of "1920×1080-clas
 # The measured process: runs the job and reports its own peak RSS (each size in a fresh process).
 _CHILD = (
     "import json, resource, sys\n"
-    "from pipelines.run import run\n"
+    "from screenmill.pipelines.run import run\n"
     "def cpu():\n"
     "    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
     "    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime\n"
@@ -126,15 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", default=None, help="also write the results here")
     argv = list(argv or [])
     if argv[:1] == ["vllm"]:
-        from pipelines.bench_vllm import main as bench_vllm
+        from screenmill.pipelines.bench_vllm import main as bench_vllm
 
         return bench_vllm(argv[1:])
     if argv[:1] == ["render"]:
-        from pipelines.bench_render import main as bench_render
+        from screenmill.pipelines.bench_render import main as bench_render
 
         return bench_render(argv[1:])
     if argv[:1] == ["explore"]:
-        from pipelines.bench_explore import main as bench_explore
+        from screenmill.pipelines.bench_explore import main as bench_explore
 
         return bench_explore(argv[1:])
     args, extra = p.parse_known_args(argv)

@@ -1,4 +1,4 @@
-"""Dask vs the default runner, side by side in one invocation: ``python -m pipelines.bench_dask``.
+"""Dask vs the default runner, side by side in one invocation: ``python -m screenmill.pipelines.bench_dask``.
 
 Runs the same ``screenmill run`` on ``samples/`` (or ``--input``) with the default runner (Beam's in-process
 FnApiRunner, one process), the FnApiRunner with ``--direct_num_workers=W --direct_running_mode=multi_processing``,
@@ -27,8 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _rows(out: Path) -> dict[str, list[str]]:
     import pyarrow as pa
-
-    from schemas.tables import committed_tables, read_shards
+    from screenmill.schemas.tables import committed_tables, read_shards
 
     tables = {}
     for name in committed_tables(str(out)):
@@ -44,12 +43,13 @@ def _rows(out: Path) -> dict[str, list[str]]:
 def _warm_up() -> None:
     import importlib
 
-    for module in ("apache_beam", "pyarrow.parquet", "stages.runners.dask", "stages.label", "pipelines.run"):
+    modules = ("apache_beam", "pyarrow.parquet", "screenmill.stages.runners.dask", "screenmill.stages.label")
+    for module in (*modules, "screenmill.pipelines.run"):
         importlib.import_module(module)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipelines.bench_dask", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m screenmill.pipelines.bench_dask", description=__doc__.splitlines()[0])
     p.add_argument("--input", default=str(ROOT / "samples"), help="screenshots (default: samples/)")
     p.add_argument("--annotators", default="none,ocr", help="comma-separated: none, ocr")
     p.add_argument("--workers", type=int, default=2, help="Dask worker processes / FnApiRunner workers (W)")
@@ -60,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     import distributed
-
-    from pipelines.run import run
+    from screenmill.pipelines.run import run
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
     cores = os.cpu_count() or 1

@@ -2,10 +2,10 @@
 
 Runs ``screenmill run --pages DIR --explore K --explore-seed S --annotator none`` once per seed, each in a fresh
 process whose whole tree (the job, playwright's driver, Chromium's processes) is sampled as in ``bench render``
-(:class:`pipelines.bench_render.TreeSampler`): CPU time summed over every process, peak summed RSS. From the run's
-``screenshots`` table: episodes, steps (frames with a recorded action), steps per episode, no-op steps (a recorded
-action with ``noop``), blocked navigations. Episodes per CPU-second is the per-core figure. The default pages are
-``samples/pages``; any folder of ``*.html`` (a site) works.
+(:class:`screenmill.pipelines.bench_render.TreeSampler`): CPU time summed over every process, peak summed RSS. From the
+run's ``screenshots`` table: episodes, steps (frames with a recorded action), steps per episode, no-op steps (a
+recorded action with ``noop``), blocked navigations. Episodes per CPU-second is the per-core figure. The default pages
+are ``samples/pages``; any folder of ``*.html`` (a site) works.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import json
 import tempfile
 from pathlib import Path
 
-from pipelines.bench_render import ROOT, run_sampled
+from screenmill.pipelines.bench_render import ROOT, run_sampled
 
 
 def episode_figures(out: Path) -> dict:
     """Episodes, steps, no-op and blocked steps of the explored episodes in the run output ``out``."""
-    from schemas.tables import read_shards
+    from screenmill.schemas.tables import read_shards
 
     rows = read_shards(str(out), "screenshots").to_pylist()
     episodes = {r["episode_id"] for r in rows if r["episode_id"]}

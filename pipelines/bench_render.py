@@ -20,7 +20,7 @@ import threading
 import time
 from pathlib import Path
 
-from pipelines.bench import scale_ratios
+from screenmill.pipelines.bench import scale_ratios
 
 ROOT = Path(__file__).resolve().parents[1]
 STAMP = '<p style="position:fixed;right:4px;bottom:2px;margin:0;font:11px sans-serif;color:#555">copy {i}</p>'
@@ -121,7 +121,7 @@ def run_sampled(run_argv: list[str], bench: str) -> tuple[str, float, TreeSample
     Raises:
         SystemExit: the run failed (``bench`` names the benchmark; the end of the run's stderr is in the message).
     """
-    cmd = [sys.executable, "-m", "pipelines.cli", "run", *run_argv]
+    cmd = [sys.executable, "-m", "screenmill.pipelines.cli", "run", *run_argv]
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with TreeSampler(proc.pid) as sampler:

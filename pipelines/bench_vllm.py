@@ -2,7 +2,7 @@
 
 (a) ``ceiling`` (one raw ``LLM.generate``), (b) ``pipeline`` (``screenmill run --annotator vllm``), (c) ``naive`` (the
 same pipeline fed per batch, as Beam's RunInference does), (d) ``transformers`` (the model card's way); the
-measurements and the table are :mod:`annotators.vllm.bench`'s, this command parses options and hands them
+measurements and the table are :mod:`screenmill.annotators.vllm.bench`'s, this command parses options and hands them
 ``screenmill run``'s entry point.
 
 Usage: ``screenmill bench vllm --model PATH_OR_ID [--recipe R] [--n 32] [--per-shot 2] [--pack K] [any `screenmill
@@ -18,8 +18,8 @@ import json
 import tempfile
 from pathlib import Path
 
-from annotators.vllm import bench
-from annotators.vllm.bench import DEFAULT_MODES, MODES, RECIPES
+from screenmill.annotators.vllm import bench
+from screenmill.annotators.vllm.bench import DEFAULT_MODES, MODES, RECIPES
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,9 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.pack != 1 and args.recipe == "propose-elements":
         raise SystemExit("bench vllm: --pack packs localize requests; propose-elements makes one per screenshot")
 
-    from pipelines import options
-    from pipelines import run as run_mod
-    from schemas.images import ImageLimits
+    from screenmill.pipelines import options
+    from screenmill.pipelines import run as run_mod
+    from screenmill.schemas.images import ImageLimits
 
     with tempfile.TemporaryDirectory(prefix="screenmill-bench-vllm-") as tmp:
         folder = Path(tmp) / "screens"

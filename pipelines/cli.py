@@ -5,25 +5,25 @@ from __future__ import annotations
 import sys
 
 _COMMANDS = {
-    "run": ("pipelines.run", "run", "run the main job: screenshots -> labels -> Parquet"),
-    "inspect": ("pipelines.inspect", "main", "draw labels over their screenshots (PNG + HTML gallery)"),
-    "eval": ("pipelines.evaluate", "main", "score labels against ground truth (point accuracy, recall)"),
-    "review": ("pipelines.review", "main", "human review with Label Studio: push | pull | status"),
+    "run": ("screenmill.pipelines.run", "run", "run the main job: screenshots -> labels -> Parquet"),
+    "inspect": ("screenmill.pipelines.inspect", "main", "draw labels over their screenshots (PNG + HTML gallery)"),
+    "eval": ("screenmill.pipelines.evaluate", "main", "score labels against ground truth (point accuracy, recall)"),
+    "review": ("screenmill.pipelines.review", "main", "human review with Label Studio: push | pull | status"),
     "bench": (
-        "pipelines.bench",
+        "screenmill.pipelines.bench",
         "main",
         "benchmarks: `bench cpu` (ingest+tile+write), `bench render` (pages), `bench explore` (episodes), "
         "`bench vllm`",
     ),
-    "export": ("pipelines.export", "main", "export the dataset to the Hugging Face Hub (or --local-dir)"),
+    "export": ("screenmill.pipelines.export", "main", "export the dataset to the Hugging Face Hub (or --local-dir)"),
     "leakage-hashes": (
-        "pipelines.leakage",
+        "screenmill.pipelines.leakage",
         "main",
         "perceptual hashes of benchmark images for run --benchmark-images",
     ),
-    "convert": ("pipelines.convert", "main", "write labels in ScreenSpot / OSWorld-G benchmark formats"),
-    "selftest": ("pipelines.selftest", "main", "run the adversarial suite and print the reliability report"),
-    "size": ("pipelines.size", "main", "GPU memory sizing for a model config: max_num_seqs, token budget"),
+    "convert": ("screenmill.pipelines.convert", "main", "write labels in ScreenSpot / OSWorld-G benchmark formats"),
+    "selftest": ("screenmill.pipelines.selftest", "main", "run the adversarial suite, print the reliability report"),
+    "size": ("screenmill.pipelines.size", "main", "GPU memory sizing for a model config: max_num_seqs, token budget"),
 }
 
 

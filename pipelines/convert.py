@@ -5,10 +5,11 @@ Usage: ``screenmill convert OUT --to screenspot|osworld-g --dest DIR [--images c
 [--platform web|mobile|desktop]``.
 
 Reads the ``grounding``, ``screenshots`` and ``reviewed`` tables of a screenmill output root OUT (through
-:func:`schemas.tables.read_shards`) and hands their rows to :func:`annotators.formats.convert_rows`, which applies the
-human review and writes one JSON file, the images it names and ``_dead_letter.jsonl`` into DEST (the formats, the
-review modes, the dead-letter reasons and where ScreenSpot-Pro's ``platform`` / ``application`` / ``group`` come
-from are described in :mod:`annotators.formats`). Prints one summary line.
+:func:`screenmill.schemas.tables.read_shards`) and hands their rows to
+:func:`screenmill.annotators.formats.convert_rows`, which applies the human review and writes one JSON file, the images
+it names and ``_dead_letter.jsonl`` into DEST (the formats, the review modes, the dead-letter reasons and where
+ScreenSpot-Pro's ``platform`` / ``application`` / ``group`` come from are described in
+:mod:`screenmill.annotators.formats`). Prints one summary line.
 
 Exit codes: 0 done (even with dead letters), 2 bad arguments or OUT has no grounding table.
 """
@@ -19,7 +20,7 @@ import argparse
 import os
 import sys
 
-from annotators.formats import IMAGE_MODES, PLATFORMS, REVIEW_MODES, TARGETS, VARIANTS, convert_rows
+from screenmill.annotators.formats import IMAGE_MODES, PLATFORMS, REVIEW_MODES, TARGETS, VARIANTS, convert_rows
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,8 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"screenmill convert: --split {args.split!r} must be a plain file-name part", file=sys.stderr)
         return 2
     from apache_beam.io.filesystems import FileSystems
-
-    from schemas.tables import read_shards, table
+    from screenmill.schemas.tables import read_shards, table
 
     pattern = table("grounding").glob(args.output)
     if not FileSystems.match([pattern])[0].metadata_list:

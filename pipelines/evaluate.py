@@ -31,8 +31,7 @@ import datetime as _dt
 import json
 
 from apache_beam.io.filesystems import FileSystems
-
-from annotators.evaluate import (
+from screenmill.annotators.evaluate import (
     ICONS_CHOICES,
     ambiguous_labels,
     evaluate,
@@ -43,7 +42,7 @@ from annotators.evaluate import (
     splits_from_manifest,
     truth_from_dom,
 )
-from schemas.tables import read_shards, report_path
+from screenmill.schemas.tables import read_shards, report_path
 
 
 def build_parser() -> argparse.ArgumentParser:

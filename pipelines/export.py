@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stages.clients.retry import GaveUp
-from stages.export.hub import (
+from screenmill.stages.clients.retry import GaveUp
+from screenmill.stages.export.hub import (
     ExportConfig,
     ExportError,
     HubRepo,

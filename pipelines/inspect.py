@@ -18,9 +18,8 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from PIL import Image, ImageDraw
-
-from schemas.images import load_rgb
-from schemas.tables import read_shards, report_dir, table
+from screenmill.schemas.images import load_rgb
+from screenmill.schemas.tables import read_shards, report_dir, table
 
 
 def _output_root(path: str) -> str:

@@ -1,9 +1,9 @@
 """``screenmill leakage-hashes IMAGES_DIR --out hashes.txt``: perceptual hashes of a benchmark's images.
 
 Writes one ``<16 hex digits>  <path relative to IMAGES_DIR>`` line per image (``.png`` ``.jpg`` ``.jpeg`` ``.webp``,
-recursive, sorted), under a ``#`` comment header: the hash-list format the leakage guard (:mod:`stages.guard`) reads
-as its ``benchmark``. Hashing once here spares every worker from hashing the benchmark folder, and the list can be
-shared (``--out gs://…``) where workers cannot see a local folder.
+recursive, sorted), under a ``#`` comment header: the hash-list format the leakage guard
+(:mod:`screenmill.stages.guard`) reads as its ``benchmark``. Hashing once here spares every worker from hashing the
+benchmark folder, and the list can be shared (``--out gs://…``) where workers cannot see a local folder.
 
 Exit status: 0 written; 1 an image cannot be hashed (without ``--skip-unreadable``) or there is no image;
 2 bad arguments.
@@ -16,16 +16,15 @@ import os
 import sys
 
 from apache_beam.io.filesystems import FileSystems
-
-from schemas.phash import to_hex
-from stages.guard import hash_image_dir
+from screenmill.schemas.phash import to_hex
+from screenmill.stages.guard import hash_image_dir
 
 
 def format_hash_lines(hashes: list[tuple[str, int]], source: str) -> str:
     """The hash-list text for ``[(name, hash)]``: a comment header, then ``<hex>  <name>`` lines."""
     lines = [
         f"# screenmill leakage-hashes: {len(hashes)} benchmark images under {source}",
-        "# <pHash: 16 hex digits (schemas.phash)>  <image path relative to that folder>",
+        "# <pHash: 16 hex digits (screenmill.schemas.phash)>  <image path relative to that folder>",
     ]
     lines += [f"{to_hex(value)}  {name}" for name, value in hashes]
     return "\n".join(lines) + "\n"

@@ -24,20 +24,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from apache_beam.transforms.resources import parse_resource_hints
-
-from annotators.dom.browser import BrowserConfig, Viewport
-from annotators.vllm.config import EngineConfig
-from annotators.vllm.memory import DTYPE_ALIASES
-from schemas import tables
-from schemas.images import ImageLimits
-from schemas.keys import config_hash
-from stages.guard import GuardConfig
-from stages.ingest import IngestConfig
-from stages.label.ocr import AnnotateConfig
-from stages.label.vlm import DECODE_THREADS, RENDER_THREADS, VlmConfig
-from stages.render import RenderConfig
-from stages.tile import TileConfig
-from stages.write import WriteConfig
+from screenmill.annotators.dom.browser import BrowserConfig, Viewport
+from screenmill.annotators.vllm.config import EngineConfig
+from screenmill.annotators.vllm.memory import DTYPE_ALIASES
+from screenmill.schemas import tables
+from screenmill.schemas.images import ImageLimits
+from screenmill.schemas.keys import config_hash
+from screenmill.stages.guard import GuardConfig
+from screenmill.stages.ingest import IngestConfig
+from screenmill.stages.label.ocr import AnnotateConfig
+from screenmill.stages.label.vlm import DECODE_THREADS, RENDER_THREADS, VlmConfig
+from screenmill.stages.render import RenderConfig
+from screenmill.stages.tile import TileConfig
+from screenmill.stages.write import WriteConfig
 
 
 def _engine_arguments() -> dict[str, tuple[tuple[str, ...], dict]]:

@@ -15,12 +15,11 @@ import datetime as _dt
 import sys
 
 from apache_beam.io.filesystems import FileSystems
-
-from schemas.keys import new_run_id
-from schemas.tables import dead_letter_table, read_shards, table
-from stages.clients.labelstudio import Connection, LabelStudioClient, ReviewConfigError
-from stages.clients.retry import gave_up_behind
-from stages.review import (
+from screenmill.schemas.keys import new_run_id
+from screenmill.schemas.tables import dead_letter_table, read_shards, table
+from screenmill.stages.clients.labelstudio import Connection, LabelStudioClient, ReviewConfigError
+from screenmill.stages.clients.retry import gave_up_behind
+from screenmill.stages.review import (
     LABEL_CONFIG,
     ReviewConfig,
     ReviewPolicy,
@@ -30,7 +29,7 @@ from stages.review import (
     reviewed_from_completed,
     write_review_report,
 )
-from stages.store.report import stage_counts
+from screenmill.stages.store.report import stage_counts
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,8 +60,7 @@ def _read(pipeline, output: str, name: str, dt: str | None, label: str):
 def _push(args, client: LabelStudioClient) -> int:
     import apache_beam as beam
     from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-
-    from stages.write import WriteConfig, WriteShards
+    from screenmill.stages.write import WriteConfig, WriteShards
 
     policy = ReviewPolicy(
         min_confidence=args.min_confidence,
@@ -91,8 +89,7 @@ def _push(args, client: LabelStudioClient) -> int:
 def _pull(args, client: LabelStudioClient) -> int:
     import apache_beam as beam
     from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-
-    from stages.write import WriteConfig, WriteShards
+    from screenmill.stages.write import WriteConfig, WriteShards
 
     run_id = new_run_id()
     project = client.ensure_project(args.project, LABEL_CONFIG)

@@ -4,7 +4,7 @@ Usage: ``screenmill run --input PATTERN --output DIR [--annotator ocr|none] [any
 Unknown options go to Beam untouched (``--runner``, ``--direct_num_workers``, ``--temp_location`` …). Without
 ``--runner`` the job runs on Beam's in-process FnApiRunner (the DirectRunner's engine), which works offline;
 ``--runner=DaskRunner`` (or Beam's DaskRunner class path) runs it on a Dask cluster through
-:class:`stages.runners.dask.DaskRunner` (``--dask_client_address=tcp://host:8786``).
+:class:`screenmill.stages.runners.dask.DaskRunner` (``--dask_client_address=tcp://host:8786``).
 
 :func:`build_pipeline` builds the job's graph without running it (graph tests, Dataflow dry runs); :func:`run` builds,
 runs and commits it.
@@ -19,26 +19,25 @@ import time
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
-
-from pipelines import options as opts
-from schemas.keys import new_run_id
-from schemas.tables import dead_letter_table, manifest_path
-from stages.base import show_progress
-from stages.done import MarkDone, ReadDoneIndex, is_new, not_held
-from stages.guard import GuardBenchmarkLeakage
-from stages.ingest import IngestScreenshots
-from stages.label import LabelScreenshots
-from stages.label.vlm import FeedingPolicy
-from stages.render import RenderPages, labels_of_kept, pages_done
-from stages.runners import default_runner, is_local_runner, resolve_runner, runner_name
-from stages.store.commit import commit_run, recover
-from stages.store.report import build_manifest, format_summary
-from stages.tile import TileScreenshots
-from stages.write import WriteShards
+from screenmill.pipelines import options as opts
+from screenmill.schemas.keys import new_run_id
+from screenmill.schemas.tables import dead_letter_table, manifest_path
+from screenmill.stages.base import show_progress
+from screenmill.stages.done import MarkDone, ReadDoneIndex, is_new, not_held
+from screenmill.stages.guard import GuardBenchmarkLeakage
+from screenmill.stages.ingest import IngestScreenshots
+from screenmill.stages.label import LabelScreenshots
+from screenmill.stages.label.vlm import FeedingPolicy
+from screenmill.stages.render import RenderPages, labels_of_kept, pages_done
+from screenmill.stages.runners import default_runner, is_local_runner, resolve_runner, runner_name
+from screenmill.stages.store.commit import commit_run, recover
+from screenmill.stages.store.report import build_manifest, format_summary
+from screenmill.stages.tile import TileScreenshots
+from screenmill.stages.write import WriteShards
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """``screenmill run``'s options (:func:`pipelines.options.run_parser`)."""
+    """``screenmill run``'s options (:func:`screenmill.pipelines.options.run_parser`)."""
     return opts.run_parser(prog="screenmill run", description=__doc__.splitlines()[0])
 
 

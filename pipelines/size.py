@@ -2,10 +2,10 @@
 
 Reads a Hugging Face ``config.json`` (or a builtin such as ``holotron-12b``) and prints what one GPU holds when vLLM
 runs the model: weights, Mamba state, KV cache, vLLM's paged layout, the activation and overhead estimates, and the
-``--max-num-seqs`` / ``--max-num-batched-tokens`` to run with. The model is :mod:`annotators.vllm.memory`, the
-report :mod:`annotators.vllm.memory_report`; this module only parses options and prints. Engine options take
-``screenmill run``'s names (:func:`pipelines.options.add_engine_options`); ``--tp`` and ``--dtype bf16|fp16|fp32``
-still work.
+``--max-num-seqs`` / ``--max-num-batched-tokens`` to run with. The model is :mod:`screenmill.annotators.vllm.memory`,
+the report :mod:`screenmill.annotators.vllm.memory_report`; this module only parses options and prints. Engine options
+take ``screenmill run``'s names (:func:`screenmill.pipelines.options.add_engine_options`); ``--tp`` and ``--dtype
+bf16|fp16|fp32`` still work.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 
-from annotators.vllm.memory import (
+from screenmill.annotators.vllm.memory import (
     CUDA_KERNEL_BLOCK,
     GIB,
     GPUS,
@@ -23,9 +23,9 @@ from annotators.vllm.memory import (
     request_profile,
     size_for_gpu,
 )
-from annotators.vllm.memory_report import sizing_json, sizing_report
-from annotators.vllm.shapes import BUILTIN_CONFIGS, load_config, write_config
-from pipelines.options import add_engine_options
+from screenmill.annotators.vllm.memory_report import sizing_json, sizing_report
+from screenmill.annotators.vllm.shapes import BUILTIN_CONFIGS, load_config, write_config
+from screenmill.pipelines.options import add_engine_options
 
 
 def _parse_size(text: str) -> tuple[int, int]:
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         write_config(args.config, args.dump_config)
     answer = args.answer_tokens
     if answer is None and args.recipe:
-        from annotators.recipes import get_recipe
+        from screenmill.annotators.recipes import get_recipe
 
         answer = get_recipe(args.recipe).max_tokens
     request = request_profile(

@@ -1,8 +1,8 @@
 """Records, pyarrow schemas, the table catalogue, identities (keys), coordinate converters and image normalisation
 shared by every stage."""
 
-from schemas.keys import stable_id
-from schemas.records import (
+from screenmill.schemas.keys import stable_id
+from screenmill.schemas.records import (
     SCHEMA_VERSION,
     ActionStep,
     DeadLetter,
@@ -11,7 +11,7 @@ from schemas.records import (
     TilePlan,
     utcnow,
 )
-from schemas.tables import TABLES
+from screenmill.schemas.tables import TABLES
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -21,8 +21,7 @@ import warnings
 
 import numpy as np
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
-
-from schemas.records import Rejected
+from screenmill.schemas.records import Rejected
 
 # Never accept a half image: Pillow's default, asserted here because a library elsewhere may have flipped it.
 ImageFile.LOAD_TRUNCATED_IMAGES = False

@@ -1,4 +1,5 @@
-"""The one way a :class:`~schemas.records.GroundingLabel` is built, whoever produced it (OCR, a VLM, a recording).
+"""The one way a :class:`~screenmill.schemas.records.GroundingLabel` is built, whoever produced it (OCR, a VLM, a
+recording).
 
 A :class:`LabelBuilder` is made per screenshot and per answer: it stamps the screenshot's frame and the producer's
 provenance on every label, and tells repeated instructions on one screenshot apart by their order of arrival
@@ -11,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from schemas.records import GroundingLabel, Screenshot
+from screenmill.schemas.records import GroundingLabel, Screenshot
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Perceptual hashes of screenshots (numpy + Pillow only): the DCT pHash, a difference hash, Hamming distance.
 
-Two images whose hashes differ in few bits look alike. The benchmark-leakage guard (:mod:`stages.guard`) compares
-every screenshot's :func:`phash` against the hashes of a benchmark's images.
+Two images whose hashes differ in few bits look alike. The benchmark-leakage guard (:mod:`screenmill.stages.guard`)
+compares every screenshot's :func:`phash` against the hashes of a benchmark's images.
 
 :func:`phash` is the classic DCT hash: EXIF orientation applied, 8-bit luma, resized to 32×32 (Lanczos, always the
 same filter), 2-D DCT-II (orthonormal, one precomputed matrix), the top-left 8×8 block of lowest frequencies minus
@@ -57,12 +57,12 @@ def dct_matrix(n: int = PHASH_SIZE) -> np.ndarray:
 
 def luma(image: Image.Image) -> Image.Image:
     """The image as upright 8-bit luma (``L``): EXIF orientation applied, alpha composited on white, 16-bit, float,
-    palette and CMYK modes converted the way :func:`schemas.images.to_rgb` does."""
-    from schemas.images import to_rgb
+    palette and CMYK modes converted the way :func:`screenmill.schemas.images.to_rgb` does."""
+    from screenmill.schemas.images import to_rgb
 
     try:
         orientation = int(image.getexif().get(_ORIENTATION, 1) or 1)
-    except Exception:  # noqa: BLE001 - a broken EXIF block means no orientation, as in schemas.images
+    except Exception:  # noqa: BLE001 - a broken EXIF block means no orientation, as in screenmill.schemas.images
         orientation = 1
     if orientation != 1:
         image = ImageOps.exif_transpose(image)

@@ -4,7 +4,7 @@ Every writer passes ``schema=`` from here; nothing is ever inferred from the fir
 ``schema_version`` column so readers can refuse what they do not understand.
 
 Coordinates in every record are **original-image pixels** (after EXIF orientation), ``(x0, y0, x1, y1)`` floats,
-plus the native system the producer used (see :mod:`schemas.coords`).
+plus the native system the producer used (see :mod:`screenmill.schemas.coords`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import pyarrow as pa
-
-from schemas import keys
+from screenmill.schemas import keys
 
 SCHEMA_VERSION = 1
 

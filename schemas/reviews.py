@@ -26,7 +26,7 @@ def latest_reviews(reviews: Iterable[R]) -> dict[str, R]:
     """The latest review of each label, by :func:`review_order`.
 
     Args:
-        reviews: :class:`~schemas.records.ReviewedLabel` records or ``reviewed`` table rows (mappings).
+        reviews: :class:`~screenmill.schemas.records.ReviewedLabel` records or ``reviewed`` table rows (mappings).
 
     Returns:
         ``{label_id: its latest review}``; of two reviews equal under :func:`review_order`, the first seen.

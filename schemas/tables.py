@@ -25,9 +25,8 @@ import io
 import re
 
 import pyarrow as pa
-
-from schemas.keys import RUN_ID_RE
-from schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, ReviewedLabel, Screenshot
+from screenmill.schemas.keys import RUN_ID_RE
+from screenmill.schemas.records import ActionStep, DeadLetter, Done, GroundingLabel, ReviewedLabel, Screenshot
 
 STAGING = "_staging"
 RUNS = "_runs"

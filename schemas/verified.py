@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 
-from schemas.images import ImageLimits, ImageRejected, load_rgb
-from schemas.records import Screenshot
+from screenmill.schemas.images import ImageLimits, ImageRejected, load_rgb
+from screenmill.schemas.records import Screenshot
 
 CHANGED = "changed_during_run"
 
@@ -53,7 +53,8 @@ def read_screenshot(shot: Screenshot, limits: ImageLimits):
         A Pillow RGB image (EXIF orientation applied).
 
     Raises:
-        ImageRejected: ``changed_during_run`` as :func:`read_verified`, or any :mod:`schemas.images` reason when the
+        ImageRejected: ``changed_during_run`` as :func:`read_verified`, or any :mod:`screenmill.schemas.images` reason
+        when the
             pixels do not decode.
         OSError: the file cannot be read.
     """

@@ -1,8 +1,8 @@
 """The stage contract: counters, failures → dead letters and outputs, the same way for every stage.
 
 A stage is a :class:`Stage` (a ``beam.PTransform``) whose ``expand`` returns :class:`StageOutputs`: ``good``
-records, ``dead_letter`` records (:class:`schemas.records.DeadLetter`) and any named extra outputs. Its per-element
-work is a :class:`StageDoFn` whose subclasses implement :meth:`StageDoFn.handle`, a generator that yields
+records, ``dead_letter`` records (:class:`screenmill.schemas.records.DeadLetter`) and any named extra outputs. Its
+per-element work is a :class:`StageDoFn` whose subclasses implement :meth:`StageDoFn.handle`, a generator that yields
 
 * good records (main output, counted as ``forwarded``),
 * ``beam.pvalue.TaggedOutput(tag, value)`` for a named extra output (not counted),
@@ -27,8 +27,7 @@ from collections.abc import Iterable, Iterator
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
-
-from schemas.records import DeadLetter, utcnow
+from screenmill.schemas.records import DeadLetter, utcnow
 
 DEAD_LETTER = "dead_letter"
 METRICS_PREFIX = "screenmill."

@@ -20,10 +20,9 @@ from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
-
-from schemas.keys import item_key
-from schemas.records import Done, Screenshot, utcnow
-from schemas.tables import TABLES, is_part
+from screenmill.schemas.keys import item_key
+from screenmill.schemas.records import Done, Screenshot, utcnow
+from screenmill.schemas.tables import TABLES, is_part
 
 HELD = "held"
 # Label-stage reasons that say nothing about the screenshot itself: the next run tries it again.
@@ -61,7 +60,7 @@ def _read_index(meta: fileio.FileMetadata) -> Iterator[tuple[str, str]]:
 class ReadDoneIndex(beam.PTransform):
     """``OUT/_done`` → ``(item_key, config_hash)`` pairs (none when the index does not exist yet).
 
-    Only committed shards are read (the same rule as :func:`schemas.tables.read_shards`).
+    Only committed shards are read (the same rule as :func:`screenmill.schemas.tables.read_shards`).
     """
 
     def __init__(self, output: str):
@@ -147,5 +146,5 @@ def is_new(shot: Screenshot, known: dict[str, bool], held: dict[str, bool]) -> b
 
 def not_held(record, held: dict[str, bool]) -> bool:
     """Whether a label / action row may be committed (its screenshot's label stage did not fail retryably); a
-    tuple of labels (one screenshot's: :func:`stages.render.labels_of_kept`) by its first."""
+    tuple of labels (one screenshot's: :func:`screenmill.stages.render.labels_of_kept`) by its first."""
     return (record[0] if isinstance(record, tuple) else record).screenshot_id not in held

@@ -2,14 +2,14 @@
 never leak into training data.
 
 Each screenshot's pixels are re-read (and checked against the content hash, as every stage does) and its perceptual
-hash (:func:`schemas.phash.phash`) compared with every benchmark hash; a match is a benchmark hash at most
+hash (:func:`screenmill.schemas.phash.phash`) compared with every benchmark hash; a match is a benchmark hash at most
 ``max_distance`` bits away. The benchmark is a folder of images, hashed once per worker process in ``setup()``, or
 a text file of hashes (``screenmill leakage-hashes``), the better choice for large benchmarks and distributed runs.
 
 Modes: ``refuse`` dead-letters a match (reason ``benchmark_leak``); ``flag`` forwards it and also emits a dead-letter
 record with reason ``benchmark_leak_flagged`` (written and counted with the other dead letters; counters
 ``forwarded`` and ``flagged_benchmark_leak``, not ``dropped_…``). Other reason codes: ``unreadable``,
-``changed_during_run`` and any :mod:`schemas.images` reason (pixels that do not decode).
+``changed_during_run`` and any :mod:`screenmill.schemas.images` reason (pixels that do not decode).
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ import numpy as np
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.utils import shared
-
-from schemas.images import ImageLimits, ImageRejected, load_rgb
-from schemas.phash import from_hex, phash, to_hex
-from schemas.records import Screenshot
-from schemas.verified import read_screenshot
-from stages.base import Failure, Stage, StageDoFn
-from stages.ingest import IMAGE_EXTENSIONS
+from screenmill.schemas.images import ImageLimits, ImageRejected, load_rgb
+from screenmill.schemas.phash import from_hex, phash, to_hex
+from screenmill.schemas.records import Screenshot
+from screenmill.schemas.verified import read_screenshot
+from screenmill.stages.base import Failure, Stage, StageDoFn
+from screenmill.stages.ingest import IMAGE_EXTENSIONS
 
 STAGE = "guard"
 MODES = ("refuse", "flag")
@@ -159,8 +158,8 @@ class GuardConfig:
         run_id: the run's id (stamped on dead letters).
         max_distance: a benchmark hash at most this many bits away (Hamming, of 63) is a match. The default 4 holds
             JPEG re-encodes down to q30 and rescales (measured 0-4) while the closest pair of visually different
-            real screenshots measured is 6 apart (see :mod:`schemas.phash`); raise it to catch crops, at the cost of
-            flagging look-alike screens.
+            real screenshots measured is 6 apart (see :mod:`screenmill.schemas.phash`); raise it to catch crops, at the
+            cost of flagging look-alike screens.
         mode: ``refuse`` (dead-letter matches) or ``flag`` (forward them and record a flag in the dead letters).
         limits: image limits used when pixels are decoded.
     """

@@ -4,7 +4,7 @@ Input is a Beam FileSystems pattern (local paths; ``gs://`` / ``s3://`` through 
 extras are installed) or a directory (read recursively). Two kinds of input are recognised:
 
 * image files (``.png``, ``.jpg``/``.jpeg``, ``.webp``; other image extensions are dead-lettered as
-  ``unsupported_format``), validated by :func:`schemas.images.inspect_image`;
+  ``unsupported_format``), validated by :func:`screenmill.schemas.images.inspect_image`;
 * episode folders: ``<episode>/episode.json`` + ``steps.jsonl`` (or a ``steps`` list inside ``episode.json``) + the
   images the steps name. Step images become screenshots with ``episode_id`` + ``step_index``; images in the folder
   that no step names are ingested as plain screenshots, so nothing is lost.
@@ -33,13 +33,12 @@ import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-
-from schemas.images import ImageLimits, ImageRejected, inspect_image
-from schemas.keys import item_key
-from schemas.records import Screenshot, utcnow
-from stages.base import Failure, Stage, StageDoFn, StageOutputs
-from stages.done import rejected_done
-from stages.store.input_guard import Rejected, check_local_file, input_root, printable
+from screenmill.schemas.images import ImageLimits, ImageRejected, inspect_image
+from screenmill.schemas.keys import item_key
+from screenmill.schemas.records import Screenshot, utcnow
+from screenmill.stages.base import Failure, Stage, StageDoFn, StageOutputs
+from screenmill.stages.done import rejected_done
+from screenmill.stages.store.input_guard import Rejected, check_local_file, input_root, printable
 
 STAGE = "ingest"
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp")
@@ -402,8 +401,8 @@ def _dedup_key(shot: Screenshot):
 class IngestScreenshots(Stage):
     """Read, validate, hash and de-duplicate screenshots.
 
-    Output: :class:`stages.base.StageOutputs` with ``good`` (:class:`Screenshot` records, ``tile_plan`` unset),
-    ``dead_letter`` (:class:`DeadLetter` records; reasons: ``empty_file``, ``not_an_image``, ``truncated``,
+    Output: :class:`screenmill.stages.base.StageOutputs` with ``good`` (:class:`Screenshot` records, ``tile_plan``
+    unset), ``dead_letter`` (:class:`DeadLetter` records; reasons: ``empty_file``, ``not_an_image``, ``truncated``,
     ``corrupt_image``, ``decompression_bomb``, ``too_small``, ``too_large``, ``extreme_aspect_ratio``,
     ``unsupported_format``, ``unreadable``, ``bad_episode_manifest``, ``path_outside_root``, ``missing_file``,
     ``duplicate``), ``done`` (the ``_done`` rows of inputs rejected after hashing, when ``config.config_hash`` is
@@ -411,7 +410,8 @@ class IngestScreenshots(Stage):
 
     Args:
         config: what to read and accept.
-        done: optional PCollection of item keys (:func:`schemas.keys.item_key`) already done under this run's
+        done: optional PCollection of item keys (:func:`screenmill.schemas.keys.item_key`) already done under this
+        run's
             config: those occurrences are skipped right after hashing (counted as ``skipped_done``).
         rendered: optional PCollection of :class:`Screenshot` records made by ``RenderPages`` (already checked):
             de-duplicated together with the files.

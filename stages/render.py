@@ -3,14 +3,16 @@
 Pages come from ``pages`` (a folder, read recursively, or a glob: its ``.html`` / ``.htm`` files are pages, every other
 file there is an asset they may load) and ``urls`` (a file of ``file://`` / ``http(s)://`` URLs, one a line, ``#``
 comments). Each page is rendered under every setting (viewport x colour scheme) into up to ``screens`` screenshots
-down the page, in one headless Chromium per worker process (:class:`annotators.dom.browser.BrowserHost`, held by
-:func:`annotators.producer.per_process`), fenced: requests only under the page's root folder and to allowed origins.
+down the page, in one headless Chromium per worker process (:class:`screenmill.annotators.dom.browser.BrowserHost`,
+held by :func:`screenmill.annotators.producer.per_process`), fenced: requests only under the page's root folder and to
+allowed origins.
 
 Each screenshot is written once, content-addressed, under ``OUT/images/`` (temp name → rename), checked like any input
-(:func:`schemas.images.inspect_image`) and goes on as a :class:`Screenshot` (``page_uri``, ``page_sha256``,
+(:func:`screenmill.schemas.images.inspect_image`) and goes on as a :class:`Screenshot` (``page_uri``, ``page_sha256``,
 ``render``) through the ordinary spine (ingest's de-duplication, tiling, any annotator, the tables); its DOM labels
-(:func:`annotators.dom.labels.dom_labels`) go on the ``labels`` output as ``(origin, labels)`` pairs, one a screenshot
-(none for a screenshot without labels), to be kept for the screenshots ingest keeps (:func:`labels_of_kept`).
+(:func:`screenmill.annotators.dom.labels.dom_labels`) go on the ``labels`` output as ``(origin, labels)`` pairs, one a
+screenshot (none for a screenshot without labels), to be kept for the screenshots ingest keeps
+(:func:`labels_of_kept`).
 
 Incremental: a page's key is its URI, the sha256 of its document and the setting; under the run's ``config_hash``
 (which sees the settings and the DOM recipe versions) a page whose key is done is not rendered again, and a screen
@@ -18,18 +20,18 @@ done by an earlier run is not emitted again. ``pages`` output: a :class:`Rendere
 its ``_done`` row once none of its screenshots is held back.
 
 Exploration (``explore`` > 0): instead of screens down the page, each page setting is explored into an episode
-(:func:`annotators.dom.explore.explore_page`: up to ``explore`` actions chosen with ``explore_seed``). Every frame is
-a :class:`Screenshot` with ``episode_id`` (:func:`episode_key`), ``step_index`` (frame 0 the page as loaded, frame *i*
-after action *i*) and, on every frame but the last, the action taken on it in ``recorded_action`` (the generic format
-of :mod:`annotators.recorded`, points in screenshot pixels, with ``type``, ``content``, ``role``, ``name``, ``noop``,
-``blocked``); every frame gets its DOM labels; every action an :class:`ActionStep` on the ``actions`` output
-(``source='recorded'``, ``annotator='dom'``, ``action_args`` with the template ``instruction``). The episode is the
-unit of done: its key (page URI, document sha256, setting, seed, steps, policy version) is skipped when done, and an
-episode that failed part-way is explored again whole.
+(:func:`screenmill.annotators.dom.explore.explore_page`: up to ``explore`` actions chosen with ``explore_seed``). Every
+frame is a :class:`Screenshot` with ``episode_id`` (:func:`episode_key`), ``step_index`` (frame 0 the page as loaded,
+frame *i* after action *i*) and, on every frame but the last, the action taken on it in ``recorded_action`` (the
+generic format of :mod:`screenmill.annotators.recorded`, points in screenshot pixels, with ``type``, ``content``,
+``role``, ``name``, ``noop``, ``blocked``); every frame gets its DOM labels; every action an :class:`ActionStep` on the
+``actions`` output (``source='recorded'``, ``annotator='dom'``, ``action_args`` with the template ``instruction``). The
+episode is the unit of done: its key (page URI, document sha256, setting, seed, steps, policy version) is skipped when
+done, and an episode that failed part-way is explored again whole.
 
 Reasons: ``render_timeout``, ``render_failed``, ``explore_timeout`` (all retried by the next run), ``page_too_large``,
 ``blank_page``, ``page_redirects`` (``_done`` as rejected), ``bad_url``, ``unreadable`` (the page file), any
-:mod:`schemas.images` reason.
+:mod:`screenmill.schemas.images` reason.
 """
 
 from __future__ import annotations
@@ -44,17 +46,16 @@ import urllib.request
 from collections.abc import Iterator
 
 import apache_beam as beam
-
-from annotators.dom import explore
-from annotators.dom.browser import BrowserConfig, BrowserHost, RenderError, Screen, Viewport
-from annotators.dom.labels import RECIPE_VERSIONS, dom_labels
-from annotators.producer import per_process
-from schemas.images import ImageLimits, ImageRejected, inspect_image
-from schemas.keys import item_key, stable_id
-from schemas.records import ActionStep, Done, RenderSettings, Screenshot, utcnow
-from schemas.tables import image_path
-from stages.base import Failure, Stage, StageDoFn, StageOutputs
-from stages.done import rejected_done
+from screenmill.annotators.dom import explore
+from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost, RenderError, Screen, Viewport
+from screenmill.annotators.dom.labels import RECIPE_VERSIONS, dom_labels
+from screenmill.annotators.producer import per_process
+from screenmill.schemas.images import ImageLimits, ImageRejected, inspect_image
+from screenmill.schemas.keys import item_key, stable_id
+from screenmill.schemas.records import ActionStep, Done, RenderSettings, Screenshot, utcnow
+from screenmill.schemas.tables import image_path
+from screenmill.stages.base import Failure, Stage, StageDoFn, StageOutputs
+from screenmill.stages.done import rejected_done
 
 STAGE = "render"
 PAGE_EXTENSIONS = (".html", ".htm")
@@ -448,9 +449,9 @@ def _keep_labels(item):
 
 def labels_of_kept(kept: beam.PCollection, labels: beam.PCollection, label: str = "DomLabels") -> beam.PCollection:
     """The DOM labels (``RenderPages``' ``labels`` output) of the rendered screenshots in ``kept`` (ingest's good
-    output), a tuple of :class:`GroundingLabel` s a screenshot (:class:`stages.write.WriteShards` writes each; a
-    batch, for Beam's cost is per element): a screenshot rendered twice with the same bytes keeps the labels of the
-    render ingest kept."""
+    output), a tuple of :class:`GroundingLabel` s a screenshot (:class:`screenmill.stages.write.WriteShards` writes
+    each; a batch, for Beam's cost is per element): a screenshot rendered twice with the same bytes keeps the labels of
+    the render ingest kept."""
     rendered = kept | f"{label}Kept" >> beam.FlatMap(
         lambda s: [(s.screenshot_id, render_origin(s))] if s.page_uri else []
     )
@@ -472,7 +473,7 @@ def pages_done(job: RenderedJob, held: dict[str, bool], config_hash: str, run_id
 class RenderPages(Stage):
     """Render pages (see the module docstring).
 
-    Output: :class:`stages.base.StageOutputs` with ``good`` (:class:`Screenshot` records), ``dead_letter``,
+    Output: :class:`screenmill.stages.base.StageOutputs` with ``good`` (:class:`Screenshot` records), ``dead_letter``,
     ``labels`` (``(origin, labels)`` pairs: a screenshot's tuple of GroundingLabels), ``pages``
     (:class:`RenderedJob`, page settings and episodes), ``done`` (``_done`` rows of pages rejected for good) and
     ``actions`` (:class:`ActionStep` records of explored episodes).

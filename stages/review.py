@@ -1,7 +1,7 @@
 """Human review: which labels go to Label Studio, what a task looks like there, and what comes back.
 
 :class:`RouteToReview` is the stage (routing + chunked push); the pieces it is made of are pure functions (the
-Label Studio calls are in :mod:`stages.clients.labelstudio`):
+Label Studio calls are in :mod:`screenmill.stages.clients.labelstudio`):
 
 * :class:`ReviewPolicy` / :func:`route_reasons`: why a label is doubtful — ``low_confidence``, ``disagreement``
   (another annotator labelled the same element elsewhere: box IoU below a threshold and neither click point inside
@@ -30,12 +30,18 @@ from urllib.parse import quote
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
-
-from schemas.coords import box_from_pixels, box_iou, box_to_pixels, point_from_pixels, point_in_box, point_to_pixels
-from schemas.records import DeadLetter, ReviewedLabel, utcnow
-from schemas.reviews import latest_reviews
-from schemas.tables import report_path
-from stages.base import METRICS_PREFIX, Failure, Stage, StageDoFn, StageOutputs
+from screenmill.schemas.coords import (
+    box_from_pixels,
+    box_iou,
+    box_to_pixels,
+    point_from_pixels,
+    point_in_box,
+    point_to_pixels,
+)
+from screenmill.schemas.records import DeadLetter, ReviewedLabel, utcnow
+from screenmill.schemas.reviews import latest_reviews
+from screenmill.schemas.tables import report_path
+from screenmill.stages.base import METRICS_PREFIX, Failure, Stage, StageDoFn, StageOutputs
 
 STAGE = "review"
 VERDICTS = ("accept", "fix", "reject")
@@ -318,7 +324,7 @@ def agreement(reviewed: Iterable[ReviewedLabel], labels: Iterable[Mapping[str, A
 
     ``accepted_rate`` = accepted / reviewed; over the labels not rejected, ``mean_iou`` = mean IoU of the label's box
     with the reviewer's box (1 where the box was kept) and ``point_in_box_rate`` = share whose click point lies in
-    the reviewer's box. The latest review of a label counts (:func:`schemas.reviews.latest_reviews`: latest
+    the reviewer's box. The latest review of a label counts (:func:`screenmill.schemas.reviews.latest_reviews`: latest
     ``reviewed_at``, then highest ``annotation_id``).
     """
     by_id = {lab["label_id"]: lab for lab in labels}
@@ -455,7 +461,7 @@ class _Push(StageDoFn):
         self._config = config
 
     def start(self):
-        from stages.clients.labelstudio import Connection, LabelStudioClient
+        from screenmill.stages.clients.labelstudio import Connection, LabelStudioClient
 
         self._imported = self.counters.counter("imported")
         self._already = self.counters.counter("already_there")
@@ -479,11 +485,12 @@ class RouteToReview(Stage):
 
     Labels are grouped per screenshot and routed with :func:`route_reasons`, the quota applies per (annotator,
     recipe), and tasks are pushed in chunks by a DoFn whose client comes from the environment
-    (:class:`stages.clients.labelstudio.Connection`). Counters (``screenmill.review``): ``total`` (labels),
+    (:class:`screenmill.stages.clients.labelstudio.Connection`). Counters (``screenmill.review``): ``total`` (labels),
     ``forwarded`` (tasks pushed or already there), ``imported``, ``already_there``, ``over_quota``, one per routing
     reason, and
     ``dropped_unservable_image`` (a screenshot Label Studio cannot reach). A push that gives up raises
-    :class:`stages.clients.retry.GaveUp` out of the pipeline; the project stays consistent and a rerun resumes.
+    :class:`screenmill.stages.clients.retry.GaveUp` out of the pipeline; the project stays consistent and a rerun
+    resumes.
     """
 
     def __init__(self, config: ReviewConfig):

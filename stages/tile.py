@@ -1,17 +1,17 @@
 """``TileScreenshots``: attach the engine's tiling plan (grid, tile count, image tokens) to each screenshot.
 
 The plan is the one vLLM's ``nano_nemotron_vl`` processor computes for Nemotron-Nano-VL-v2 / Holotron (512 px
-tiles, 1..12 tiles + a thumbnail, 256 tokens per tile) — see :mod:`annotators.vllm.tile_plan` and its parity test. The
-token count is what the inference stage batches by.
+tiles, 1..12 tiles + a thumbnail, 256 tokens per tile) — see :mod:`screenmill.annotators.vllm.tile_plan` and its parity
+test. The token count is what the inference stage batches by.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from annotators.vllm.tile_plan import RULES, plan_tiles
-from schemas.records import Screenshot
-from stages.base import Stage, StageDoFn
+from screenmill.annotators.vllm.tile_plan import RULES, plan_tiles
+from screenmill.schemas.records import Screenshot
+from screenmill.stages.base import Stage, StageDoFn
 
 STAGE = "tile"
 

@@ -1,6 +1,6 @@
 """``WriteShards``: records → balanced, deterministic Parquet shards with an explicit schema.
 
-Layout (paths and names from the table catalogue, :mod:`schemas.tables`):
+Layout (paths and names from the table catalogue, :mod:`screenmill.schemas.tables`):
 ``OUT/<table>/dt=YYYY-MM-DD/part-00000-of-00004.parquet``. Rows are spread over shards by a stable hash of
 their key columns and sorted by key inside each shard, so the same rows always land in the same shard, in the same
 order, whatever the runner or the bundle sizes. The shard count is ``num_shards`` if set, else
@@ -29,10 +29,9 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
-
-from schemas import tables
-from schemas.keys import is_run_id
-from stages.store.failpoint import failpoint
+from screenmill.schemas import tables
+from screenmill.schemas.keys import is_run_id
+from screenmill.stages.store.failpoint import failpoint
 
 CODECS = ("zstd", "snappy", "gzip", "none")
 #: Beam Metrics namespace of what each partition got: counters ``<table>/dt=<dt>:rows`` and ``…:shards``.
@@ -55,9 +54,9 @@ class WriteConfig:
         codec: ``zstd``, ``snappy``, ``gzip`` or ``none``.
         run_id: set for a transactional run: shards go to ``OUT/_staging/<run_id>/<table>/dt=…/`` named
             ``part-<run_id>-NNNNN-of-NNNNN.parquet`` and become visible only when
-            :func:`stages.store.commit.commit_run` moves the whole run into place; a table with no rows then writes no
-            file. ``None``: the partition is written in place and replaces the partition's earlier shards (review
-            pulls, benchmarks).
+            :func:`screenmill.stages.store.commit.commit_run` moves the whole run into place; a table with no rows then
+            writes no file. ``None``: the partition is written in place and replaces the partition's earlier shards
+            (review pulls, benchmarks).
     """
 
     output: str
@@ -94,7 +93,8 @@ class WriteConfig:
 
     @classmethod
     def of(cls, output: str, table: str, dt: str, **options: Any) -> WriteConfig:
-        """The config of catalogue table ``table`` (:func:`schemas.tables.table`): its schema and key columns.
+        """The config of catalogue table ``table`` (:func:`screenmill.schemas.tables.table`): its schema and key
+        columns.
 
         Raises:
             KeyError: ``table`` is not in the catalogue.  ValueError: as the constructor.

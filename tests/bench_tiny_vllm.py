@@ -18,7 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from pipelines.bench_vllm import main as bench_vllm
+    from screenmill.pipelines.bench_vllm import main as bench_vllm
+
     from tests.tiny_holotron import (
         build_tiny_holotron,
         install_torchvision_shim,

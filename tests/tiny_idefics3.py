@@ -150,7 +150,7 @@ def tiny_cli_args(model_dir: Path) -> list[str]:
 def bench_vllm_on_tiny_idefics3(tmp_path: Path, monkeypatch, args: list[str]) -> dict:
     """``screenmill bench vllm ARGS`` through its own entry point on a fresh tiny Idefics3 under ``tmp_path``, the
     engine in-process and the hub offline (``monkeypatch`` sets both); returns the report it wrote (``--json``)."""
-    from pipelines.bench_vllm import main as bench_vllm
+    from screenmill.pipelines.bench_vllm import main as bench_vllm
 
     for name, value in (("VLLM_ENABLE_V1_MULTIPROCESSING", "0"), ("HF_HUB_OFFLINE", "1")):
         monkeypatch.setenv(name, value)

@@ -49,7 +49,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from annotators.dom.extract import EXTRACT_JS, FRAME_HITS_JS
+from screenmill.annotators.dom.extract import EXTRACT_JS, FRAME_HITS_JS
 
 CHROMIUM = "/usr/bin/chromium"
 INSTALL_HINT = (
@@ -203,8 +203,8 @@ def origin_of(url: str) -> str | None:
 class Screen:
     """One screenshot of a page: PNG bytes at ``scroll`` (CSS px) and the elements read from the DOM there, in CSS px
     of what the screenshot shows (the visual viewport: screenshot pixels / device scale factor; see
-    :mod:`annotators.dom.extract`). ``page_scale`` is the page's zoom: 1, except in mobile emulation of a page without
-    a mobile ``<meta name=viewport>``, which a phone shows zoomed out (``visualViewport.scale``)."""
+    :mod:`screenmill.annotators.dom.extract`). ``page_scale`` is the page's zoom: 1, except in mobile emulation of a
+    page without a mobile ``<meta name=viewport>``, which a phone shows zoomed out (``visualViewport.scale``)."""
 
     png: bytes
     scroll: tuple[int, int]
@@ -465,7 +465,7 @@ class BrowserHost:
         self, uri, root, viewport, color_scheme, work, limit_s: float, timeout_reason: str, reuse: bool = False
     ):
         """Run ``await work(page, fence)`` on a fenced page within ``limit_s`` seconds; the building block of
-        :meth:`render` and of exploration (:mod:`annotators.dom.explore`).
+        :meth:`render` and of exploration (:mod:`screenmill.annotators.dom.explore`).
 
         Args:
             uri / root / viewport / color_scheme: as for :meth:`render` (``uri`` is the fence's own origin).

@@ -2,9 +2,9 @@
 
 :func:`explore_page` opens a page in the fenced browser (:meth:`BrowserHost.run_page`: the same fence, dialogs,
 popups and downloads as rendering) and takes up to ``steps`` actions. At each step it reads the page's elements
-(:data:`annotators.dom.extract.EXTRACT_JS`), picks one (:func:`choose`), acts on it, waits until the page settles
-(the navigation's commit and ``load`` if it navigated, then two animation frames), takes a screenshot and reads the
-elements again. Frame 0 is the page as loaded, frame *i* the page after action *i*.
+(:data:`screenmill.annotators.dom.extract.EXTRACT_JS`), picks one (:func:`choose`), acts on it, waits until the page
+settles (the navigation's commit and ``load`` if it navigated, then two animation frames), takes a screenshot and reads
+the elements again. Frame 0 is the page as loaded, frame *i* the page after action *i*.
 
 The policy (:func:`choose`), seeded and deterministic (``random.Random(seed)`` over a sorted candidate list):
 
@@ -48,14 +48,14 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from annotators.dom.browser import BrowserHost, RenderError, Screen, Viewport, one_colour
-from annotators.dom.labels import ROLE_NOUNS, _q
+from screenmill.annotators.dom.browser import BrowserHost, RenderError, Screen, Viewport, one_colour
+from screenmill.annotators.dom.labels import ROLE_NOUNS, _q
 
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
 EXPLORE_VERSION = "2"
 NAME = "dom"
 KINDS = ("click", "type", "select", "scroll", "back")
-#: Each kind of action in the pipeline's action space (:data:`annotators.recipes.ACTION_TYPES`).
+#: Each kind of action in the pipeline's action space (:data:`screenmill.annotators.recipes.ACTION_TYPES`).
 ACTION_OF = {
     "click": "click_element",
     "type": "write_element_abs",
@@ -158,8 +158,8 @@ class Step:
 
     def recorded(self, scale: float) -> dict[str, Any]:
         """The step as ``Screenshot.recorded_action`` holds it: the generic recorded format of
-        :mod:`annotators.recorded` (``action`` from :data:`ACTION_OF`, ``x``/``y`` in screenshot pixels) plus
-        ``type`` (:data:`KINDS`), ``content`` (typed text / option label), ``value`` (option value), ``role``,
+        :mod:`screenmill.annotators.recorded` (``action`` from :data:`ACTION_OF`, ``x``/``y`` in screenshot pixels)
+        plus ``type`` (:data:`KINDS`), ``content`` (typed text / option label), ``value`` (option value), ``role``,
         ``name``, ``noop``, ``blocked`` (+ ``blocked_url``)."""
         a = self.action
         out: dict[str, Any] = {"action": ACTION_OF[a.kind], "type": a.kind}

@@ -8,9 +8,9 @@ elements, each a dict in the frame's CSS pixels (its viewport, after scrolling):
      "href": "file:///site/pricing.html", "field": None}
 
 ``href`` is a link's resolved target, ``field`` a form field's ``name`` (else ``id``, ``autocomplete``): what
-exploration (:mod:`annotators.dom.explore`) reads; no label depends on them.
+exploration (:mod:`screenmill.annotators.dom.explore`) reads; no label depends on them.
 
-Which elements (the rules the DOM labels stand on; :mod:`annotators.dom.labels` makes the instructions):
+Which elements (the rules the DOM labels stand on; :mod:`screenmill.annotators.dom.labels` makes the instructions):
 
 * **controls**: links with ``href``, buttons, inputs (not ``hidden``), selects, text areas, ``summary``, elements with
   an interactive ARIA role, ``contenteditable`` and ``onclick`` elements, ``tabindex >= 0``; disabled ones

@@ -13,7 +13,7 @@ Recipes (each a row with its recipe name; an element gets every one that applies
   names repeats, its place among every element showing it, ``click the second "History"``;
 * ``dom-name-position``: the same for an element that shows no text of its own, named by its accessible name only
   (two "Up" arrow images in links: ``click the second "Up" link``), so a reader of the labels can tell it from
-  painted text (``annotators.evaluate.truth_from_dom`` leaves it out of OCR's recall).
+  painted text (``screenmill.annotators.evaluate.truth_from_dom`` leaves it out of OCR's recall).
 
 No ambiguous instruction: an instruction that would name two different elements of the screenshot is given to none
 of them (the positional one stands in where it applies), and an instruction is compared case-insensitively.
@@ -26,9 +26,9 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable
 
-from annotators.dom.extract import EXTRACT_VERSION
-from schemas.labels import LabelBuilder, LabelProvenance
-from schemas.records import GroundingLabel, Screenshot
+from screenmill.annotators.dom.extract import EXTRACT_VERSION
+from screenmill.schemas.labels import LabelBuilder, LabelProvenance
+from screenmill.schemas.records import GroundingLabel, Screenshot
 
 NAME = "dom"
 VERSION = "1"
@@ -185,7 +185,7 @@ def dom_labels(
 
     Args:
         shot: the screenshot (its id and size are stamped on every label).
-        elements: what :mod:`annotators.dom.extract` read at that screen (CSS px of the viewport).
+        elements: what :mod:`screenmill.annotators.dom.extract` read at that screen (CSS px of the viewport).
         viewport: the viewport's CSS size: the frame of the native numbers (``coord_system='pixel_resized'``).
         scale: device pixels per CSS px (the screenshot's pixels).
         config_hash / run_id: provenance.

@@ -1,11 +1,12 @@
 """Where the model stage's time goes: the running totals of one engine's feeding, and what they say about a run.
 
-:class:`Ledger` is kept by each :class:`annotators.vllm.engine.VlmEngine` (one per worker process): the feeder
-(:mod:`annotators.vllm.feeding`), the engine and vLLM's scheduler (through :meth:`annotators.vllm.adapter.VllmApi.
-watch_steps`) add to it from whichever thread does the work; the model DoFn takes its totals at every bundle's end
-(:meth:`Ledger.take`) and hands them to Beam Metrics (:mod:`stages.label.accounting`), so a run on any runner sums
-them. :func:`summarize` turns the summed totals into the run manifest's ``accounting`` section (README, "Where the
-time goes") and :func:`format_accounting` into the summary's lines; ``screenmill bench vllm`` prints the same.
+:class:`Ledger` is kept by each :class:`screenmill.annotators.vllm.engine.VlmEngine` (one per worker process): the
+feeder (:mod:`screenmill.annotators.vllm.feeding`), the engine and vLLM's scheduler (through
+:meth:`screenmill.annotators.vllm.adapter.VllmApi. watch_steps`) add to it from whichever thread does the work; the
+model DoFn takes its totals at every bundle's end (:meth:`Ledger.take`) and hands them to Beam Metrics
+(:mod:`screenmill.stages.label.accounting`), so a run on any runner sums them. :func:`summarize` turns the summed
+totals into the run manifest's ``accounting`` section (README, "Where the time goes") and :func:`format_accounting`
+into the summary's lines; ``screenmill bench vllm`` prints the same.
 
 The time of the thread that feeds the engine (the model DoFn's) is split four ways, which is the verdict:
 

@@ -74,7 +74,8 @@ class StepView(NamedTuple):
 
 
 class VllmApi:
-    """The calls :class:`annotators.vllm.engine.VlmEngine` makes into one ``vllm.LLM`` beyond its stable public API.
+    """The calls :class:`screenmill.annotators.vllm.engine.VlmEngine` makes into one ``vllm.LLM`` beyond its stable
+    public API.
 
     Args:
         llm: the ``vllm.LLM``.

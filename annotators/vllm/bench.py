@@ -1,5 +1,5 @@
-"""The measurements of ``screenmill bench vllm`` (:mod:`pipelines.bench_vllm`): the same requests four ways, side by
-side on one engine.
+"""The measurements of ``screenmill bench vllm`` (:mod:`screenmill.pipelines.bench_vllm`): the same requests four ways,
+side by side on one engine.
 
 (a) ``ceiling``: one raw ``LLM.generate`` over every request (images decoded beforehand, timed apart: ``a'`` adds
     that reading and decoding, which any script calling ``generate`` on image files also does);
@@ -11,8 +11,8 @@ side on one engine.
     one request at a time, each generating exactly as many tokens as vLLM did for it (run last, after the engine is
     released, so the two never share the accelerator's memory).
 
-Modes (a)–(c) use the one engine of this process (:class:`annotators.vllm.engine.SharedEngine`), built and warmed
-before anything is timed, and send it identical engine inputs: the same prompts, images and sampling (greedy,
+Modes (a)–(c) use the one engine of this process (:class:`screenmill.annotators.vllm.engine.SharedEngine`), built and
+warmed before anything is timed, and send it identical engine inputs: the same prompts, images and sampling (greedy,
 structured outputs), and image ids of the same kind (a sha256 of the screenshot's bytes, as the pipeline sends: the
 ceiling's salted, the naive mode's taken from re-encoded copies of the same pixels, so no mode reuses an encoder
 output another left in the engine's cache). b/c compares two feedings of the same pipeline; b/a also counts the
@@ -22,7 +22,7 @@ Requests: ``holo2-localize`` / ``holo15-localize``, one per instruction (``--per
 answers); ``propose-elements``, one per screenshot (long answers: decode-heavy). Printed: seconds, requests, output
 tokens, tokens/s, screenshots/s, tokens per engine step (the effective batch, from vLLM's own step histogram) and the
 ratios b/a, b/a', b/c, b/d; then, for each pipeline mode, the model stage's accounting from its run manifest (where
-its time went and what bounded it, :mod:`annotators.vllm.accounting`), as ``screenmill run`` prints it.
+its time went and what bounded it, :mod:`screenmill.annotators.vllm.accounting`), as ``screenmill run`` prints it.
 
 Packing (``--pack K``, localize recipes): the pipeline once more with ``screenmill run --pack K`` on a copy of the
 screenshots (the same pixels under new content ids), beside (b) on the same engine: labels, labels/s and prompt
@@ -42,8 +42,8 @@ import re
 import time
 from pathlib import Path
 
-from annotators.vllm.accounting import format_accounting
-from annotators.vllm.feeding import Feeder
+from screenmill.annotators.vllm.accounting import format_accounting
+from screenmill.annotators.vllm.feeding import Feeder
 
 MODES = ("ceiling", "pipeline", "naive", "ray", "transformers")
 #: CPU flags that give bf16 matrix products in hardware (without them, oneDNN converts to fp32 and back).
@@ -102,7 +102,7 @@ def _units(folder: Path, instructions: Path, recipe) -> list[tuple[str, dict[str
 def _request(recipe, fields: dict[str, str], data: bytes, image, salt: str):
     """The ceiling's (or the warm-up's) request for one unit, as RunVlm builds it; ``salt`` keeps its image ids apart
     from the pipeline modes' (the screenshot's sha256 unsalted)."""
-    from annotators.vllm.engine import Request
+    from screenmill.annotators.vllm.engine import Request
 
     image_id = f"{salt}:{hashlib.sha256(data).hexdigest()}"
     return Request(salt, recipe.prompt(**fields), (image,), recipe.answer_schema, recipe.max_tokens, (image_id,))
@@ -110,7 +110,7 @@ def _request(recipe, fields: dict[str, str], data: bytes, image, salt: str):
 
 def _requests(folder: Path, units, recipe, engine, salt: str):
     """(prompt dicts, sampling params, (image, prompt text) pairs) for ``units``, every image decoded once."""
-    from schemas.images import load_rgb
+    from screenmill.schemas.images import load_rgb
 
     images: dict[str, tuple[bytes, object]] = {}
     prompts, params, items = [], [], []
@@ -135,7 +135,7 @@ def _ceiling(shared, prompts, params) -> dict:
     started = time.perf_counter()
     outs = _generate(shared, prompts, params)
     seconds = time.perf_counter() - started
-    from annotators.vllm.peer_ray import in_flight_mean
+    from screenmill.annotators.vllm.peer_ray import in_flight_mean
 
     token_ids = [list(o.outputs[0].token_ids) for o in outs]
     lengths = [len(t) for t in token_ids]
@@ -346,7 +346,7 @@ def measure(
     Returns:
         ``{mode: {"seconds", "requests", "output_tokens", ...}}``; the transformers mode may hold ``unavailable``.
     """
-    from annotators.vllm.engine import SharedEngine
+    from screenmill.annotators.vllm.engine import SharedEngine
 
     results: dict[str, dict] = {}
     recipe = vlm_cfg.get_recipe()
@@ -375,7 +375,7 @@ def measure(
         naive_argv = [*run_argv, "--input", str(naive_in), "--output", str(tmp / "out-naive")]  # last wins
         results["naive"] = _with_step_stats(shared, lambda: _naive(run, naive_argv, shared, naive_batch))
     if "ray" in modes:  # (e): the peer, Ray Data LLM, on the same requests (annotators/vllm/peer_ray.py)
-        from annotators.vllm import peer_ray
+        from screenmill.annotators.vllm import peer_ray
 
         reference = results.get("ceiling", {}).get("token_ids")
         results["ray"] = peer_ray.measure(vlm_cfg.engine, folder, units, prompts, params, reference)
@@ -469,7 +469,7 @@ def report(results: dict[str, dict], n: int) -> dict[str, float]:
         ratios["b/a'"] = (a["seconds"] + a["decode_s"]) / b["seconds"]
         print(f"a' = the ceiling plus reading and decoding the image files first: {a['decode_s']:.2f} s")
     if "ray" in results:
-        from annotators.vllm import peer_ray
+        from screenmill.annotators.vllm import peer_ray
 
         ratios.update(peer_ray.ratios(results))
         print(peer_ray.describe(results["ray"]))

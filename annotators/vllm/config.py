@@ -4,7 +4,7 @@ The engine's settings (model + revision, dtype, lengths, batch and memory sizes,
 a run starts (:meth:`EngineConfig.preflight`: the local model's architecture, the modules vLLM imports to load it,
 whether the tile plan describes its image resize), the prompt rendering the engine and the benchmark baselines share
 (:meth:`EngineConfig.render`) and the keyword arguments of ``vllm.LLM`` (:meth:`EngineConfig.llm_kwargs`). Nothing
-here imports vLLM; :mod:`annotators.vllm.engine` runs the engine.
+here imports vLLM; :mod:`screenmill.annotators.vllm.engine` runs the engine.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ IMPORT_HINTS = {
         "architecture — the tests use a test-only stand-in, tests/tiny_holotron.py)"
     ),
 }
-#: Architectures whose image resize :mod:`annotators.vllm.tile_plan` reproduces (Nemotron-Nano-VL-v2 dynamic tiling):
-#: the tile plan's resized size is the model's own only for these.
+#: Architectures whose image resize :mod:`screenmill.annotators.vllm.tile_plan` reproduces (Nemotron-Nano-VL-v2 dynamic
+#: tiling): the tile plan's resized size is the model's own only for these.
 TILED_ARCHITECTURES = frozenset({"NemotronH_Nano_VL_V2"})
 STRUCTURED_BACKENDS = ("guidance", "xgrammar", "outlines", "auto")
 
@@ -180,10 +180,10 @@ class EngineConfig:
         return tuple(str(a) for a in architectures)
 
     def tiled(self) -> bool:
-        """Whether the model resizes images the way the tile plan (:mod:`annotators.vllm.tile_plan`) computes: one of
-        :data:`TILED_ARCHITECTURES`, or a hub id / remote path whose config is not readable here (the default model,
-        Holotron, is tiled). Only then are the plan's resized size (``pixel_resized`` answers, ``--pre-resize``) and
-        the ``max_num_tiles`` processor option meaningful.
+        """Whether the model resizes images the way the tile plan (:mod:`screenmill.annotators.vllm.tile_plan`)
+        computes: one of :data:`TILED_ARCHITECTURES`, or a hub id / remote path whose config is not readable here (the
+        default model, Holotron, is tiled). Only then are the plan's resized size (``pixel_resized`` answers,
+        ``--pre-resize``) and the ``max_num_tiles`` processor option meaningful.
 
         Raises:
             ValueError: the local ``config.json`` is not a JSON object.

@@ -25,14 +25,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from annotators.producer import held as held_model
-from annotators.producer import per_process
-from annotators.producer import release as release_model
-from annotators.vllm.accounting import Ledger, now_us
-from annotators.vllm.config import INSTALL_HINT, EngineConfig
+from screenmill.annotators.producer import held as held_model
+from screenmill.annotators.producer import per_process
+from screenmill.annotators.producer import release as release_model
+from screenmill.annotators.vllm.accounting import Ledger, now_us
+from screenmill.annotators.vllm.config import INSTALL_HINT, EngineConfig
 
 _log = logging.getLogger("screenmill.engine")
-#: The :func:`annotators.producer.per_process` slot of the process's one engine.
+#: The :func:`screenmill.annotators.producer.per_process` slot of the process's one engine.
 ENGINE_SLOT = "vllm-engine"
 
 
@@ -79,8 +79,8 @@ class Completion:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Prepared:
     """A request rendered for the engine by :meth:`VlmEngine.prepare` (``rendered`` is None where the installed vLLM
-    is driven through its public API only, :mod:`annotators.vllm.adapter`: :meth:`VlmEngine.submit` then renders while
-    it enqueues)."""
+    is driven through its public API only, :mod:`screenmill.annotators.vllm.adapter`: :meth:`VlmEngine.submit` then
+    renders while it enqueues)."""
 
     request: Request
     prompt: dict
@@ -121,13 +121,13 @@ class VlmEngine:
             "restarts": 0,
             "resubmitted": 0,
         }
-        self.ledger = Ledger()  # the model stage's accounting (annotators.vllm.accounting)
+        self.ledger = Ledger()  # the model stage's accounting (screenmill.annotators.vllm.accounting)
         self._submitted_us: dict[str, int] = {}  # vLLM's internal id -> when it was submitted, until first scheduled
         self._polling = False  # steps of poll() are the stage's; LLM.generate's (benchmarks) are not
 
     @property
     def VERSION(self) -> str:  # noqa: N802 - same attribute the other annotators expose
-        from annotators.vllm.adapter import installed_version
+        from screenmill.annotators.vllm.adapter import installed_version
 
         vllm_version = installed_version()
         if vllm_version is None:
@@ -147,7 +147,7 @@ class VlmEngine:
             import vllm
         except ImportError as e:
             raise ImportError(f"{INSTALL_HINT} ({e})") from e
-        from annotators.vllm.adapter import VllmApi
+        from screenmill.annotators.vllm.adapter import VllmApi
 
         self._llm = vllm.LLM(**{**self.config.llm_kwargs(), "max_num_seqs": self.max_num_seqs})
         self._api = VllmApi(self._llm)
@@ -198,7 +198,7 @@ class VlmEngine:
 
     @property
     def api(self):
-        """The :class:`annotators.vllm.adapter.VllmApi` of the loaded engine: every call beyond vLLM's public API."""
+        """The engine's :class:`~screenmill.annotators.vllm.adapter.VllmApi`: every call beyond vLLM's public API."""
         if self._api is None:
             raise RuntimeError("VlmEngine.load() was not called")
         return self._api
@@ -474,7 +474,8 @@ class SharedEngine:
     @classmethod
     def get(cls, config: EngineConfig) -> SharedEngine:
         """This process's engine for ``config``, built (``load()``) on first use; held by
-        :func:`annotators.producer.per_process` (slot :data:`ENGINE_SLOT`), a different config closing the old one.
+        :func:`screenmill.annotators.producer.per_process` (slot :data:`ENGINE_SLOT`), a different config closing the
+        old one.
 
         Raises:
             ImportError: vLLM is not installed. Whatever ``vllm.LLM`` raises for a model it cannot load.

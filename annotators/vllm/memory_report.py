@@ -1,12 +1,13 @@
-"""How ``screenmill size`` (:mod:`pipelines.size`) shows the GPU memory model of :mod:`annotators.vllm.memory`: the
-model's shape, the per-GPU table, the recommended ``screenmill run`` options, the JSON figures and the whole report."""
+"""How ``screenmill size`` (:mod:`screenmill.pipelines.size`) shows the GPU memory model of
+:mod:`screenmill.annotators.vllm.memory`: the model's shape, the per-GPU table, the recommended ``screenmill run``
+options, the JSON figures and the whole report."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
 
-from annotators.vllm.memory import (
+from screenmill.annotators.vllm.memory import (
     DTYPE_ALIASES,
     DTYPE_BYTES,
     GIB,
@@ -21,7 +22,7 @@ from annotators.vllm.memory import (
     max_image_item_tokens,
     resolve_ssm_cache_dtype,
 )
-from annotators.vllm.shapes import ModelShape
+from screenmill.annotators.vllm.shapes import ModelShape
 
 
 def _gib(n: int) -> str:

@@ -118,7 +118,7 @@ def sampling_dict(params) -> dict:
 def preprocess(row: dict) -> dict:
     """Ray's preprocess map (runs in Ray's workers): read and decode the screenshot, name its pixels, and hand the
     engine stage (a)'s prompt text and sampling."""
-    from schemas.images import load_rgb
+    from screenmill.schemas.images import load_rgb
 
     data = Path(row["path"]).read_bytes()
     return {
@@ -184,7 +184,7 @@ def measure(engine_cfg, folder: Path, units, prompts, params, reference: list[li
     """Run (a)'s requests through Ray Data LLM and time it (see the module docstring).
 
     Args:
-        engine_cfg: the engine settings of (a) (:class:`annotators.vllm.config.EngineConfig`).
+        engine_cfg: the engine settings of (a) (:class:`screenmill.annotators.vllm.config.EngineConfig`).
         folder: the screenshots; ``units``: (file name, prompt fields) per request, in (a)'s order.
         prompts, params: (a)'s engine inputs for ``units`` (the prompt text and ``SamplingParams`` are reused).
         reference: (a)'s answer token ids per request, or None when (a) did not run (no answer check then).
@@ -300,7 +300,7 @@ def ratios(results: dict[str, dict]) -> dict[str, float]:
 
 
 def describe(e: dict) -> str:
-    """The lines :func:`annotators.vllm.bench.report` prints under the table for (e)."""
+    """The lines :func:`screenmill.annotators.vllm.bench.report` prints under the table for (e)."""
     if "unavailable" in e:
         return ""
     same = "not checked ((a) did not run)" if e["same_answers"] is None else f"{e['same_answers']}/{e['requests']}"

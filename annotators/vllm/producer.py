@@ -1,8 +1,9 @@
-"""The vLLM label producer: its identity and its per-process engine, behind :class:`annotators.producer.LabelProducer`.
+"""The vLLM label producer: its identity and its per-process engine, behind
+:class:`screenmill.annotators.producer.LabelProducer`.
 
 Its work does not come one screenshot at a time: requests fan out over instructions or episode steps and are fed to
 one continuously stepped engine, so it declares ``expansion = "requests"`` and the labelling stage runs its request
-expansion (:mod:`stages.label.vlm`), which loads the engine through :meth:`VlmProducer.load`.
+expansion (:mod:`screenmill.stages.label.vlm`), which loads the engine through :meth:`VlmProducer.load`.
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Hashable
 
-from annotators.producer import LabelProducer
-from annotators.vllm.config import INSTALL_HINT, EngineConfig
-from annotators.vllm.engine import SharedEngine
+from screenmill.annotators.producer import LabelProducer
+from screenmill.annotators.vllm.config import INSTALL_HINT, EngineConfig
+from screenmill.annotators.vllm.engine import SharedEngine
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,7 +48,7 @@ class VlmProducer(LabelProducer):
 
     def load(self) -> SharedEngine:
         """This process's engine for :attr:`engine` (:meth:`SharedEngine.get`, one per process through
-        :func:`annotators.producer.per_process`), after checking the architecture's imports in this worker's
+        :func:`screenmill.annotators.producer.per_process`), after checking the architecture's imports in this worker's
         environment (which may not be the driver's), so a worker that cannot load the model refuses before it builds
         anything.
 

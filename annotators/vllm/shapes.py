@@ -1,5 +1,5 @@
 """The shape of a hybrid Mamba-2/attention VLM from its Hugging Face ``config.json``: layers, heads, state sizes, the
-RADIO vision tower and the image tiling, as :mod:`annotators.vllm.memory` needs them.
+RADIO vision tower and the image tiling, as :mod:`screenmill.annotators.vllm.memory` needs them.
 
 Reads plain ``nemotron_h`` configs and the nested ``NemotronH_Nano_VL_V2`` layout (``llm_config`` / ``text_config`` +
 ``vision_config``); ``holotron-12b`` is a builtin (the architecture as documented, field by field). Raises

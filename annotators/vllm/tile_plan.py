@@ -21,8 +21,8 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from schemas.coords import positive_int as _positive_int
-from schemas.records import TilePlan
+from screenmill.schemas.coords import positive_int as _positive_int
+from screenmill.schemas.records import TilePlan
 
 if TYPE_CHECKING:  # Pillow is only needed by resize_for_plan
     from PIL import Image

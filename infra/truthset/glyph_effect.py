@@ -1,8 +1,8 @@
 """What the glyph-noise rule does to a run's OCR labels, per split, without running OCR again.
 
 Takes a ``screenmill run --pages ... --annotator ocr`` output made *before* the rule (OCR recipe version < 3), applies
-:func:`annotators.ocr_producer.glyph_noise` to each screenshot's OCR labels (text, box, confidence: what the rule
-sees when elements become labels) and scores both label sets against the DOM truth of the same screenshots::
+:func:`screenmill.annotators.ocr_producer.glyph_noise` to each screenshot's OCR labels (text, box, confidence: what the
+rule sees when elements become labels) and scores both label sets against the DOM truth of the same screenshots::
 
     .venv/bin/python infra/truthset/glyph_effect.py OUT /tmp/truthset/pages.jsonl --split dev
 
@@ -15,9 +15,14 @@ from __future__ import annotations
 import argparse
 from collections import Counter, defaultdict
 
-from annotators.evaluate import evaluate_by_split, predictions_from_labels, splits_from_manifest, truth_from_dom
-from annotators.ocr_producer import glyph_noise
-from schemas.tables import read_shards
+from screenmill.annotators.evaluate import (
+    evaluate_by_split,
+    predictions_from_labels,
+    splits_from_manifest,
+    truth_from_dom,
+)
+from screenmill.annotators.ocr_producer import glyph_noise
+from screenmill.schemas.tables import read_shards
 
 
 def drop_glyph_rows(rows: list[dict], min_confidence: float = 0.9) -> list[dict]:

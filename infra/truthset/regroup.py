@@ -1,9 +1,9 @@
 """Score a change of the OCR grouping or labelling on the truth set in a minute, without reading the text again.
 
 OCR's detection and recognition take most of its time (minutes for the truth set on 2 cores); the grouping
-(:func:`annotators.ocr.group_elements`) and the labels (:func:`annotators.ocr_producer.elements_to_labels`) take
-seconds. So the ungrouped elements of each screenshot are read once and cached, and every later score groups and
-labels them again with the code as it stands::
+(:func:`screenmill.annotators.ocr.group_elements`) and the labels
+(:func:`screenmill.annotators.ocr_producer.elements_to_labels`) take seconds. So the ungrouped elements of each
+screenshot are read once and cached, and every later score groups and labels them again with the code as it stands::
 
     screenmill run --pages /work/ts --viewports 1280x800,390x844@3m --annotator none --output /work/truth
     .venv/bin/python infra/truthset/regroup.py dump /work/truth /work/ts/pages.jsonl /work/cache.pkl
@@ -12,15 +12,16 @@ labels them again with the code as it stands::
 ``dump`` reads the screenshots of a run (rendered with any annotator: only its ``screenshots`` table and the
 image files are used) with ``OcrConfig(group_lines=False)`` and pickles the elements per screenshot, with the
 annotator version they were read by. ``score`` groups and labels them as ``screenmill run`` would (the producer's
-defaults), scores the labels against the DOM truth of the same run (:func:`annotators.evaluate.truth_from_dom`), and
-prints the split's summary and table by role. A change of the splitting inside :class:`annotators.ocr.OcrAnnotator`
-(before grouping) needs a new ``dump``; ``score`` refuses a cache of another annotator version unless told.
+defaults), scores the labels against the DOM truth of the same run
+(:func:`screenmill.annotators.evaluate.truth_from_dom`), and prints the split's summary and table by role. A change of
+the splitting inside :class:`screenmill.annotators.ocr.OcrAnnotator` (before grouping) needs a new ``dump``; ``score``
+refuses a cache of another annotator version unless told.
 
 ``written`` scores the labels another run wrote on the same screenshot files (an older tree's annotator: where a
 change started) with today's evaluator and truth::
 
-    git worktree add /tmp/old <commit> && (cd /tmp/old && python -m pipelines.cli run --input SHOTS --output OLD)
-    .venv/bin/python infra/truthset/regroup.py written /work/truth /work/ts/pages.jsonl OLD --split test --kinds
+    git worktree add /tmp/old <commit> && (cd /tmp/old && python -m screenmill.pipelines.cli run --input SHOTS --output
+    OLD) .venv/bin/python infra/truthset/regroup.py written /work/truth /work/ts/pages.jsonl OLD --split test --kinds
 
 ``--show imprecise|none|missed N`` lists N labels (or missed truth texts) of the dev split for tuning. The test split
 is only ever scored: the option is refused for it (never look at test labels one by one). ``--kinds`` counts the
@@ -45,9 +46,9 @@ SHOW_CHOICES = ("imprecise", "none", "missed")
 
 
 def _shots(run_output: str, manifest: str, splits: set[str]) -> tuple[list, dict[str, str]]:
-    from annotators.evaluate import splits_from_manifest
-    from schemas.records import Screenshot
-    from schemas.tables import read_shards
+    from screenmill.annotators.evaluate import splits_from_manifest
+    from screenmill.schemas.records import Screenshot
+    from screenmill.schemas.tables import read_shards
 
     rows = read_shards(run_output, "screenshots").to_pylist()
     split_of = splits_from_manifest(manifest, rows)
@@ -63,16 +64,15 @@ def _shots(run_output: str, manifest: str, splits: set[str]) -> tuple[list, dict
 
 def _pixels(shot):
     import numpy as np
-
-    from schemas.images import ImageLimits
-    from schemas.verified import read_screenshot
+    from screenmill.schemas.images import ImageLimits
+    from screenmill.schemas.verified import read_screenshot
 
     return np.asarray(read_screenshot(shot, ImageLimits()))
 
 
 def dump(run_output: str, manifest: str, cache: str, splits: set[str]) -> int:
     """Read every screenshot of ``splits`` ungrouped and pickle ``{"version", "elements": {id: [TextElement]}}``."""
-    from annotators.ocr import OcrAnnotator, OcrConfig
+    from screenmill.annotators.ocr import OcrAnnotator, OcrConfig
 
     shots, _ = _shots(run_output, manifest, splits)
     annotator = OcrAnnotator(OcrConfig(group_lines=False))
@@ -89,8 +89,8 @@ def dump(run_output: str, manifest: str, cache: str, splits: set[str]) -> int:
 
 def labels_of(shots, cached: dict) -> list[dict]:
     """The grounding rows ``screenmill run`` would write for ``shots`` from their cached ungrouped elements."""
-    from annotators.ocr import OcrAnnotator, OcrConfig, group_elements
-    from annotators.ocr_producer import OcrProducer, elements_to_labels
+    from screenmill.annotators.ocr import OcrAnnotator, OcrConfig, group_elements
+    from screenmill.annotators.ocr_producer import OcrProducer, elements_to_labels
 
     producer = OcrProducer(run_id="regroup", config_hash="regroup")
     config = OcrConfig()
@@ -103,7 +103,7 @@ def labels_of(shots, cached: dict) -> list[dict]:
 
 def _containing(truth) -> Callable:
     """``prediction`` → the truth elements of its screenshot whose box holds its point."""
-    from annotators.evaluate import point_in_box
+    from screenmill.annotators.evaluate import point_in_box
 
     by_shot: dict[str, list] = {}
     for t in truth:
@@ -128,8 +128,8 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
     names no repeat beyond the tenth, so such a text may have no truth element). Of the fragments, how many are of an
     element that wraps (its box at least :data:`WRAPPED_RATIO` times as high as the label's: one of its lines, read
     alone), and of those, how many lie on the element's first line or a later one, at its left edge or right of it."""
-    from annotators.evaluate import LINE, names_element, names_part_of, normalize_text, text_similarity
-    from annotators.ocr_producer import repeat_key
+    from screenmill.annotators.evaluate import LINE, names_element, names_part_of, normalize_text, text_similarity
+    from screenmill.annotators.ocr_producer import repeat_key
 
     containing = _containing(truth)
     counts: dict[str, int] = {}
@@ -208,9 +208,9 @@ def score(
     kinds: bool = False,
 ) -> int:
     """Group, label and score one split from the cache; print the summary, the table by role and ``show``."""
-    from annotators.evaluate import names_element, truth_from_dom
-    from annotators.ocr import OcrAnnotator
-    from schemas.tables import read_shards
+    from screenmill.annotators.evaluate import names_element, truth_from_dom
+    from screenmill.annotators.ocr import OcrAnnotator
+    from screenmill.schemas.tables import read_shards
 
     with open(cache, "rb") as f:
         data = pickle.load(f)
@@ -251,7 +251,7 @@ def _report(split: str, n_shots: int, truth, labels: list[dict], kinds: bool):
     ``kinds``) its imprecise labels by kind. Returns the report and the predictions."""
     import dataclasses
 
-    from annotators.evaluate import ambiguous_labels, evaluate, predictions_from_labels
+    from screenmill.annotators.evaluate import ambiguous_labels, evaluate, predictions_from_labels
 
     predictions = predictions_from_labels(labels)
     report = evaluate(truth, predictions, icons=False)
@@ -272,9 +272,8 @@ def score_written(run_output: str, manifest: str, labels_run: str, split: str, k
         SystemExit: ``labels_run`` has no OCR label for any screenshot of the split.
     """
     import pyarrow.parquet as pq
-
-    from annotators.evaluate import truth_from_dom
-    from schemas.tables import read_shards
+    from screenmill.annotators.evaluate import truth_from_dom
+    from screenmill.schemas.tables import read_shards
 
     shots, _ = _shots(run_output, manifest, {split})
     ids = {s.screenshot_id for s in shots}

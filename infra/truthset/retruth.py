@@ -10,8 +10,8 @@ an earlier run on the screenshots both runs share (rendering is deterministic fo
 
 prints, for the split, the shared screenshots, recall / point accuracy / precision and the table by role; with
 ``--wrong-script`` the OCR labels the wrong-script rule drops (OCR recipe 5,
-:func:`annotators.scripts.is_wrong_script_reading`) are left out first. ``--show-none N`` lists N texts of labels
-whose point lies in no truth element (dev only: never look at test labels one by one). Truth elements with no
+:func:`screenmill.annotators.scripts.is_wrong_script_reading`) are left out first. ``--show-none N`` lists N texts of
+labels whose point lies in no truth element (dev only: never look at test labels one by one). Truth elements with no
 visible text are left out of recall (visible-text recall, as ``screenmill eval`` does for OCR labels) and reported
 apart; ``--icons count`` puts them back (the figures before 2026-11-27's visible-text recall).
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import random
 
-from annotators.evaluate import (
+from screenmill.annotators.evaluate import (
     ICONS_CHOICES,
     evaluate,
     icons_count,
@@ -30,8 +30,8 @@ from annotators.evaluate import (
     splits_from_manifest,
     truth_from_dom,
 )
-from annotators.scripts import is_wrong_script_reading
-from schemas.tables import read_shards
+from screenmill.annotators.scripts import is_wrong_script_reading
+from screenmill.schemas.tables import read_shards
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,8 +20,8 @@ Every figure is computed here, in a temporary folder, from what the code does (n
 
 Usage: ``screenmill selftest [--quick] [--workdir DIR] [--json FILE]``; exit code 0 only when every expectation holds.
 
-The parts live by role in this package; :mod:`pipelines.selftest.fixtures` is the one public place the command and
-the tests take them from.
+The parts live by role in this package; :mod:`screenmill.pipelines.selftest.fixtures` is the one public place the
+command and the tests take them from.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pipelines.selftest.fixtures import (
+from screenmill.pipelines.selftest.fixtures import (
     KillResult,
     captured,
     format_report,

@@ -1,7 +1,7 @@
-"""``python -m pipelines.selftest``: the same as ``screenmill selftest``."""
+"""``python -m screenmill.pipelines.selftest``: the same as ``screenmill selftest``."""
 
 import sys
 
-from pipelines.selftest import main
+from screenmill.pipelines.selftest import main
 
 sys.exit(main())

@@ -96,7 +96,7 @@ def _strings(value: Any) -> Iterator[str]:
 
 def run_answers(base: Path) -> AnswerResult:
     """Every adversarial answer through every recipe's ``answer``: what a RunVlm worker would face."""
-    from annotators.recipes import RECIPES, AnswerRejected, Frame
+    from screenmill.annotators.recipes import RECIPES, AnswerRejected, Frame
 
     marker = base / "pwned"
     frame = Frame(width=1280, height=800, resized_width=1288, resized_height=812)

@@ -78,7 +78,7 @@ def captured() -> Iterator[io.StringIO]:
 
 
 def run_quietly(argv: list[str]) -> dict:
-    from pipelines.run import run
+    from screenmill.pipelines.run import run
 
     with captured():
         return run(argv)

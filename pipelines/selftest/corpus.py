@@ -18,8 +18,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pipelines.selftest.audit import DT, opens_under, run_quietly
-from pipelines.selftest.images import encode, image_files, ui
+from screenmill.pipelines.selftest.audit import DT, opens_under, run_quietly
+from screenmill.pipelines.selftest.images import encode, image_files, ui
 
 
 @dataclasses.dataclass(frozen=True)
@@ -230,7 +230,7 @@ class CorpusResult:
 
 def check_corpus(out: Path, corpus: Corpus, manifest: dict) -> CorpusResult:
     """Compare what a run over ``corpus`` wrote to ``out`` with what each case expects."""
-    from schemas.tables import dead_letter_table, read_shards
+    from screenmill.schemas.tables import dead_letter_table, read_shards
 
     res = CorpusResult(inputs=len(corpus.cases), not_built=list(corpus.not_built))
     prefix = str(corpus.root) + os.sep

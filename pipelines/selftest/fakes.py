@@ -40,7 +40,7 @@ def env(**values: str | None) -> Iterator[None]:
 @contextlib.contextmanager
 def no_backoff() -> Iterator[list[float]]:
     """``retry_call`` sleeps recorded instead of slept (the retries themselves still happen)."""
-    from stages.clients.retry import retry_call
+    from screenmill.stages.clients.retry import retry_call
 
     sleeps: list[float] = []
     old = retry_call.__kwdefaults__["sleep"]

@@ -1,7 +1,7 @@
 """The selftest's fixtures, in one public place: what ``screenmill selftest`` runs and what the adversarial and
 security tests import (they assert on exactly the inputs and checks the report counts).
 
-By role, from the modules of :mod:`pipelines.selftest`: synthetic images (:mod:`.images`), the ingest corpus
+By role, from the modules of :mod:`screenmill.pipelines.selftest`: synthetic images (:mod:`.images`), the ingest corpus
 (:mod:`.corpus`), the watch on a run (:mod:`.audit`), model answers (:mod:`.answers`), fakes of the outside world
 (:mod:`.fakes`), services and secrets (:mod:`.services`), the retry helper (:mod:`.retries`), kill -9 runs
 (:mod:`.kill`) and the report (:mod:`.report`).
@@ -9,15 +9,15 @@ By role, from the modules of :mod:`pipelines.selftest`: synthetic images (:mod:`
 
 from __future__ import annotations
 
-from pipelines.selftest.answers import AnswerResult, adversarial_answers, run_answers
-from pipelines.selftest.audit import DT, ROOT, captured, opens_under, run_quietly
-from pipelines.selftest.corpus import Case, Corpus, CorpusResult, build_corpus, check_corpus, run_corpus
-from pipelines.selftest.fakes import FakeHub, closed_port, env, no_backoff
-from pipelines.selftest.images import encode, flip, image_files, png_header_only, scan_bomb_jpeg, ui
-from pipelines.selftest.kill import FAILPOINTS, KillResult, crash_inputs, kill_at, run_kill9, table_keys
-from pipelines.selftest.report import format_report, grouped
-from pipelines.selftest.retries import RetryResult, run_retry
-from pipelines.selftest.services import TOKEN_VARS, ServiceResult, planted_tokens, run_services, scan_for
+from screenmill.pipelines.selftest.answers import AnswerResult, adversarial_answers, run_answers
+from screenmill.pipelines.selftest.audit import DT, ROOT, captured, opens_under, run_quietly
+from screenmill.pipelines.selftest.corpus import Case, Corpus, CorpusResult, build_corpus, check_corpus, run_corpus
+from screenmill.pipelines.selftest.fakes import FakeHub, closed_port, env, no_backoff
+from screenmill.pipelines.selftest.images import encode, flip, image_files, png_header_only, scan_bomb_jpeg, ui
+from screenmill.pipelines.selftest.kill import FAILPOINTS, KillResult, crash_inputs, kill_at, run_kill9, table_keys
+from screenmill.pipelines.selftest.report import format_report, grouped
+from screenmill.pipelines.selftest.retries import RetryResult, run_retry
+from screenmill.pipelines.selftest.services import TOKEN_VARS, ServiceResult, planted_tokens, run_services, scan_for
 
 __all__ = [
     "DT",

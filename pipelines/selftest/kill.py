@@ -13,9 +13,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pipelines.selftest.audit import DT, ROOT, run_quietly
-from pipelines.selftest.images import encode, ui
-from schemas.tables import PART_GLOB, dead_letter_table, staging_root, table
+from screenmill.pipelines.selftest.audit import DT, ROOT, run_quietly
+from screenmill.pipelines.selftest.images import encode, ui
+from screenmill.schemas.tables import PART_GLOB, dead_letter_table, staging_root, table
 
 FAILPOINTS = ("write:screenshots", "write:_done", "commit:before_marker", "commit:after_first_move", "timed")
 #: The tables whose rows are counted, each by its catalogue key.
@@ -74,12 +74,12 @@ def run_args(inp: Path, out: Path, annotator: str) -> list[str]:
 
 def start_run(inp: Path, out: Path, annotator: str, failpoint: str | None = None) -> subprocess.Popen:
     """``screenmill run`` in a child process, with ``SCREENMILL_FAILPOINT`` set when given."""
-    from stages.store.failpoint import FAILPOINT_ENV
+    from screenmill.stages.store.failpoint import FAILPOINT_ENV
 
     child_env = {k: v for k, v in os.environ.items() if k != FAILPOINT_ENV}
     if failpoint:
         child_env[FAILPOINT_ENV] = failpoint
-    cmd = [sys.executable, "-m", "pipelines.cli", "run", *run_args(inp, out, annotator)]
+    cmd = [sys.executable, "-m", "screenmill.pipelines.cli", "run", *run_args(inp, out, annotator)]
     return subprocess.Popen(cmd, cwd=ROOT, env=child_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 

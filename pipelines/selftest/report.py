@@ -19,7 +19,7 @@ def grouped(crashes: list[str]) -> list[str]:
 
 
 def format_report(figures: dict[str, Any]) -> str:
-    """The lines of the report on :func:`pipelines.selftest.selftest`'s figures, ending in PASS or FAIL."""
+    """The lines of the report on :func:`screenmill.pipelines.selftest.selftest`'s figures, ending in PASS or FAIL."""
     lines = [f"screenmill selftest ({figures['mode']})"]
     c = figures.get("corpus")
     if c:

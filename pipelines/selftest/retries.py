@@ -34,7 +34,7 @@ class TransportError(Exception):
 
 def run_retry() -> RetryResult:
     """Transient faults are retried to success, permanent ones raise at once, an outage ends in ``GaveUp``."""
-    from stages.clients.retry import GaveUp, retry_call
+    from screenmill.stages.clients.retry import GaveUp, retry_call
 
     res = RetryResult()
     transient: list[Callable[[], Exception]] = [

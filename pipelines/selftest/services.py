@@ -12,9 +12,9 @@ import json
 import traceback
 from pathlib import Path
 
-from pipelines.selftest.audit import DT, captured
-from pipelines.selftest.fakes import FakeHub, closed_port, env, no_backoff
-from pipelines.selftest.images import encode, ui
+from screenmill.pipelines.selftest.audit import DT, captured
+from screenmill.pipelines.selftest.fakes import FakeHub, closed_port, env, no_backoff
+from screenmill.pipelines.selftest.images import encode, ui
 
 TOKEN_VARS = ("HF_TOKEN", "HUGGINGFACE_HUB_TOKEN", "LABEL_STUDIO_API_KEY")
 
@@ -87,12 +87,12 @@ def run_services(base: Path) -> ServiceResult:
     ls_env = {"LABEL_STUDIO_URL": url, "LABEL_STUDIO_TOKEN_FILE": None}
     try:
         with env(**planted, **ls_env, HF_HUB_OFFLINE=None), captured() as buf, no_backoff():
-            from pipelines.run import run
+            from screenmill.pipelines.run import run
 
             run(["--input", str(inp), "--output", str(out), "--annotator", "none", "--dt", DT])
             texts["run"] = buf.getvalue()
             if importlib.util.find_spec("datasets") and importlib.util.find_spec("huggingface_hub"):
-                from pipelines.export import main as export
+                from screenmill.pipelines.export import main as export
 
                 res.faults["export --local-dir"] = export([str(out), "--local-dir", str(local)]) == 0
                 with FakeHub(fail_commits=2) as hub:
@@ -105,7 +105,7 @@ def run_services(base: Path) -> ServiceResult:
             else:
                 res.skipped.append("export (datasets / huggingface_hub not installed)")
             if importlib.util.find_spec("label_studio_sdk"):
-                from pipelines.review import main as review
+                from screenmill.pipelines.review import main as review
 
                 for action in ("push", "pull"):
                     start = len(buf.getvalue())

@@ -1,4 +1,4 @@
-"""The Label Studio side of review: one client, every call through :func:`stages.clients.retry.retry_call`.
+"""The Label Studio side of review: one client, every call through :func:`screenmill.stages.clients.retry.retry_call`.
 
 The server URL comes from ``LABEL_STUDIO_URL`` and the token from ``LABEL_STUDIO_API_KEY`` or the file named by
 ``LABEL_STUDIO_TOKEN_FILE`` — never from argv, and never logged. ``label_studio_sdk`` is imported when a client is
@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from stages.clients.retry import retry_call
+from screenmill.stages.clients.retry import retry_call
 
 INSTALL_HINT = "label-studio-sdk is not installed: `pip install 'screenmill[review]'` (infra/setup.sh installs it)"
 _log = logging.getLogger("screenmill.review")
@@ -123,7 +123,8 @@ class LabelStudioClient:
             ``{"already_there": n, "imported": m}``.
 
         Raises:
-            stages.clients.retry.GaveUp: Label Studio stayed unreachable; what was imported before stays, a rerun
+            screenmill.stages.clients.retry.GaveUp: Label Studio stayed unreachable; what was imported before stays, a
+            rerun
                 resumes.
         """
         tasks = list(tasks)

@@ -9,9 +9,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
-
-from schemas.reviews import latest_reviews
-from stages.export.repo import CONFIGS, SPLITS, export_features, import_optional
+from screenmill.schemas.reviews import latest_reviews
+from screenmill.stages.export.repo import CONFIGS, SPLITS, export_features, import_optional
 
 ABOUT = {
     "screenshots": "one row per distinct screenshot (sha256 of its bytes), with the image",
@@ -27,9 +26,9 @@ def card_facts(index: pa.Table) -> dict[str, Any]:
     """Annotators (rows per annotator + versions) and review coverage, from the index of the whole repository.
 
     Review coverage: the share of grounding labels with at least one review; ``by_verdict`` counts each reviewed
-    label once, by the verdict of its latest review (:func:`schemas.reviews.latest_reviews`: latest ``reviewed_at``,
-    then highest ``annotation_id``). An index row written before the index carried ``reviewed_at`` counts as earlier
-    than any review with one, so an old index alone is ordered by ``annotation_id``.
+    label once, by the verdict of its latest review (:func:`screenmill.schemas.reviews.latest_reviews`: latest
+    ``reviewed_at``, then highest ``annotation_id``). An index row written before the index carried ``reviewed_at``
+    counts as earlier than any review with one, so an old index alone is ordered by ``annotation_id``.
     """
     annotators: Counter[tuple] = Counter()
     labels: set[str] = set()

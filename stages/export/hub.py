@@ -11,7 +11,7 @@ Repository layout (the same for an upload and for ``--local-dir``)::
 Configs: ``screenshots`` (one row per ``screenshot_id``, the image as a ``datasets.Image`` feature), ``steps`` (one
 row per episode step: the occurrence of a screenshot in an episode, with the episode's task and recorded action, and
 for an explored page the page and how it was shown at that step: ``page_uri``, ``page_sha256``, ``render``),
-``grounding``, ``actions`` and ``reviewed`` (the tables of :mod:`schemas.records`; joined to the images by
+``grounding``, ``actions`` and ``reviewed`` (the tables of :mod:`screenmill.schemas.records`; joined to the images by
 ``screenshot_id``). Every Parquet file carries the ``huggingface`` features metadata, so ``datasets`` decodes images.
 
 Splits are decided by a stable hash of the episode (or of the screenshot outside episodes), salted with ``seed``:
@@ -25,10 +25,10 @@ names and bytes, so a retried export repeats itself instead of adding copies.
 Bad input: a screenshot whose image is gone (``missing_image``) or whose bytes no longer hash to its id
 (``changed_since_run``) is not exported, nor is anything that depends on it (its labels, reviews, and the steps and
 actions of its episode: ``held_back``); rows whose screenshot or label is unknown are ``missing_screenshot`` /
-``missing_label``. All of them are in :attr:`ExportResult.dead_letters` (:class:`schemas.records.DeadLetter` records,
-``stage`` ``export/<config>``, ``input_id`` the row's key); a later export picks held-back rows up once the image is
-back. Images are read with :func:`schemas.verified.read_verified` (size-bounded, sha256-checked); its
-``changed_during_run`` is reported as ``changed_since_run``, the name the export has always used.
+``missing_label``. All of them are in :attr:`ExportResult.dead_letters` (:class:`screenmill.schemas.records.DeadLetter`
+records, ``stage`` ``export/<config>``, ``input_id`` the row's key); a later export picks held-back rows up once the
+image is back. Images are read with :func:`screenmill.schemas.verified.read_verified` (size-bounded, sha256-checked);
+its ``changed_during_run`` is reported as ``changed_since_run``, the name the export has always used.
 
 ``datasets`` and ``huggingface_hub`` are imported when needed (``pip install 'screenmill[hub]'``).
 """
@@ -50,16 +50,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
-
-from schemas import tables
-from schemas.images import ImageRejected
-from schemas.keys import stable_id
-from schemas.records import SCHEMA_VERSION, DeadLetter, utcnow
-from schemas.tables import read_shards
-from schemas.verified import read_verified
-from stages.clients.retry import retry_call
-from stages.export.card import render_card, run_provenance
-from stages.export.repo import (
+from screenmill.schemas import tables
+from screenmill.schemas.images import ImageRejected
+from screenmill.schemas.keys import stable_id
+from screenmill.schemas.records import SCHEMA_VERSION, DeadLetter, utcnow
+from screenmill.schemas.tables import read_shards
+from screenmill.schemas.verified import read_verified
+from screenmill.stages.clients.retry import retry_call
+from screenmill.stages.export.card import render_card, run_provenance
+from screenmill.stages.export.repo import (
     CONFIGS,
     INDEX_META,
     INDEX_PATH,
@@ -158,7 +157,8 @@ def split_of(unit: str, test_fraction: float, seed: str = "") -> str:
 
 
 def read_manifests(output: str) -> tuple[list[dict[str, Any]], list[DeadLetter]]:
-    """The run manifests (:func:`schemas.tables.read_manifests`), by run id, and a dead letter for each bad one."""
+    """The run manifests (:func:`screenmill.schemas.tables.read_manifests`), by run id, and a dead letter for each bad
+    one."""
     manifests, bad = tables.read_manifests(output)
     return manifests, [_dead("runs", path, "bad_manifest", error, path) for path, error in bad]
 

@@ -15,8 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-from schemas.records import ActionStep, GroundingLabel, ReviewedLabel, Screenshot
+from screenmill.schemas.records import ActionStep, GroundingLabel, ReviewedLabel, Screenshot
 
 INSTALL_HINT = "datasets / huggingface_hub are not installed: `pip install 'screenmill[hub]'`"
 CONFIGS = ("screenshots", "steps", "grounding", "actions", "reviewed")

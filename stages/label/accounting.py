@@ -1,10 +1,10 @@
-"""The model stage's accounting in Beam Metrics: its engine's :class:`annotators.vllm.accounting.Ledger` reported at
-every bundle's end, and read back from a finished pipeline into the run manifest's ``accounting`` section.
+"""The model stage's accounting in Beam Metrics: its engine's :class:`screenmill.annotators.vllm.accounting.Ledger`
+reported at every bundle's end, and read back from a finished pipeline into the run manifest's ``accounting`` section.
 
-Namespace ``screenmill.accounting.<stage>``: a counter per sum of :data:`annotators.vllm.accounting.SUMS`, a
+Namespace ``screenmill.accounting.<stage>``: a counter per sum of :data:`screenmill.annotators.vllm.accounting.SUMS`, a
 distribution per maximum or minimum (``MAXES``, ``MINS`` there; one update per bundle, of which the manifest reads
 the max or the min) and the string set ``engines`` (the engines that reported). They are Beam Metrics, so every
-runner sums them across workers (:class:`stages.runners.dask.DaskRunner` among them).
+runner sums them across workers (:class:`screenmill.stages.runners.dask.DaskRunner` among them).
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from collections import defaultdict
 
 from apache_beam.metrics import Metrics
 from apache_beam.metrics.metric import MetricResults
-
-from annotators.vllm.accounting import MAXES, MINS, SUMS, summarize
-from stages.base import METRICS_PREFIX
+from screenmill.annotators.vllm.accounting import MAXES, MINS, SUMS, summarize
+from screenmill.stages.base import METRICS_PREFIX
 
 ACCOUNTING_PREFIX = METRICS_PREFIX + "accounting."
 ENGINES = "engines"
@@ -44,8 +43,8 @@ class AccountingMetrics:
 
 
 def read_accounting(result, run_wall_s: float | None = None) -> dict[str, dict]:
-    """``{stage: section}`` (:func:`annotators.vllm.accounting.summarize`) from a finished pipeline's metrics, for
-    every stage that reported some."""
+    """``{stage: section}`` (:func:`screenmill.annotators.vllm.accounting.summarize`) from a finished pipeline's
+    metrics, for every stage that reported some."""
     query = result.metrics().query()
     raw: dict[str, dict] = defaultdict(dict)
     engines: dict[str, set] = defaultdict(set)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from annotators.ocr_producer import RECIPE_VERSION, OcrProducer
-from schemas.images import ImageLimits
+from screenmill.annotators.ocr_producer import RECIPE_VERSION, OcrProducer
+from screenmill.schemas.images import ImageLimits
 
 ANNOTATORS = ("ocr",)
 
@@ -25,7 +25,8 @@ class AnnotateConfig:
         limits: image limits used when the pixels are decoded.
         max_batch_size: upper bound of a batch handed to the annotator.
         min_element_chars: elements with less visible text than this are skipped (counted, not labelled).
-        drop_glyphs / glyph_min_confidence: the glyph-noise rule (:func:`annotators.ocr_producer.is_glyph_noise`).
+        drop_glyphs / glyph_min_confidence: the glyph-noise rule
+        (:func:`screenmill.annotators.ocr_producer.is_glyph_noise`).
     """
 
     run_id: str

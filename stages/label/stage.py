@@ -1,22 +1,23 @@
 """``LabelScreenshots``: tiled screenshots → grounding labels / action steps from any label producer, + dead letters
-and retryable :class:`stages.done.LabelFailure` records.
+and retryable :class:`screenmill.stages.done.LabelFailure` records.
 
-The producer (:class:`annotators.producer.LabelProducer`, from ``config.producer()``) decides what the stage is
-called (its ``stage``: ``annotate`` for OCR, ``infer`` for vLLM: dead letters ``_dead_letter/<stage>``, counters
+The producer (:class:`screenmill.annotators.producer.LabelProducer`, from ``config.producer()``) decides what the stage
+is called (its ``stage``: ``annotate`` for OCR, ``infer`` for vLLM: dead letters ``_dead_letter/<stage>``, counters
 ``screenmill.<stage>``) and how its work is cut:
 
 * ``expansion = "screenshot"`` (OCR, DOM, test producers): each distinct image (by content id) is labelled once,
   however many times it occurs (repeated episode frames), in batches (``BatchElements``). The producer's model is
-  loaded once per worker process (:func:`annotators.producer.per_process`). Pixels are re-read from the source URI
-  and checked against the content hash (:func:`schemas.verified.read_screenshot`), so images never travel through the
-  pipeline. Reason codes: ``unreadable``, ``changed_during_run``, any :mod:`schemas.images` reason,
-  ``annotator_failure`` (the producer raised), and whatever :class:`annotators.producer.Failed` the producer yields.
+  loaded once per worker process (:func:`screenmill.annotators.producer.per_process`). Pixels are re-read from the
+  source URI and checked against the content hash (:func:`screenmill.schemas.verified.read_screenshot`), so images
+  never travel through the pipeline. Reason codes: ``unreadable``, ``changed_during_run``, any
+  :mod:`screenmill.schemas.images` reason, ``annotator_failure`` (the producer raised), and whatever
+  :class:`screenmill.annotators.producer.Failed` the producer yields.
 * ``expansion = "requests"`` (vLLM): work units per recipe kind, fanned out to a continuously fed engine
-  (:mod:`stages.label.vlm`, :mod:`stages.label.units`).
+  (:mod:`screenmill.stages.label.vlm`, :mod:`screenmill.stages.label.units`).
 
-Outputs (:class:`stages.base.StageOutputs`): ``good`` (labels), ``dead_letter``, ``failures`` (a
-:class:`stages.done.LabelFailure` per failure whose reason is :data:`stages.done.RETRYABLE`: ``MarkDone`` holds the
-file's occurrences back) and, for producers that make them (``makes_actions``), ``actions``.
+Outputs (:class:`screenmill.stages.base.StageOutputs`): ``good`` (labels), ``dead_letter``, ``failures`` (a
+:class:`screenmill.stages.done.LabelFailure` per failure whose reason is :data:`screenmill.stages.done.RETRYABLE`:
+``MarkDone`` holds the file's occurrences back) and, for producers that make them (``makes_actions``), ``actions``.
 """
 
 from __future__ import annotations
@@ -25,21 +26,20 @@ from typing import Any, Protocol
 
 import apache_beam as beam
 import numpy as np
-
-from annotators.producer import Count, Failed, LabelProducer, per_process
-from schemas.images import ImageLimits, ImageRejected
-from schemas.records import ActionStep, Screenshot, first_occurrence
-from schemas.verified import read_screenshot
-from stages.base import Failure, Stage, StageDoFn, StageOutputs
-from stages.done import RETRYABLE, LabelFailure
+from screenmill.annotators.producer import Count, Failed, LabelProducer, per_process
+from screenmill.schemas.images import ImageLimits, ImageRejected
+from screenmill.schemas.records import ActionStep, Screenshot, first_occurrence
+from screenmill.schemas.verified import read_screenshot
+from screenmill.stages.base import Failure, Stage, StageDoFn, StageOutputs
+from screenmill.stages.done import RETRYABLE, LabelFailure
 
 ACTIONS = "actions"
 FAILURES = "failures"
 
 
 class LabelConfig(Protocol):
-    """What the stage needs of a labelling config (:class:`stages.label.ocr.AnnotateConfig`,
-    :class:`stages.label.vlm.VlmConfig`, a test's)."""
+    """What the stage needs of a labelling config (:class:`screenmill.stages.label.ocr.AnnotateConfig`,
+    :class:`screenmill.stages.label.vlm.VlmConfig`, a test's)."""
 
     run_id: str
     limits: ImageLimits
@@ -137,7 +137,7 @@ class LabelScreenshots(Stage):
     def expand(self, shots):
         producer = self._producer
         if producer.expansion == "requests":
-            from stages.label.vlm import expand_requests
+            from screenmill.stages.label.vlm import expand_requests
 
             return expand_requests(
                 shots, self._config, self._hints, self._duplicates, self._feeding, skipped=self._skipped

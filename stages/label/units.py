@@ -1,7 +1,7 @@
 """The vLLM labelling stage's work units (:class:`Work`): one per request to make, by recipe kind (see
-:mod:`stages.label.vlm`): ``propose`` one per distinct screenshot, ``localize`` one per (screenshot, instruction) of an
-instructions JSONL (:func:`localize_units`), ``step`` / ``explain`` one per episode step or recorded action,
-``task`` one per episode (:class:`_EpisodeSteps`); and the fan-out that redistributes them before the engine
+:mod:`screenmill.stages.label.vlm`): ``propose`` one per distinct screenshot, ``localize`` one per (screenshot,
+instruction) of an instructions JSONL (:func:`localize_units`), ``step`` / ``explain`` one per episode step or recorded
+action, ``task`` one per episode (:class:`_EpisodeSteps`); and the fan-out that redistributes them before the engine
 (:class:`_FanOut`). With ``pack`` K > 1, a screenshot's localize units go K at a time into packed units
 (:func:`pack_units`: one request each).
 
@@ -20,15 +20,14 @@ from typing import TYPE_CHECKING
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.util import ReshufflePerKey
-
-from annotators.dom.explore import recorded_instruction
-from annotators.recipes import task_frames
-from annotators.recorded import RecordedAction, ui_actions
-from schemas.records import Screenshot, first_occurrence
-from stages.base import DEAD_LETTER, METRICS_PREFIX, Failure, StageDoFn, StageOutputs
+from screenmill.annotators.dom.explore import recorded_instruction
+from screenmill.annotators.recipes import task_frames
+from screenmill.annotators.recorded import RecordedAction, ui_actions
+from screenmill.schemas.records import Screenshot, first_occurrence
+from screenmill.stages.base import DEAD_LETTER, METRICS_PREFIX, Failure, StageDoFn, StageOutputs
 
 if TYPE_CHECKING:
-    from stages.label.vlm import VlmConfig
+    from screenmill.stages.label.vlm import VlmConfig
 
 STAGE = "infer"
 MAX_HISTORY_CHARS = 1200
@@ -132,7 +131,7 @@ def _action_texts(shot: Screenshot) -> list[str]:
     changed`` / ``blocked`` when so), else its one-line description.
 
     Raises:
-        ValueError: the recorded action does not parse (:func:`annotators.recorded.ui_actions`).
+        ValueError: the recorded action does not parse (:func:`screenmill.annotators.recorded.ui_actions`).
     """
     if not shot.recorded_action:
         return []

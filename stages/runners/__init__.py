@@ -1,13 +1,14 @@
 """Which runner Beam arguments name, and where its workers run; no runner is imported here.
 
-Kept apart from :mod:`stages.runners.dask` (which imports dask and distributed, ~0.5 s) so that a job on the default
-runner never pays for it: Beam imports ``stages.runners.dask.DaskRunner`` by its class path only when a job names it.
+Kept apart from :mod:`screenmill.stages.runners.dask` (which imports dask and distributed, ~0.5 s) so that a job on the
+default runner never pays for it: Beam imports ``screenmill.stages.runners.dask.DaskRunner`` by its class path only
+when a job names it.
 """
 
 from __future__ import annotations
 
 #: The class :func:`resolve_runner` puts in place of Beam's stock DaskRunner.
-RUNNER = "stages.runners.dask.DaskRunner"
+RUNNER = "screenmill.stages.runners.dask.DaskRunner"
 STOCK_RUNNER = "apache_beam.runners.dask.dask_runner.DaskRunner"
 _DASK_NAMES = ("DaskRunner", STOCK_RUNNER)
 
@@ -36,8 +37,8 @@ def _runner_options(beam_args: list[str]):
 def resolve_runner(beam_args: list[str]) -> list[str]:
     """``beam_args`` with ``--runner=DaskRunner`` or the stock DaskRunner's class path replaced by this runner's.
 
-    The stock runner silently drops most of a screenmill job's outputs (see :mod:`stages.runners.dask`), so it is never
-    used; every other argument passes through untouched.
+    The stock runner silently drops most of a screenmill job's outputs (see :mod:`screenmill.stages.runners.dask`), so
+    it is never used; every other argument passes through untouched.
 
     Raises:
         ValueError: a ``--runner`` without a value.

@@ -34,8 +34,8 @@ This runner keeps the stock options (``--dask_client_address``, ``--dask_npartit
 
 Only what the screenmill jobs use is supported: global windows, bounded sources (``Read`` reads a source in one
 task), no state or timers; anything else raises ``NotImplementedError`` when the pipeline is translated, never
-silently. What runs inside the tasks is :mod:`stages.runners.dask_tasks`. :func:`stages.runners.resolve_runner`
-maps ``--runner=DaskRunner`` (or the stock class path) to this class.
+silently. What runs inside the tasks is :mod:`screenmill.stages.runners.dask_tasks`.
+:func:`screenmill.stages.runners.resolve_runner` maps ``--runner=DaskRunner`` (or the stock class path) to this class.
 """
 
 from __future__ import annotations
@@ -72,9 +72,8 @@ from apache_beam.runners.runner import PipelineResult, PipelineState
 from apache_beam.transforms import userstate
 from apache_beam.transforms.util import ReshufflePerKey
 from apache_beam.transforms.window import GlobalWindows
-
-from stages.runners import RUNNER
-from stages.runners.dask_tasks import (
+from screenmill.stages.runners import RUNNER
+from screenmill.stages.runners.dask_tasks import (
     combine_extract,
     combine_merge,
     combine_partial,

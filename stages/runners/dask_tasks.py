@@ -1,11 +1,12 @@
-"""What runs inside a Dask task for :class:`stages.runners.dask.DaskRunner`: ParDo bundles and lifted combines.
+"""What runs inside a Dask task for :class:`screenmill.stages.runners.dask.DaskRunner`: ParDo bundles and lifted
+combines.
 
 A task gets a pickled DoFn (or CombineFn) spec and its input partition. :func:`run_bundle` runs one bundle
 (``start_bundle`` → ``process`` … → ``finish_bundle``, whose outputs are kept) on a DoFn the worker process sets up
 once and reuses across bundles, as Beam's workers do, and reports the bundle's counters to the scheduler as an event
 keyed by its task before the task's result leaves; :func:`run_piece` first cuts its own piece of a reshuffled
 partition. The ``combine_*`` functions are the partial / merge / extract steps of a lifted ``CombinePerKey``. The
-translation that builds the graph from these is in :mod:`stages.runners.dask`.
+translation that builds the graph from these is in :mod:`screenmill.stages.runners.dask`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ commit point) listing the run's files, and moves each one to its final place (``
 run starts, finishes what a killed run left: a staging folder with ``_COMMIT`` is rolled forward (moves are
 idempotent), one without is deleted, so its screenshots are simply done again, and never twice, because their
 ``_done`` rows were in the same uncommitted folder. One writer per output tree at a time. Every path and marker name
-comes from the table catalogue (:mod:`schemas.tables`).
+comes from the table catalogue (:mod:`screenmill.schemas.tables`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,17 @@ from typing import Any
 
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-
-from schemas.keys import is_run_id
-from schemas.tables import COMMIT_MARKER, STAGING, is_part, manifest_rel, parse_part, staging_dir, success_path
-from stages.store.failpoint import failpoint
+from screenmill.schemas.keys import is_run_id
+from screenmill.schemas.tables import (
+    COMMIT_MARKER,
+    STAGING,
+    is_part,
+    manifest_rel,
+    parse_part,
+    staging_dir,
+    success_path,
+)
+from screenmill.stages.store.failpoint import failpoint
 
 _log = logging.getLogger("screenmill.commit")
 

@@ -7,7 +7,7 @@ would fail the run at write time). :func:`check_local_file` refuses all three wi
 (``path_outside_root``, ``unreadable``) and returns the file's real size, so a size limit holds for files the
 listing did not measure (episode steps in sub-folders). Object-store URIs (``gs://``, ``s3://``…) are not local
 files: only their names are checked. Stages that need pixels later re-read the file with
-:func:`schemas.verified.read_screenshot`, which checks it still holds the bytes ingest hashed.
+:func:`screenmill.schemas.verified.read_screenshot`, which checks it still holds the bytes ingest hashed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 import re
 import stat
 
-from schemas.records import Rejected
+from screenmill.schemas.records import Rejected
 
 _GLOB_PREFIX = re.compile(r"[^*?\[]*")
 
@@ -56,7 +56,8 @@ def check_local_file(path: str, root: str | None, max_bytes: int | None = None) 
         max_bytes: a regular file larger than this is ``too_large``.
 
     Raises:
-        schemas.records.Rejected: ``unreadable`` (a name that is not UTF-8, a missing or inaccessible file, a FIFO,
+        screenmill.schemas.records.Rejected: ``unreadable`` (a name that is not UTF-8, a missing or inaccessible file,
+        a FIFO,
             device, socket or directory), ``path_outside_root`` (a symlink that resolves outside ``root``) or
             ``too_large``.
     """

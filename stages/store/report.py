@@ -11,11 +11,11 @@ import sys
 from collections import defaultdict
 from typing import Any
 
-from annotators.vllm.accounting import format_accounting
-from schemas.keys import config_dict
-from stages.base import METRICS_PREFIX
-from stages.label.accounting import ACCOUNTING_PREFIX, read_accounting
-from stages.write import TABLES_METRICS, written_tables
+from screenmill.annotators.vllm.accounting import format_accounting
+from screenmill.schemas.keys import config_dict
+from screenmill.stages.base import METRICS_PREFIX
+from screenmill.stages.label.accounting import ACCOUNTING_PREFIX, read_accounting
+from screenmill.stages.write import TABLES_METRICS, written_tables
 
 _PACKAGES = (
     "screenmill",
@@ -68,11 +68,12 @@ def build_manifest(
     wall_seconds: float,
 ) -> dict[str, Any]:
     """Assemble the run manifest from a finished pipeline: inputs, configs, per-stage counts, tables, throughput, and
-    where the model stage's time went (``accounting``, :func:`stages.label.accounting.read_accounting`).
+    where the model stage's time went (``accounting``, :func:`screenmill.stages.label.accounting.read_accounting`).
 
     Args:
         result: the finished Beam ``PipelineResult``: its counters give the per-stage counts and the rows and shards
-            each table's partition ``dt`` got (:func:`stages.write.written_tables`, reported by the writers).
+            each table's partition ``dt`` got (:func:`screenmill.stages.write.written_tables`, reported by the
+            writers).
         run_id, dt, input, output, annotator, beam_args: what the run was asked to do.
         configs: ``{stage: config dataclass}``; recorded without per-run fields.
         config_hash: hash of everything that determines the output.

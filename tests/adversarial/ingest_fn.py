@@ -8,8 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 from apache_beam.io.filesystem import FileMetadata
 from apache_beam.pvalue import TaggedOutput
-
-from stages.ingest import EPISODE_MANIFEST, IngestConfig, _IngestFile
+from screenmill.stages.ingest import EPISODE_MANIFEST, IngestConfig, _IngestFile
 
 
 def listing(root: Path) -> list[str]:

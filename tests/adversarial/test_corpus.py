@@ -1,7 +1,8 @@
 """The bad-input corpus end to end through `screenmill run --annotator none`, plus the inputs the corpus cannot hold.
 
 The corpus itself (what each input is and the reason it must get) is
-:func:`pipelines.selftest.fixtures.build_corpus`, so ``screenmill selftest`` reports on exactly what this test asserts.
+:func:`screenmill.pipelines.selftest.fixtures.build_corpus`, so ``screenmill selftest`` reports on exactly what this
+test asserts.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import os
 from pathlib import Path
 
 import pytest
+from screenmill.pipelines.run import run
+from screenmill.pipelines.selftest.fixtures import DT, build_corpus, check_corpus, opens_under
+from screenmill.schemas.tables import read_shards
 
-from pipelines.run import run
-from pipelines.selftest.fixtures import DT, build_corpus, check_corpus, opens_under
-from schemas.tables import read_shards
 from tests.adversarial.ingest_fn import assert_storable, ingest
 
 
@@ -75,7 +76,7 @@ def test_the_open_watch_sees_a_read_under_the_folder(tmp_path):
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file: nothing to test")
 def test_a_file_nobody_may_read_is_unreadable(tmp_path):
-    from pipelines.selftest.fixtures import encode, ui
+    from screenmill.pipelines.selftest.fixtures import encode, ui
 
     path = tmp_path / "locked.png"
     path.write_bytes(encode(ui(1), "PNG"))
@@ -87,7 +88,7 @@ def test_a_file_nobody_may_read_is_unreadable(tmp_path):
 
 
 def test_an_episode_folder_named_in_non_utf8_bytes(tmp_path):
-    from pipelines.selftest.fixtures import encode, ui
+    from screenmill.pipelines.selftest.fixtures import encode, ui
 
     inp = tmp_path / "in"
     inp.mkdir()

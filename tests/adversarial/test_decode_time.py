@@ -1,8 +1,9 @@
 """Decode cost is bounded before decoding: no small file may keep a worker busy for long.
 
 The pixel limit (``ImageLimits.max_pixels``) bounds one pass over the pixels; a progressive JPEG can ask for any
-number of passes (scans), so :data:`schemas.images.MAX_JPEG_SCANS` bounds those too. Before that bound, a 100 KB JPEG
-of 4000×4000 with a thousand copies of one refinement scan took ~17 s per decode (and ingest and annotate each decode).
+number of passes (scans), so :data:`screenmill.schemas.images.MAX_JPEG_SCANS` bounds those too. Before that bound, a
+100 KB JPEG of 4000×4000 with a thousand copies of one refinement scan took ~17 s per decode (and ingest and annotate
+each decode).
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ import time
 
 import pytest
 from PIL import Image
-
-from pipelines.selftest.fixtures import image_files, scan_bomb_jpeg
-from schemas.images import MAX_JPEG_SCANS, ImageRejected, inspect_image, jpeg_scans, load_rgb
+from screenmill.pipelines.selftest.fixtures import image_files, scan_bomb_jpeg
+from screenmill.schemas.images import MAX_JPEG_SCANS, ImageRejected, inspect_image, jpeg_scans, load_rgb
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

@@ -9,9 +9,8 @@ import struct
 
 import pytest
 from PIL import Image
-
-from pipelines.selftest.fixtures import png_header_only, ui
-from schemas.images import ImageRejected, inspect_image, load_rgb
+from screenmill.pipelines.selftest.fixtures import png_header_only, ui
+from screenmill.schemas.images import ImageRejected, inspect_image, load_rgb
 
 hypothesis = pytest.importorskip("hypothesis")
 st = hypothesis.strategies

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from apache_beam.pvalue import TaggedOutput
+from screenmill.pipelines.selftest.fixtures import encode, ui
+from screenmill.schemas.records import Screenshot
+from screenmill.stages.store.input_guard import check_local_file, input_root, printable
 
-from pipelines.selftest.fixtures import encode, ui
-from schemas.records import Screenshot
-from stages.store.input_guard import check_local_file, input_root, printable
 from tests.adversarial.ingest_fn import assert_storable, ingest
 
 hypothesis = pytest.importorskip("hypothesis")

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from pipelines.selftest import main
-from pipelines.selftest.fixtures import grouped, run_kill9
+from screenmill.pipelines.selftest import main
+from screenmill.pipelines.selftest.fixtures import grouped, run_kill9
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +59,9 @@ def test_kill9_then_rerun_loses_and_duplicates_nothing(tmp_path):
 
 
 def test_selftest_is_a_screenmill_command():
-    from pipelines.cli import _COMMANDS
+    from screenmill.pipelines.cli import _COMMANDS
 
-    assert _COMMANDS["selftest"][:2] == ("pipelines.selftest", "main")
+    assert _COMMANDS["selftest"][:2] == ("screenmill.pipelines.selftest", "main")
 
 
 def test_grouped_folds_recipes():

@@ -12,9 +12,9 @@ import importlib.util
 from collections import Counter
 
 import pytest
+from screenmill.annotators.vllm.config import EngineConfig
+from screenmill.annotators.vllm.engine import EngineDied, Request, SharedEngine, VlmEngine
 
-from annotators.vllm.config import EngineConfig
-from annotators.vllm.engine import EngineDied, Request, SharedEngine, VlmEngine
 from tests.conftest import ui_image
 from tests.tiny_holotron import (
     MAX_TILES,
@@ -118,7 +118,7 @@ def test_requests_rendered_on_threads_while_the_engine_steps_all_complete(model_
     renders for an engine that is rebuilt meanwhile is rendered again at submission, never sent to the new engine."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from annotators.vllm.engine import Prepared
+    from screenmill.annotators.vllm.engine import Prepared
 
     with torch_compile_disabled():
         engine = _engine(model_dir)
@@ -154,7 +154,7 @@ def test_the_public_api_fallback_runs_the_engine(model_dir, monkeypatch):
     """On a vLLM version the private fast path was not written for (forced here with the adapter's env var), requests
     go through vLLM's public API: ``prepare`` renders nothing, submission renders and enqueues, and a dead engine is
     still rebuilt with every request completed."""
-    from annotators.vllm.adapter import PUBLIC, PUBLIC_API_ENV
+    from screenmill.annotators.vllm.adapter import PUBLIC, PUBLIC_API_ENV
 
     monkeypatch.setenv(PUBLIC_API_ENV, "1")
     with torch_compile_disabled():

@@ -1,4 +1,4 @@
-"""annotators.evaluate: loading ScreenSpot-style truth, text matching, greedy assignment and the metrics."""
+"""screenmill.annotators.evaluate: loading ScreenSpot-style truth, text matching, greedy assignment and the metrics."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import hashlib
 import json
 
 import pytest
-
-from annotators.evaluate import (
+from screenmill.annotators.evaluate import (
     Ambiguity,
     Prediction,
     TruthRecord,
@@ -284,7 +283,7 @@ def test_evaluate_by_split_scores_each_split_alone(tmp_path):
 def test_lines_of_painted_text_count_for_precision_only():
     """A DOM line (text that is no element: a paragraph's line) makes an OCR label of it precise, but is no element
     recall must find."""
-    from annotators.evaluate import LINE
+    from screenmill.annotators.evaluate import LINE
 
     truth = [
         TruthRecord("a", "Save", (0, 0, 50, 20), element="button"),
@@ -308,7 +307,7 @@ def test_lines_of_painted_text_count_for_precision_only():
 def test_elements_with_no_visible_text_leave_recall_when_icons_are_apart():
     """Visible-text recall: an image link and a check box (whose text is its label's) are out of OCR's reach; with
     ``icons=False`` they leave recall's truth and are reported apart, named or not, and precision does not move."""
-    from annotators.evaluate import ICON
+    from screenmill.annotators.evaluate import ICON
 
     truth = [
         TruthRecord("a", "Save", (0, 0, 50, 20), element="button"),
@@ -344,7 +343,7 @@ def test_elements_with_no_visible_text_leave_recall_when_icons_are_apart():
 
 
 def test_icons_count_for_every_annotator_but_ocr():
-    from annotators.evaluate import icons_count
+    from screenmill.annotators.evaluate import icons_count
 
     assert icons_count([{"annotator": "vllm"}, {"annotator": "dom"}]) is True
     assert icons_count([{"annotator": "vllm"}, {"annotator": "ocr-rapidocr"}]) is False
@@ -356,7 +355,8 @@ def test_icons_count_for_every_annotator_but_ocr():
 def test_truth_from_dom_tells_elements_that_show_no_text_from_their_recipes():
     """An image link (a name that differs from its text, no ``dom-text``) and a check box (named by its label) show
     no text; a heading or a cell whose text repeats (only a role / positional label) does."""
-    from annotators.evaluate import ICON, LINE, truth_from_dom
+    from screenmill.annotators.evaluate import ICON, LINE, truth_from_dom
+
     from tests.annotators.test_formats import label_row
 
     sid = "a" * 64
@@ -394,8 +394,9 @@ def test_truth_from_dom_tells_elements_that_show_no_text_from_their_recipes():
 def test_a_fields_truth_text_is_its_placeholder_whatever_the_row_order():
     """An empty field paints its placeholder inside its box and its label beside it: the placeholder is its truth
     text, in either order of its two ``dom-field`` rows (the order follows label ids, so changes between runs)."""
-    from annotators.dom.labels import PLACEHOLDER_INSTRUCTION
-    from annotators.evaluate import truth_from_dom
+    from screenmill.annotators.dom.labels import PLACEHOLDER_INSTRUCTION
+    from screenmill.annotators.evaluate import truth_from_dom
+
     from tests.annotators.test_formats import label_row
 
     sid = "d" * 64
@@ -413,7 +414,8 @@ def test_text_the_screenshots_edge_cuts_through_leaves_visible_text_recall():
     """A link scrolled half out of view keeps a DOM box a few pixels high at the screenshot's edge: its text is a
     strip of glyphs, out of OCR's reach like an icon. A full-height text at the edge, a low text away from it and a
     line (precision only) stay as they are."""
-    from annotators.evaluate import CUT, LINE, truth_from_dom
+    from screenmill.annotators.evaluate import CUT, LINE, truth_from_dom
+
     from tests.annotators.test_formats import label_row
 
     sid = "c" * 64

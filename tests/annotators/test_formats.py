@@ -1,4 +1,4 @@
-"""Benchmark formats (:mod:`annotators.formats`): box layouts per benchmark, review application, dead letters."""
+"""Benchmark formats (:mod:`screenmill.annotators.formats`): box layouts per benchmark, reviews, dead letters."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import json
 import os
 
 import pytest
-
-from annotators.formats import (
+from screenmill.annotators.formats import (
     Origin,
     Unwritable,
     apply_review,
@@ -23,8 +22,8 @@ from annotators.formats import (
     to_osworld_g,
     to_screenspot,
 )
-from schemas.coords import box_to_pixels
-from schemas.records import GroundingLabel, RenderSettings, ReviewedLabel, Screenshot
+from screenmill.schemas.coords import box_to_pixels
+from screenmill.schemas.records import GroundingLabel, RenderSettings, ReviewedLabel, Screenshot
 
 T0 = _dt.datetime(2026, 11, 22, 12, 0, tzinfo=_dt.UTC)
 

@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
-
-from annotators.ocr import (
+from screenmill.annotators.ocr import (
     OcrAnnotator,
     OcrConfig,
     TextElement,
@@ -376,7 +375,7 @@ def test_an_underline_is_its_long_run_across_the_skips_at_descenders_and_its_end
     glyphs touching its rows (a descender, a baseline) makes only short runs, which are none. An underline ends
     between two spans where one is under it and the other bare, and not where it runs on across the gap (under a
     link's trailing space) or both are bare."""
-    from annotators.ocr import _long_runs, _underline_edge
+    from screenmill.annotators.ocr import _long_runs, _underline_edge
 
     mask = np.array([1] * 30 + [0, 0] + [1] * 20 + [0] * 10 + [1, 1, 1, 0, 1, 1] + [0] * 5, dtype=bool)
     rule = _long_runs(mask, length=31, bridge=2)
@@ -607,7 +606,7 @@ def test_tall_image_strips_and_wide_image_scaling_map_back(annotator):
 @pytest.mark.slow
 def test_truth_set_accuracy(annotator):
     """The hand-written pages of infra/truthset: element recall >= 90 %, click points in the right box >= 98 %."""
-    from annotators.evaluate import Prediction, evaluate, load_truth
+    from screenmill.annotators.evaluate import Prediction, evaluate, load_truth
 
     if not TRUTH.is_file():
         pytest.skip("samples/truth/truth.jsonl is missing (run infra/truthset/build.py)")
@@ -630,7 +629,7 @@ def _dotted(d: ImageDraw.ImageDraw, x0: int, x1: int, y: int, colour, step: int 
 
 
 def test_a_dotted_underline_is_told_from_glyph_feet_at_a_regular_pitch():
-    from annotators.ocr import _dotted_rule
+    from screenmill.annotators.ocr import _dotted_rule
 
     font = _dejavu(15)
     for text, step, size in (("Basic Concepts", 2, 1), ("Working with Message Catalogs", 6, 3)):
@@ -1138,7 +1137,7 @@ def test_a_dotted_underline_makes_its_text_underlined_as_a_solid_one_does():
     """ "translation" | "project": Sphinx's links wrap with their dotted underline, which :func:`underlined` reads as
     running from its first dot to its last, so rule 7 knows the two lines for one link's. Bare text is not
     underlined; a dotted rule under a third of the text leaves it undecided."""
-    from annotators.ocr import underlined
+    from screenmill.annotators.ocr import underlined
 
     font = _dejavu(15)
     config = OcrConfig()
@@ -1190,7 +1189,7 @@ def _underlined_word(
     """``underlined`` of ``text`` drawn at (10, ``top``) on a white image of ``size``, with (``lined``) an underline
     ``drop`` px under its ascent that skips its descenders (:func:`_skip_ink_underline`), its box the text's padded
     by ``pad`` (x, y) and reaching the underline."""
-    from annotators.ocr import underlined
+    from screenmill.annotators.ocr import underlined
 
     im = Image.new("RGB", size, (255, 255, 255))
     d = ImageDraw.Draw(im)
@@ -1229,7 +1228,7 @@ def test_an_underline_skipped_wide_round_a_descender_still_underlines_a_short_wo
 def test_underlined_cannot_tell_for_a_box_blank_too_small_or_outside_the_image():
     """A blank crop, one too low or narrow to read, and a box past the screenshot's edge answer None (cannot tell),
     never an error: the short-word path looks for ink before it looks for a row under it."""
-    from annotators.ocr import underlined
+    from screenmill.annotators.ocr import underlined
 
     im = np.full((40, 300, 3), 255, dtype=np.uint8)
     config = OcrConfig()

@@ -1,4 +1,4 @@
-"""The OCR producer's instructions (:mod:`annotators.ocr_producer`): unambiguous, a repeated text named by position."""
+"""The OCR producer's instructions (:mod:`screenmill.annotators.ocr_producer`): unambiguous, repeats by position."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import datetime as dt
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
-
-from annotators.evaluate import ambiguous_labels
-from annotators.ocr import OcrAnnotator, TextElement
-from annotators.ocr_producer import (
+from screenmill.annotators.evaluate import ambiguous_labels
+from screenmill.annotators.ocr import OcrAnnotator, TextElement
+from screenmill.annotators.ocr_producer import (
     RECIPE_VERSION,
     OcrProducer,
     elements_to_labels,
@@ -22,9 +21,9 @@ from annotators.ocr_producer import (
     reading_order,
     repeat_key,
 )
-from schemas.keys import config_hash
-from schemas.records import Screenshot
-from stages.label.ocr import AnnotateConfig
+from screenmill.schemas.keys import config_hash
+from screenmill.schemas.records import Screenshot
+from screenmill.stages.label.ocr import AnnotateConfig
 
 
 def _shot(width: int = 800, height: int = 600) -> Screenshot:
@@ -128,7 +127,7 @@ def test_reading_order_groups_a_jittered_row():
 
 
 def test_a_text_longer_than_an_instruction_name_gets_no_label():
-    from annotators.dom.labels import MAX_INSTRUCTION_NAME
+    from screenmill.annotators.dom.labels import MAX_INSTRUCTION_NAME
 
     paragraph = "word " * (MAX_INSTRUCTION_NAME // 5 + 1)
     longest = "x" * MAX_INSTRUCTION_NAME
@@ -148,7 +147,7 @@ def test_a_text_read_unsure_gets_no_label_but_still_counts_as_a_repeat():
     named nothing on the truth set's dev part); its text is painted all the same, so the sure "Edit" beside an unsure
     one is still named by its place, never as the bare "Edit" a model could answer with either box. A run may lower
     the floor (``--ocr-min-label-confidence``); a floor outside [0, 1] is refused."""
-    from annotators.ocr import OcrConfig
+    from screenmill.annotators.ocr import OcrConfig
 
     floor = OcrConfig().label_min_confidence
     unsure = dataclasses.replace(_el("Edit", 100, 100), confidence=floor - 0.05)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from annotators.recipes import ACTION_TYPES, RECIPES, AnswerRejected, Frame, get_recipe, task_frames
+from screenmill.annotators.recipes import ACTION_TYPES, RECIPES, AnswerRejected, Frame, get_recipe, task_frames
 
 FRAME = Frame(width=1920, height=1080, resized_width=2048, resized_height=1024)
 

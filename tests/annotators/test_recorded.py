@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from annotators.recipes import ACTION_TYPES
-from annotators.recorded import ui_actions
+from screenmill.annotators.recipes import ACTION_TYPES
+from screenmill.annotators.recorded import ui_actions
 
 
 def test_screenagent_mouse_and_keyboard():

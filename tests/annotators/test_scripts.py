@@ -1,11 +1,10 @@
-"""Scripts of text and the OCR models' coverage (:mod:`annotators.scripts`), and how evaluation reports them."""
+"""Scripts of text and the OCR models' coverage (:mod:`screenmill.annotators.scripts`), and how eval reports them."""
 
 from __future__ import annotations
 
 import pytest
-
-from annotators.evaluate import Prediction, TruthRecord, evaluate
-from annotators.scripts import (
+from screenmill.annotators.evaluate import Prediction, TruthRecord, evaluate
+from screenmill.annotators.scripts import (
     OCR_SCRIPTS,
     is_mixed_script,
     is_wrong_script_reading,

@@ -139,9 +139,9 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
     why = browser_missing()
     if why:
         pytest.skip(why)
-    from pipelines.run import run
-    from schemas.records import Screenshot
-    from schemas.tables import read_shards
+    from screenmill.pipelines.run import run
+    from screenmill.schemas.records import Screenshot
+    from screenmill.schemas.tables import read_shards
 
     regroup = _load("regroup")
     pages = tmp_path / "pages"
@@ -149,8 +149,8 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
     shutil.copy(ROOT / "infra" / "truthset" / "pages" / "login.html", pages / "site" / "login.html")
     manifest = pages / "pages.jsonl"
     manifest.write_text(json.dumps({"path": "site/login.html", "site": "site", "split": "dev"}) + "\n")
-    from annotators.dom.browser import BrowserHost
-    from annotators.producer import release
+    from screenmill.annotators.dom.browser import BrowserHost
+    from screenmill.annotators.producer import release
 
     out = tmp_path / "out"
     run(["--pages", str(pages), "--viewports", "800x600", "--annotator", "ocr", "--output", str(out), "--quiet"])
@@ -191,7 +191,7 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
 
 
 def test_imprecise_labels_are_counted_by_kind():
-    from annotators.evaluate import LINE, Prediction, TruthRecord
+    from screenmill.annotators.evaluate import LINE, Prediction, TruthRecord
 
     regroup = _load("regroup")
     truth = [

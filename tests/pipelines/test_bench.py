@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-
-from pipelines.bench import main as bench_main
-from pipelines.bench import make_inputs, scale_ratios
+from screenmill.pipelines.bench import main as bench_main
+from screenmill.pipelines.bench import make_inputs, scale_ratios
 
 
 def test_bench_inputs_are_unique_valid_screenshots(samples_dir, tmp_path):
@@ -62,7 +61,7 @@ def test_bench_cpu_reports_the_ocr_annotators_throughput(samples_dir, tmp_path, 
     ],
 )
 def test_bench_vllm_refuses_what_run_refuses_before_building_an_engine(args, reason):
-    from pipelines.bench_vllm import main as bench_vllm
+    from screenmill.pipelines.bench_vllm import main as bench_vllm
 
     if importlib.util.find_spec("vllm") is None:
         reason = "vllm"  # the install hint comes first
@@ -111,13 +110,14 @@ def test_bench_vllm_runs_all_modes_on_the_tiny_model(tmp_path, capsys):
 
 def test_transformers_baseline_is_the_engine_model_size(tmp_path):
     """The bench's (d) mode builds the tiny model with transformers from the ``modeling.py`` its folder ships. It must
-    be the model vLLM runs, part by part (vLLM's sizes: ``annotators.vllm.memory``, checked against vLLM's own module
-    on the meta device in ``tests/annotators/vllm/test_memory.py``), or b/d would compare two different models."""
+    be the model vLLM runs, part by part (vLLM's sizes: ``screenmill.annotators.vllm.memory``, checked against vLLM's
+    own module on the meta device in ``tests/annotators/vllm/test_memory.py``), or b/d would compare two different
+    models."""
     torch = pytest.importorskip("torch")
+    from screenmill.annotators.vllm.memory import count_parameters
+    from screenmill.annotators.vllm.shapes import load_config
     from transformers import AutoConfig, AutoModel
 
-    from annotators.vllm.memory import count_parameters
-    from annotators.vllm.shapes import load_config
     from tests.tiny_holotron import build_tiny_holotron
 
     path = build_tiny_holotron(tmp_path / "tiny")
@@ -163,7 +163,7 @@ def test_bench_vllm_runs_on_a_local_model_dir_without_stand_ins(tmp_path, monkey
 
 
 def test_bench_render_pages_are_unique_copies(tmp_path):
-    from pipelines.bench_render import make_pages
+    from screenmill.pipelines.bench_render import make_pages
 
     assert make_pages(Path(__file__).resolve().parents[2] / "samples" / "pages", tmp_path, 5) == 5
     pages = sorted(tmp_path.glob("*.html"))
@@ -177,7 +177,7 @@ def test_a_process_that_execs_into_the_browser_is_counted_as_the_browser(tmp_pat
     import subprocess
     import sys
 
-    from pipelines.bench_render import TreeSampler
+    from screenmill.pipelines.bench_render import TreeSampler
 
     chromium = tmp_path / "chromium"  # a stand-in binary: only its name matters to process_kind
     chromium.symlink_to("/bin/sleep")

@@ -13,11 +13,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image
+from screenmill.annotators.evaluate import load_truth
+from screenmill.pipelines import cli
+from screenmill.pipelines.convert import main
+from screenmill.schemas.records import DeadLetter, GroundingLabel, ReviewedLabel, Screenshot
 
-from annotators.evaluate import load_truth
-from pipelines import cli
-from pipelines.convert import main
-from schemas.records import DeadLetter, GroundingLabel, ReviewedLabel, Screenshot
 from tests.annotators.test_formats import label_row, render, review_row, shot_row
 
 DT = "2026-11-22"

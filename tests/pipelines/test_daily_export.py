@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from screenmill.pipelines.convert import main as convert
+from screenmill.pipelines.export import main as export
+from screenmill.pipelines.run import run
+from screenmill.schemas.tables import read_shards
 
-from pipelines.convert import main as convert
-from pipelines.export import main as export
-from pipelines.run import run
-from schemas.tables import read_shards
 from tests.conftest import png_bytes, ui_image
 
 pytest.importorskip("datasets")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from screenmill.pipelines.run import run
+from screenmill.schemas.tables import TABLES, read_shards
 
-from pipelines.run import run
-from schemas.tables import TABLES, read_shards
 from tests.conftest import png_bytes, ui_image, write_bad_inputs
 from tests.dask_cluster import dask_args, local_cluster, worker_pids
 
@@ -78,7 +78,7 @@ def test_dask_run_equals_the_default_runner_row_for_row(cluster, mixed_input, tm
     args = ("--annotator", "none", "--benchmark-images", str(benchmark))
     want = _run(mixed_input, direct, *args)
     got = _run(mixed_input, dask, *args, *dask_args(cluster))
-    assert got["beam_args"][0] == "--runner=stages.runners.dask.DaskRunner"
+    assert got["beam_args"][0] == "--runner=screenmill.stages.runners.dask.DaskRunner"
     expected = _tables(direct)
     assert {"screenshots", "_done", "_dead_letter/ingest", "_dead_letter/guard"} <= expected.keys()
     assert {json.loads(r)["reason"] for r in expected["_dead_letter/guard"]} == {"benchmark_leak"}
@@ -194,7 +194,7 @@ def _tiny_vllm_worker() -> int:
 
 
 def _engines_here() -> list[str]:
-    from annotators.vllm.engine import SharedEngine
+    from screenmill.annotators.vllm.engine import SharedEngine
 
     return [] if SharedEngine.current() is None else [SharedEngine.current().engine.config.model]
 
@@ -253,7 +253,7 @@ def test_run_vlm_on_dask_equals_the_default_runner(tmp_path, monkeypatch):
     assert got["counts"]["infer"] == want["counts"]["infer"]
     assert list(engines.values()) == [[str(model)]]  # one worker process, two threads, one engine
     # the model stage's accounting comes back from the worker through the runner's metrics, the same work counted
-    from annotators.vllm.accounting import VERDICTS
+    from screenmill.annotators.vllm.accounting import VERDICTS
 
     on_dask, direct = got["accounting"]["infer"], want["accounting"]["infer"]
     for field in ("requests", "completions", "inputs_rendered", "prompt_tokens", "output_tokens", "prefill_tokens"):
@@ -268,8 +268,8 @@ def test_render_job_on_dask_equals_the_default_runner_with_one_browser_per_worke
 
     if browser_missing():
         pytest.skip(browser_missing())
-    from annotators.dom.browser import BrowserHost
-    from annotators.producer import release
+    from screenmill.annotators.dom.browser import BrowserHost
+    from screenmill.annotators.producer import release
 
     site = tmp_path / "site"
     site.mkdir()

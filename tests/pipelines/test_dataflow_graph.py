@@ -1,8 +1,8 @@
 """Dataflow right-fitting, checked offline on the job graph: `screenmill run --accelerator … --inference-min-ram …`
 puts Beam resource hints on the model stage only, behind a fan-out, so CPU stages stay on CPU workers and only
-inference lands on GPU workers. Nothing runs and nothing is written: :func:`pipelines.run.build_pipeline` builds
-the graph and ``to_runner_api()`` gives the proto a runner receives; the DataflowRunner's ``--dry_run=True`` builds
-the very job Dataflow would be sent (its own overrides and environment merging applied), with no network."""
+inference lands on GPU workers. Nothing runs and nothing is written: :func:`screenmill.pipelines.run.build_pipeline`
+builds the graph and ``to_runner_api()`` gives the proto a runner receives; the DataflowRunner's ``--dry_run=True``
+builds the very job Dataflow would be sent (its own overrides and environment merging applied), with no network."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ import socket
 
 import pytest
 from apache_beam.portability import common_urns
-
-from annotators.vllm.config import EngineConfig
-from pipelines.run import build_pipeline
+from screenmill.annotators.vllm.config import EngineConfig
+from screenmill.pipelines.run import build_pipeline
 
 ACCELERATOR = "type:nvidia-h100-80gb;count:1;install-nvidia-driver"
 ACCELERATOR_URN = common_urns.resource_hints.ACCELERATOR.urn

@@ -10,10 +10,10 @@ import shutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from screenmill.pipelines.evaluate import main as eval_main
+from screenmill.pipelines.run import run
+from screenmill.schemas.records import GroundingLabel
 
-from pipelines.evaluate import main as eval_main
-from pipelines.run import run
-from schemas.records import GroundingLabel
 from tests.annotators.test_formats import label_row
 from tests.conftest import png_bytes, ui_image
 
@@ -42,7 +42,7 @@ def test_eval_scores_a_real_run_against_the_truth_set(samples_dir, tmp_path, cap
     assert report["truth"] == sum(1 for line in (truth_dir / "truth.jsonl").read_text().splitlines() if line.strip())
     assert report["recall"] >= 0.9 and report["point_accuracy"] >= 0.98
     assert report["ignored_predictions"] == 0
-    assert report["ambiguous_labels"] == 0  # repeated text is named by position (annotators.ocr_producer)
+    assert report["ambiguous_labels"] == 0  # repeated text is named by position (screenmill.annotators.ocr_producer)
 
     # a gate it cannot meet exits 1; labels of another run only score nothing
     assert eval_main([str(out), "--truth", str(truth_dir / "truth.jsonl"), "--min-recall", "1.01"]) == 1
@@ -83,7 +83,7 @@ def test_eval_reports_ambiguous_labels_and_gates_on_them(tmp_path, capsys):
 
 
 def test_eval_scores_each_split_of_a_page_manifest(tmp_path, capsys):
-    from schemas.records import Screenshot
+    from screenmill.schemas.records import Screenshot
 
     pages = tmp_path / "set"
     pages.mkdir()

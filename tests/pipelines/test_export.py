@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from pipelines import cli
-from pipelines.export import main
+from screenmill.pipelines import cli
+from screenmill.pipelines.export import main
 
 pytest.importorskip("datasets")
 pytest.importorskip("huggingface_hub")

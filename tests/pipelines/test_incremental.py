@@ -11,9 +11,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from screenmill.pipelines.run import run
+from screenmill.schemas.tables import read_shards
 
-from pipelines.run import run
-from schemas.tables import read_shards
 from tests.conftest import png_bytes, ui_image
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,7 +99,7 @@ def _start(inp: Path, out: Path, failpoint: str | None = None) -> subprocess.Pop
     env = {k: v for k, v in os.environ.items() if k != "SCREENMILL_FAILPOINT"}
     if failpoint:
         env["SCREENMILL_FAILPOINT"] = failpoint
-    cmd = [sys.executable, "-m", "pipelines.cli", "run", *_args(inp, out, "--num-shards", "3")]
+    cmd = [sys.executable, "-m", "screenmill.pipelines.cli", "run", *_args(inp, out, "--num-shards", "3")]
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-
-from pipelines.review import main
+from screenmill.pipelines.review import main
 
 PLANTED = "tok-3f1e9c0d5b7a4e21-planted"
 

@@ -18,10 +18,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
-from schemas.tables import read_shards
-from stages.clients.labelstudio import Connection, LabelStudioClient
-from stages.review import LABEL_CONFIG
+from screenmill.schemas.tables import read_shards
+from screenmill.stages.clients.labelstudio import Connection, LabelStudioClient
+from screenmill.stages.review import LABEL_CONFIG
 
 REPO = Path(__file__).resolve().parents[2]
 LS_VENV = Path(os.environ.get("LS_VENV", REPO / ".venv-label-studio"))
@@ -87,7 +86,7 @@ def review_env(label_studio, monkeypatch):
 def labelled_run(label_studio, samples_dir):
     """A real OCR run over two truth pages placed under the server's files root."""
     pytest.importorskip("rapidocr_onnxruntime")
-    from pipelines.run import run
+    from screenmill.pipelines.run import run
 
     inputs = label_studio["files_root"] / "shots"
     inputs.mkdir()
@@ -103,14 +102,14 @@ def _client(server) -> LabelStudioClient:
 
 
 def _push(out, project, *extra):
-    from pipelines.review import main
+    from screenmill.pipelines.review import main
 
     args = ["push", str(out), "--project", project, "--qa-rate", "1.0", "--quota", "5", "--chunk-size", "2"]
     return main([*args, "--files-root", "/", *extra])
 
 
 def test_push_review_pull(review_env, labelled_run, capsys):
-    from pipelines.review import main
+    from screenmill.pipelines.review import main
 
     files_root = str(review_env["files_root"])
     assert _push(labelled_run, "loop", "--files-root", files_root) == 0
@@ -159,7 +158,7 @@ def test_push_review_pull(review_env, labelled_run, capsys):
 
 
 def test_push_cut_off_by_an_outage_is_finished_by_a_rerun(review_env, labelled_run, monkeypatch, capsys):
-    from stages.clients import labelstudio
+    from screenmill.stages.clients import labelstudio
 
     files_root = str(review_env["files_root"])
     calls = {"n": 0}

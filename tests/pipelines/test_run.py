@@ -7,10 +7,10 @@ import shutil
 
 import pyarrow.parquet as pq
 import pytest
+from screenmill.pipelines.run import run
+from screenmill.schemas.records import DeadLetter, GroundingLabel, Screenshot
+from screenmill.schemas.tables import read_shards
 
-from pipelines.run import run
-from schemas.records import DeadLetter, GroundingLabel, Screenshot
-from schemas.tables import read_shards
 from tests.conftest import png_bytes, ui_image
 
 
@@ -197,11 +197,11 @@ def test_samples_end_to_end_with_ocr(samples_dir, tmp_path):
 
 
 def test_no_ocr_grouping_reaches_the_annotator_and_the_config_hash():
-    from annotators.ocr import OcrConfig
-    from pipelines.options import ocr_config
-    from pipelines.run import build_parser
-    from schemas.images import ImageLimits
-    from schemas.keys import config_hash
+    from screenmill.annotators.ocr import OcrConfig
+    from screenmill.pipelines.options import ocr_config
+    from screenmill.pipelines.run import build_parser
+    from screenmill.schemas.images import ImageLimits
+    from screenmill.schemas.keys import config_hash
 
     configs = {}
     for argv in ([], ["--no-ocr-grouping"]):
@@ -215,11 +215,11 @@ def test_no_ocr_grouping_reaches_the_annotator_and_the_config_hash():
 def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_config_hash():
     """``--ocr-min-label-confidence`` overrides the recipe's floor (and so changes the hash); without it the options
     stay empty and the default run's hash is the recipe's."""
-    from annotators.ocr import OcrConfig
-    from pipelines.options import ocr_config
-    from pipelines.run import build_parser
-    from schemas.images import ImageLimits
-    from schemas.keys import config_hash
+    from screenmill.annotators.ocr import OcrConfig
+    from screenmill.pipelines.options import ocr_config
+    from screenmill.pipelines.run import build_parser
+    from screenmill.schemas.images import ImageLimits
+    from screenmill.schemas.keys import config_hash
 
     configs = []
     for argv in ([], ["--ocr-min-label-confidence", "0.5"]):
@@ -240,7 +240,7 @@ def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_co
 def test_run_refuses_a_bad_ocr_option_before_reading_a_screenshot(tmp_path, option, reason):
     """A bad annotator option is refused when the run's config is built, with its reason, not by a worker loading the
     model after ingest has run; nothing is written."""
-    from pipelines.run import run
+    from screenmill.pipelines.run import run
 
     (tmp_path / "in").mkdir()
     with pytest.raises(SystemExit, match=f"^screenmill run: .*{reason}"):

@@ -14,11 +14,11 @@ import json
 import shutil
 
 import pytest
+from screenmill.annotators.recipes import ACTION_TYPES
+from screenmill.annotators.vllm.feeding import Feeder
+from screenmill.schemas.records import ActionStep, GroundingLabel
+from screenmill.schemas.tables import read_shards
 
-from annotators.recipes import ACTION_TYPES
-from annotators.vllm.feeding import Feeder
-from schemas.records import ActionStep, GroundingLabel
-from schemas.tables import read_shards
 from tests.conftest import png_bytes, ui_image
 from tests.tiny_holotron import (
     build_tiny_holotron,
@@ -51,7 +51,7 @@ def tiny_model(tmp_path_factory):
 
 
 def _run(model_dir, inputs, out, *extra, feeding=None):
-    from pipelines.run import run
+    from screenmill.pipelines.run import run
 
     args = [
         "--input", str(inputs), "--output", str(out), "--dt", "2026-11-23", "--quiet", "--annotator", "vllm",
@@ -79,8 +79,8 @@ def _check_accounting(manifest, requests: int, images: int, sent: int, fresh: bo
     ``requests`` engine requests about ``images`` screenshots decoded, ``sent`` of them in requests (one in-process
     engine, nothing preempted, no prefix cache). ``fresh``: images no earlier test sent to the engine (the tests of a
     process share one engine, whose encoder cache may still hold the others)."""
-    from annotators.vllm.accounting import VERDICTS
-    from stages.store.report import format_summary
+    from screenmill.annotators.vllm.accounting import VERDICTS
+    from screenmill.stages.store.report import format_summary
 
     a = manifest["accounting"]["infer"]
     assert a["requests"] == a["completions"] == a["inputs_rendered"] == requests
@@ -159,7 +159,7 @@ def _raise(error):
 def test_pixels_that_fail_at_the_model_stage_are_dead_lettered(tiny_model, tmp_path, render_threads):
     """A screenshot whose file changed after ingest, or can no longer be read, when the model stage re-reads it: the
     unit is dead-lettered with the reason (whichever thread builds and renders its request); the others go on."""
-    from schemas.images import ImageRejected
+    from screenmill.schemas.images import ImageRejected
 
     inputs, out = tmp_path / "in", tmp_path / "out"
     _screens(inputs, 4)
@@ -310,8 +310,7 @@ def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(
     import threading
 
     import torch
-
-    from annotators.vllm.engine import SharedEngine, VlmEngine
+    from screenmill.annotators.vllm.engine import SharedEngine, VlmEngine
 
     events: list[tuple[str, str, int]] = []  # (what, OS thread name, torch intra-op threads there)
     submit, poll, prepare = VlmEngine.submit, VlmEngine.poll, VlmEngine.prepare
@@ -386,8 +385,8 @@ def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):
     driver = tmp_path / "driver.py"  # what `screenmill run` does, then which client fed the engine
     driver.write_text(
         "import sys, threading\n"
-        "from annotators.vllm.engine import SharedEngine, VlmEngine\n"
-        "from pipelines.run import run\n"
+        "from screenmill.annotators.vllm.engine import SharedEngine, VlmEngine\n"
+        "from screenmill.pipelines.run import run\n"
         "threads, prepare = set(), VlmEngine.prepare\n"
         "def traced(self, request):\n"
         "    threads.add(threading.current_thread().name.split('_')[0])\n"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from screenmill.schemas.tables import read_shards
 
-from schemas.tables import read_shards
 from tests.conftest import png_bytes, ui_image
 from tests.tiny_idefics3 import build_tiny_idefics3, tiny_cli_args
 
@@ -34,7 +34,7 @@ def _cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}  # no stand-in site
     env.update(HF_HUB_OFFLINE="1", VLLM_ENABLE_V1_MULTIPROCESSING="0", TOKENIZERS_PARALLELISM="false")
     return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "run", *args],
+        [sys.executable, "-m", "screenmill.pipelines.cli", "run", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -112,7 +112,7 @@ def test_a_recipe_in_the_models_resized_pixels_is_refused_for_a_model_tiled_othe
     """holo15-localize answers in the model's resized pixels, which the tile plan knows for Nemotron-VL only."""
     if importlib.util.find_spec("vllm") is None:
         pytest.skip("the preflight checks vLLM first")
-    from pipelines.run import run
+    from screenmill.pipelines.run import run
 
     folder, instructions, _ = _inputs(tmp_path)
     args = ["--input", str(folder), "--output", str(tmp_path / "out"), "--annotator", "vllm"]

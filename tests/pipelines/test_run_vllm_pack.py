@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from annotators.recipes import Recipe
-from schemas.tables import read_shards
-from stages.label.vlm import _RunEngine
+from screenmill.annotators.recipes import Recipe
+from screenmill.schemas.tables import read_shards
+from screenmill.stages.label.vlm import _RunEngine
+
 from tests.pipelines import test_run_vllm
 from tests.pipelines.test_run_vllm import _accounted, _run, _screens
 

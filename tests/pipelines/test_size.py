@@ -16,9 +16,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from screenmill.annotators.vllm import memory, memory_report, shapes
+from screenmill.pipelines import size
 
-from annotators.vllm import memory, memory_report, shapes
-from pipelines import size
 from tests.annotators.vllm.test_memory import HAND
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,7 +88,7 @@ def test_engine_options_take_run_names_and_the_old_spellings(capsys):
 
 def test_size_and_run_share_the_engine_options():
     """Every engine option of `size` is `screenmill run`'s, spelled, typed and defaulted the same."""
-    from pipelines.run import build_parser
+    from screenmill.pipelines.run import build_parser
 
     run_opts = {a.dest: a for a in build_parser()._actions}
     size_parser = size._parser()
@@ -114,11 +114,11 @@ def test_dump_config_round_trips(tmp_path, capsys):
 
 
 def test_cli_is_registered():
-    from pipelines.cli import _COMMANDS
+    from screenmill.pipelines.cli import _COMMANDS
 
     if "size" not in _COMMANDS:
         pytest.skip("`size` is not registered in pipelines/cli.py yet")
-    assert _COMMANDS["size"][:2] == ("pipelines.size", "main")
+    assert _COMMANDS["size"][:2] == ("screenmill.pipelines.size", "main")
 
 
 def test_runbook_tables_are_current(holotron):

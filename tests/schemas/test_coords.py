@@ -6,8 +6,7 @@ import math
 import random
 
 import pytest
-
-from schemas.coords import (
+from screenmill.schemas.coords import (
     SYSTEMS,
     box_from_pixels,
     box_iou,
@@ -205,7 +204,7 @@ def test_known_points(system, values, expected):
 
 
 def test_roundings_shortcut_matches_formatting_every_length():
-    from schemas.coords import _roundings
+    from screenmill.schemas.coords import _roundings
 
     def reference(x, tol):
         out = []

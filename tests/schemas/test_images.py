@@ -3,8 +3,8 @@ import io
 import numpy as np
 import pytest
 from PIL import Image
+from screenmill.schemas.images import ImageLimits, ImageRejected, inspect_image, load_rgb
 
-from schemas.images import ImageLimits, ImageRejected, inspect_image, load_rgb
 from tests.conftest import bomb_png, png_bytes, ui_image, write_bad_inputs
 
 

@@ -11,8 +11,8 @@ import zlib
 
 import pytest
 from PIL import Image
+from screenmill.schemas.images import ImageLimits, ImageRejected, inspect_image, load_rgb
 
-from schemas.images import ImageLimits, ImageRejected, inspect_image, load_rgb
 from tests.conftest import png_bytes, ui_image
 
 hypothesis = pytest.importorskip("hypothesis")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from schemas.keys import config_dict, config_hash
-from stages.label.ocr import AnnotateConfig
-from stages.tile import TileConfig
+from screenmill.schemas.keys import config_dict, config_hash
+from screenmill.stages.label.ocr import AnnotateConfig
+from screenmill.stages.tile import TileConfig
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,14 +1,13 @@
-"""The one GroundingLabel builder (:mod:`schemas.labels`) and the one choice of an image's occurrence."""
+"""The one GroundingLabel builder (:mod:`screenmill.schemas.labels`) and the one choice of an image's occurrence."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import pytest
-
-from schemas.keys import stable_id
-from schemas.labels import LabelBuilder, LabelProvenance
-from schemas.records import GroundingLabel, Screenshot, first_occurrence
+from screenmill.schemas.keys import stable_id
+from screenmill.schemas.labels import LabelBuilder, LabelProvenance
+from screenmill.schemas.records import GroundingLabel, Screenshot, first_occurrence
 
 PROV = LabelProvenance("ocr", "rapidocr-1", "ocr-text-click", "1", "cfg-hash", "run-1")
 

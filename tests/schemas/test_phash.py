@@ -1,6 +1,6 @@
 """Perceptual hashes: the DCT is right, the hash survives re-encoding and resizing, different screens stay apart.
 
-The real-screenshot test measures what the guard's default threshold rests on (see :mod:`schemas.phash`).
+The real-screenshot test measures what the guard's default threshold rests on (see :mod:`screenmill.schemas.phash`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ import itertools
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageOps
-
-from schemas.images import load_rgb
-from schemas.phash import HASH_BITS, dct_matrix, dhash, from_hex, hamming, phash, to_hex
-from stages.guard import DEFAULT_MAX_DISTANCE
+from screenmill.schemas.images import load_rgb
+from screenmill.schemas.phash import HASH_BITS, dct_matrix, dhash, from_hex, hamming, phash, to_hex
+from screenmill.stages.guard import DEFAULT_MAX_DISTANCE
 
 LAYOUTS = 7
 

@@ -1,11 +1,12 @@
-"""Which review of a label counts (:mod:`schemas.reviews`): the latest ``reviewed_at``, then ``annotation_id``."""
+"""Which review of a label counts (:mod:`screenmill.schemas.reviews`): latest ``reviewed_at``, then annotation id."""
 
 from __future__ import annotations
 
 import datetime as _dt
 
-from schemas.records import ReviewedLabel
-from schemas.reviews import latest_reviews, review_order
+from screenmill.schemas.records import ReviewedLabel
+from screenmill.schemas.reviews import latest_reviews, review_order
+
 from tests.annotators.test_formats import review_row
 
 

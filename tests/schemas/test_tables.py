@@ -5,10 +5,9 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from schemas import tables
-from schemas.records import DeadLetter, GroundingLabel, utcnow
-from schemas.tables import Part, parse_part, part_name, read_shards, table
+from screenmill.schemas import tables
+from screenmill.schemas.records import DeadLetter, GroundingLabel, utcnow
+from screenmill.schemas.tables import Part, parse_part, part_name, read_shards, table
 
 RUN = "20261123T154538Z-a1b2c3"
 DT = "2026-11-23"

@@ -1,4 +1,4 @@
-"""The verified read (:mod:`schemas.verified`): size-bounded, sha256-checked, one reason code."""
+"""The verified read (:mod:`screenmill.schemas.verified`): size-bounded, sha256-checked, one reason code."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import os
 
 import pytest
 from PIL import Image
-
-from schemas.images import ImageLimits, ImageRejected
-from schemas.records import Screenshot
-from schemas.verified import CHANGED, read_screenshot, read_verified
+from screenmill.schemas.images import ImageLimits, ImageRejected
+from screenmill.schemas.records import Screenshot
+from screenmill.schemas.verified import CHANGED, read_screenshot, read_verified
 
 
 def _png() -> bytes:

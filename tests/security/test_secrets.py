@@ -14,8 +14,7 @@ import logging
 import threading
 
 import pytest
-
-from pipelines.selftest.fixtures import planted_tokens, run_services, scan_for
+from screenmill.pipelines.selftest.fixtures import planted_tokens, run_services, scan_for
 
 
 @pytest.mark.slow
@@ -59,8 +58,8 @@ class _Unavailable(http.server.BaseHTTPRequestHandler):
 
 def test_retry_messages_carry_no_response_headers_or_bodies(caplog):
     pytest.importorskip("label_studio_sdk")
-    from stages.clients.labelstudio import Connection, LabelStudioClient
-    from stages.clients.retry import GaveUp
+    from screenmill.stages.clients.labelstudio import Connection, LabelStudioClient
+    from screenmill.stages.clients.retry import GaveUp
 
     server = http.server.HTTPServer(("127.0.0.1", 0), _Unavailable)
     threading.Thread(target=server.serve_forever, daemon=True).start()

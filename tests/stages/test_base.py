@@ -5,11 +5,10 @@ from __future__ import annotations
 import logging
 
 import pytest
+import screenmill.stages.base as base
 from apache_beam.pvalue import TaggedOutput
-
-import stages.base as base
-from stages.base import DEAD_LETTER, StageCounters, dead_letter
-from stages.store.report import stage_counts
+from screenmill.stages.base import DEAD_LETTER, StageCounters, dead_letter
+from screenmill.stages.store.report import stage_counts
 
 
 class _Collect(logging.Handler):

@@ -7,10 +7,9 @@ import datetime as dt
 import apache_beam as beam
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
-
-from schemas.records import DeadLetter, Screenshot
-from stages.done import LabelFailure, MarkDone
-from stages.store.report import stage_counts
+from screenmill.schemas.records import DeadLetter, Screenshot
+from screenmill.stages.done import LabelFailure, MarkDone
+from screenmill.stages.store.report import stage_counts
 
 T = dt.datetime(2026, 11, 23, tzinfo=dt.UTC)
 

@@ -9,12 +9,12 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost, Viewport
+from screenmill.annotators.dom.explore import ExploreSettings, explore_page
+from screenmill.pipelines.run import run
+from screenmill.schemas.records import ActionStep
+from screenmill.schemas.tables import read_shards
 
-from annotators.dom.browser import BrowserConfig, BrowserHost, Viewport
-from annotators.dom.explore import ExploreSettings, explore_page
-from pipelines.run import run
-from schemas.records import ActionStep
-from schemas.tables import read_shards
 from tests.annotators.dom.conftest import browser_missing
 from tests.annotators.dom.sites import make_site
 
@@ -88,8 +88,7 @@ def test_pages_explore_into_episodes_with_actions_labels_and_replayable_frames(t
 
     # `screenmill inspect` draws each episode as strips: a step's frame with its action on it, beside the next frame
     from PIL import Image
-
-    from pipelines.inspect import main as inspect_main
+    from screenmill.pipelines.inspect import main as inspect_main
 
     assert inspect_main([str(out), "--out", str(tmp_path / "gallery")]) == 0
     strips = sorted((tmp_path / "gallery").glob("episode-*.png"))
@@ -111,7 +110,7 @@ def test_explored_episodes_export_and_load_with_datasets_like_recorded_ones(tmp_
     (local files only), every step in order with its image and its recorded action."""
     datasets = pytest.importorskip("datasets")
     pytest.importorskip("huggingface_hub")
-    from pipelines.export import main as export_main
+    from screenmill.pipelines.export import main as export_main
 
     for var in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
         monkeypatch.setenv(var, "1")

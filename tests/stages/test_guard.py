@@ -12,14 +12,14 @@ import pytest
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 from PIL import ImageDraw
+from screenmill.pipelines import cli
+from screenmill.pipelines.leakage import main as leakage_main
+from screenmill.schemas.images import inspect_image
+from screenmill.schemas.phash import hamming, phash
+from screenmill.schemas.records import Screenshot, utcnow
+from screenmill.stages.guard import GuardBenchmarkLeakage, GuardConfig, hash_image_dir, load_benchmark_hashes
+from screenmill.stages.store.report import stage_counts
 
-from pipelines import cli
-from pipelines.leakage import main as leakage_main
-from schemas.images import inspect_image
-from schemas.phash import hamming, phash
-from schemas.records import Screenshot, utcnow
-from stages.guard import GuardBenchmarkLeakage, GuardConfig, hash_image_dir, load_benchmark_hashes
-from stages.store.report import stage_counts
 from tests.schemas.test_phash import encoded, half, ui_layout
 
 RUN = "run-guard"

@@ -8,9 +8,8 @@ import apache_beam as beam
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 from PIL import Image
-
-from stages.ingest import DuplicateAlias, IngestConfig, IngestScreenshots
-from stages.store.report import stage_counts
+from screenmill.stages.ingest import DuplicateAlias, IngestConfig, IngestScreenshots
+from screenmill.stages.store.report import stage_counts
 
 
 def _png(color: str) -> bytes:

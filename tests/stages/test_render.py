@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from screenmill.pipelines.run import run
+from screenmill.schemas.tables import read_shards
 
-from pipelines.run import run
-from schemas.tables import read_shards
 from tests.annotators.dom.conftest import browser_missing
 
 pytestmark = pytest.mark.slow
@@ -126,7 +126,7 @@ def test_identical_renders_keep_one_screenshot_and_one_set_of_labels(tmp_path):
 
 
 def test_eval_scores_ocr_labels_against_the_dom_labels_of_the_same_screenshots(tmp_path, capsys):
-    from pipelines.evaluate import main as eval_main
+    from screenmill.pipelines.evaluate import main as eval_main
 
     site, out = tmp_path / "site", tmp_path / "out"
     site.mkdir()
@@ -150,7 +150,7 @@ def test_eval_scores_ocr_labels_against_the_dom_labels_of_the_same_screenshots(t
 
 
 def test_eval_from_dom_without_dom_labels_says_so(tmp_path, capsys):
-    from pipelines.evaluate import main as eval_main
+    from screenmill.pipelines.evaluate import main as eval_main
 
     (tmp_path / "grounding").mkdir()
     assert eval_main(["--truth-from-dom", str(tmp_path)]) == 2

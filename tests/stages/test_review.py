@@ -5,8 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-
-from stages.review import (
+from screenmill.stages.review import (
     LABEL_CONFIG,
     ReviewPolicy,
     apply_quota,
@@ -106,7 +105,7 @@ def test_reject_and_foreign_tasks():
 
 
 def test_completed_annotations_become_rows_and_bad_ones_dead_letters():
-    from stages.review import reviewed_from_completed
+    from screenmill.stages.review import reviewed_from_completed
 
     task = {**to_task(_label("L4"), {"source_uri": "/d/a.png"}, "/d", []), "id": 10}
     ok = {"id": 100, "completed_by": 1, "result": [{"from_name": "verdict", "value": {"choices": ["reject"]}}]}
@@ -121,7 +120,7 @@ def test_completed_annotations_become_rows_and_bad_ones_dead_letters():
 
 
 def test_route_and_quota_dofns():
-    from stages.review import ReviewConfig, _Quota, _Route
+    from screenmill.stages.review import ReviewConfig, _Quota, _Route
 
     labels = [_label("low", conf=0.1), _label("ok", text="Fine"), _label("far", conf=0.2)]
     route = _Route(ReviewConfig("run", "p", ReviewPolicy(qa_rate=0.0), "/data"))
@@ -145,8 +144,8 @@ def test_route_and_quota_dofns():
 def test_agreement_figures():
     import datetime as dt
 
-    from schemas.records import ReviewedLabel
-    from stages.review import agreement, agreement_lines
+    from screenmill.schemas.records import ReviewedLabel
+    from screenmill.stages.review import agreement, agreement_lines
 
     labels = [_label("a"), _label("b"), _label("c"), _label("v", annotator="vllm:m")]
 
@@ -181,10 +180,10 @@ def test_agreement_and_convert_count_the_same_review_when_two_tie_on_time():
     benchmark converter alike, whatever order the rows come in."""
     import datetime as dt
 
-    from annotators.formats import apply_review
-    from schemas.records import ReviewedLabel
-    from schemas.reviews import latest_reviews
-    from stages.review import agreement
+    from screenmill.annotators.formats import apply_review
+    from screenmill.schemas.records import ReviewedLabel
+    from screenmill.schemas.reviews import latest_reviews
+    from screenmill.stages.review import agreement
 
     t = dt.datetime(2026, 11, 23, tzinfo=dt.UTC)
     accept = ReviewedLabel("a", "s", "accept", None, None, None, None, None, None, None, "r", 1.0, 1, 12, t, "run")
@@ -197,7 +196,7 @@ def test_agreement_and_convert_count_the_same_review_when_two_tie_on_time():
 
 
 def test_connection_reads_env_and_never_shows_the_token(tmp_path):
-    from stages.clients.labelstudio import Connection, ReviewConfigError
+    from screenmill.stages.clients.labelstudio import Connection, ReviewConfigError
 
     token = tmp_path / "token"
     token.write_text("s3cr3t-token\n")

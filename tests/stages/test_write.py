@@ -2,10 +2,9 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-
-from schemas.records import DeadLetter, utcnow
-from schemas.tables import read_shards
-from stages.write import WriteConfig, WriteShards, shard_count, written_tables
+from screenmill.schemas.records import DeadLetter, utcnow
+from screenmill.schemas.tables import read_shards
+from screenmill.stages.write import WriteConfig, WriteShards, shard_count, written_tables
 
 
 def _dead(i: int) -> DeadLetter:

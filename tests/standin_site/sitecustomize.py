@@ -6,18 +6,18 @@ GPU hosts run), nor the worker processes of Ray Data LLM (the bench's mode e); P
 start of every interpreter, those children included. Nothing happens without the variable. Never on a product path.
 
 The stand-in goes in lazily, when a process first imports ``vllm.transformers_utils`` (the package whose
-``processors.internvl`` imports ``torchvision.transforms``) or screenmill's ``annotators.vllm`` (whose preflight probes
-for ``torchvision.transforms`` before vLLM loads): a process that never loads vLLM (Ray's dashboard agent,
-log monitor, the workers of its pre- and post-processing stages) starts as fast as without it. Installing it eagerly
-imported torch and transformers at the start of every Ray service process, and the raylet gave up waiting for its
-agent ("The current node timed out during startup").
+``processors.internvl`` imports ``torchvision.transforms``) or screenmill's ``screenmill.annotators.vllm`` (whose
+preflight probes for ``torchvision.transforms`` before vLLM loads): a process that never loads vLLM (Ray's dashboard
+agent, log monitor, the workers of its pre- and post-processing stages) starts as fast as without it. Installing it
+eagerly imported torch and transformers at the start of every Ray service process, and the raylet gave up waiting for
+its agent ("The current node timed out during startup").
 """
 
 import importlib.abc
 import os
 import sys
 
-_TRIGGERS = frozenset({"vllm.transformers_utils", "annotators.vllm"})
+_TRIGGERS = frozenset({"vllm.transformers_utils", "screenmill.annotators.vllm"})
 
 
 class _InstallStandinBeforeVllmUtils(importlib.abc.MetaPathFinder):

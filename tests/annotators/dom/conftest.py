@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from annotators.dom.browser import CHROMIUM, BrowserConfig, BrowserHost
+from screenmill.annotators.dom.browser import CHROMIUM, BrowserConfig, BrowserHost
 
 
 def browser_missing() -> str | None:

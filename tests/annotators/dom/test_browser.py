@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-
-from annotators.dom.browser import BrowserConfig, RenderError, Viewport
+from screenmill.annotators.dom.browser import BrowserConfig, RenderError, Viewport
 
 
 def page(tmp_path, name, body, head=""):
@@ -62,7 +61,7 @@ def test_fence_blocks_outside_files_and_hosts_and_counts_them(host, tmp_path):
 
 
 def test_fast_pattern_leaves_to_the_driver_only_safe_file_urls_under_a_root_without_escaping_symlinks(tmp_path):
-    from annotators.dom.browser import _Fence
+    from screenmill.annotators.dom.browser import _Fence
 
     root = tmp_path / "site"
     (root / "sub").mkdir(parents=True)
@@ -93,7 +92,8 @@ def test_a_kept_tab_fences_each_root_it_goes_to(tmp_path):
     """Pages of two roots in one tab: under a root without escaping symlinks its files load without the fence being
     asked, a file outside is still blocked; under a root with a symlink leaving it, that symlink is blocked and
     counted (and one that stays inside loads), then the first root again."""
-    from annotators.dom.browser import BrowserHost
+    from screenmill.annotators.dom.browser import BrowserHost
+
     from tests.annotators.dom.conftest import browser_missing
 
     if browser_missing():
@@ -125,7 +125,8 @@ def test_a_kept_tab_fences_each_root_it_goes_to(tmp_path):
 
 
 def test_allowed_origin_on_loopback_is_reached(tmp_path):
-    from annotators.dom.browser import BrowserHost
+    from screenmill.annotators.dom.browser import BrowserHost
+
     from tests.annotators.dom.conftest import browser_missing
 
     if browser_missing():
@@ -260,7 +261,7 @@ def test_chinese_japanese_and_korean_pages_render_as_text_the_ocr_reads(host, tm
     ):
         pytest.skip("no Chinese font (fonts-noto-cjk): run `bash infra/browser/install.sh` as root")
     pytest.importorskip("rapidocr_onnxruntime", reason="the OCR annotator is not installed")
-    from annotators.ocr import OcrAnnotator
+    from screenmill.annotators.ocr import OcrAnnotator
 
     body = '<p style="font:28px sans-serif;margin:20px">欢迎光临</p><p style="font:28px sans-serif">登录</p>'
     got = host.render(page(tmp_path, "zh.html", body, '<meta charset="utf-8">'), str(tmp_path), Viewport(400, 200),
@@ -273,7 +274,8 @@ def test_chinese_japanese_and_korean_pages_render_as_text_the_ocr_reads(host, tm
 
 
 def test_pages_of_one_setting_share_a_tab_that_keeps_nothing_of_the_page_before(tmp_path):
-    from annotators.dom.browser import BrowserHost
+    from screenmill.annotators.dom.browser import BrowserHost
+
     from tests.annotators.dom.conftest import browser_missing
 
     if browser_missing():
@@ -308,7 +310,8 @@ def test_pages_of_one_setting_share_a_tab_that_keeps_nothing_of_the_page_before(
 def test_an_http_page_is_unloaded_before_its_origin_is_cleared(tmp_path):
     """A file:// page goes straight to the next page of its setting; a page that reached an http(s) origin goes to
     about:blank first, so what its unload handler writes to that origin's storage is cleared before the next page."""
-    from annotators.dom.browser import BrowserHost
+    from screenmill.annotators.dom.browser import BrowserHost
+
     from tests.annotators.dom.conftest import browser_missing
 
     if browser_missing():
@@ -348,7 +351,7 @@ def _pixels(png: bytes) -> bytes:
 
 async def _playwrights_screens(host, page, fence, uri, screens):
     """The page's screens as render takes them, but each PNG from playwright's ``page.screenshot``."""
-    from annotators.dom.browser import SETTLE_JS
+    from screenmill.annotators.dom.browser import SETTLE_JS
 
     await host.open_page(page, uri)
     shots = []
@@ -415,7 +418,7 @@ def _png(pixels: list[list[tuple[int, ...]]], filters: list[int]) -> bytes:
 def test_one_colour_reads_the_png_stream_and_agrees_with_decoding_under_every_filter():
     import random
 
-    from annotators.dom.browser import _png_one_colour, one_colour
+    from screenmill.annotators.dom.browser import _png_one_colour, one_colour
 
     rng = random.Random(7)
     for bpp in (3, 4):

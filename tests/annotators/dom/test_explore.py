@@ -11,9 +11,8 @@ import random
 import threading
 
 import pytest
-
-from annotators.dom.browser import BrowserConfig, BrowserHost, Viewport
-from annotators.dom.explore import (
+from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost, Viewport
+from screenmill.annotators.dom.explore import (
     Action,
     ExploreSettings,
     Step,
@@ -25,7 +24,8 @@ from annotators.dom.explore import (
     instruction,
     plausible_text,
 )
-from annotators.recorded import ui_actions
+from screenmill.annotators.recorded import ui_actions
+
 from tests.annotators.dom.conftest import browser_missing
 from tests.annotators.dom.sites import make_site
 

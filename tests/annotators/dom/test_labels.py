@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from annotators.dom.labels import choose_instructions, dom_labels
-from schemas.records import Screenshot
+from screenmill.annotators.dom.labels import choose_instructions, dom_labels
+from screenmill.schemas.records import Screenshot
 
 
 def el(kind="control", role="button", name=None, text=None, box=(0, 0, 10, 10), **extra):

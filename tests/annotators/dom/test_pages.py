@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from screenmill.pipelines.run import run
+from screenmill.schemas.tables import read_shards
 
-from pipelines.run import run
-from schemas.tables import read_shards
 from tests.annotators.dom.conftest import browser_missing
 
 pytestmark = pytest.mark.slow

@@ -7,11 +7,11 @@ import io
 import numpy as np
 import pytest
 from PIL import Image
+from screenmill.annotators.dom.browser import Viewport
+from screenmill.annotators.producer import Count
+from screenmill.annotators.scripts import OCR_SCRIPTS, is_mixed_script, letter_scripts, unreadable_scripts
+from screenmill.schemas.records import GroundingLabel
 
-from annotators.dom.browser import Viewport
-from annotators.producer import Count
-from annotators.scripts import OCR_SCRIPTS, is_mixed_script, letter_scripts, unreadable_scripts
-from schemas.records import GroundingLabel
 from tests.annotators.dom.test_browser import page
 from tests.annotators.test_ocr_producer import _shot
 
@@ -20,7 +20,7 @@ LINES = ["Sign in", "登录", "로그인 하기", "Новости", "Войти 
 
 def test_unreadable_scripts_are_counted_and_wrong_script_readings_give_no_label(host, tmp_path):
     pytest.importorskip("rapidocr_onnxruntime", reason="the OCR annotator is not installed")
-    from annotators.ocr_producer import OcrProducer
+    from screenmill.annotators.ocr_producer import OcrProducer
 
     body = "".join(f'<p style="font:20px sans-serif;margin:16px">{t}</p>' for t in LINES)
     got = host.render(page(tmp_path, "s.html", body, '<meta charset="utf-8">'), str(tmp_path), Viewport(420, 480),

@@ -6,8 +6,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-
-from annotators.vllm.accounting import VERDICTS, Ledger, format_accounting, summarize
+from screenmill.annotators.vllm.accounting import VERDICTS, Ledger, format_accounting, summarize
 
 
 def _raw(**kw) -> dict:

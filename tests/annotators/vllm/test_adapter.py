@@ -6,9 +6,8 @@ from __future__ import annotations
 import logging
 
 import pytest
-
-from annotators.vllm import adapter
-from annotators.vllm.adapter import FAST, PUBLIC, PUBLIC_API_ENV, VllmApi, choose_path
+from screenmill.annotators.vllm import adapter
+from screenmill.annotators.vllm.adapter import FAST, PUBLIC, PUBLIC_API_ENV, VllmApi, choose_path
 
 
 @pytest.mark.parametrize(

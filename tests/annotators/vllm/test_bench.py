@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from annotators.vllm import bench
+from screenmill.annotators.vllm import bench
 
 CPUINFO = """processor\t: 0
 vendor_id\t: GenuineIntel

@@ -5,11 +5,10 @@ from __future__ import annotations
 from concurrent.futures import Future
 
 import pytest
-
-from annotators.vllm.accounting import Ledger
-from annotators.vllm.engine import Completion, EngineInputError, Request
-from annotators.vllm.feeding import Feeder, when_done
-from schemas.images import ImageRejected
+from screenmill.annotators.vllm.accounting import Ledger
+from screenmill.annotators.vllm.engine import Completion, EngineInputError, Request
+from screenmill.annotators.vllm.feeding import Feeder, when_done
+from screenmill.schemas.images import ImageRejected
 
 
 def testwhen_done_builds_once_every_image_is_decoded():
@@ -131,7 +130,7 @@ def test_the_engine_idle_waiting_for_pixels_is_decodings_time():
 
 
 def test_a_policy_is_a_subclass_the_per_batch_one_generates_whole_batches():
-    from annotators.vllm.bench import PerBatchFeeder
+    from screenmill.annotators.vllm.bench import PerBatchFeeder
 
     holder = _Holder()
     feeder = PerBatchFeeder(holder, batch=3, decode_threads=1)

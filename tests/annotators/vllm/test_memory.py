@@ -1,5 +1,5 @@
-"""The GPU memory model of :mod:`annotators.vllm.memory` (and the config reading of :mod:`annotators.vllm.shapes`):
-by hand and against vLLM's own functions.
+"""The GPU memory model of :mod:`screenmill.annotators.vllm.memory` (and the config reading of
+:mod:`screenmill.annotators.vllm.shapes`): by hand and against vLLM's own functions.
 
 Two layers of checks:
 
@@ -25,8 +25,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from annotators.vllm import memory, shapes
+from screenmill.annotators.vllm import memory, shapes
 
 ROOT = Path(__file__).resolve().parents[3]
 HAS_VLLM = importlib.util.find_spec("vllm") is not None

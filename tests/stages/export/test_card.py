@@ -1,4 +1,4 @@
-"""The card's review coverage picks the latest review of a label by the house rule (schemas.reviews)."""
+"""The card's review coverage picks the latest review of a label by the house rule (screenmill.schemas.reviews)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ import io
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-from schemas.reviews import latest_reviews
-from stages.export.card import card_facts
-from stages.export.repo import INDEX_PATH, INDEX_SCHEMA, STATE_FORMAT, STATE_PATH, load_previous
+from screenmill.schemas.reviews import latest_reviews
+from screenmill.stages.export.card import card_facts
+from screenmill.stages.export.repo import INDEX_PATH, INDEX_SCHEMA, STATE_FORMAT, STATE_PATH, load_previous
 
 T0 = dt.datetime(2026, 11, 22, 8, 0, tzinfo=dt.UTC)
 

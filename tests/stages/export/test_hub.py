@@ -12,12 +12,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image
-
-from pipelines.selftest.fixtures import FakeHub
-from schemas.keys import stable_id
-from schemas.records import ActionStep, DeadLetter, GroundingLabel, ReviewedLabel, Screenshot
-from stages.clients.retry import GaveUp
-from stages.export.hub import (
+from screenmill.pipelines.selftest.fixtures import FakeHub
+from screenmill.schemas.keys import stable_id
+from screenmill.schemas.records import ActionStep, DeadLetter, GroundingLabel, ReviewedLabel, Screenshot
+from screenmill.stages.clients.retry import GaveUp
+from screenmill.stages.export.hub import (
     INDEX_PATH,
     STATE_PATH,
     ExportConfig,
@@ -437,8 +436,8 @@ def test_other_split_settings_and_foreign_repos_are_refused(tmp_path):
 
 @pytest.fixture
 def hub():
-    """The selftest's in-memory Hub (:class:`pipelines.selftest.fixtures.FakeHub`), holding a new repository's
-    ``.gitattributes``; set ``hub.fail`` to make the next commits fail."""
+    """The selftest's in-memory Hub (:class:`screenmill.pipelines.selftest.fixtures.FakeHub`), holding a new
+    repository's ``.gitattributes``; set ``hub.fail`` to make the next commits fail."""
     with FakeHub(files={".gitattributes": b"*.parquet filter=lfs\n"}) as fake:
         yield fake
 
@@ -457,7 +456,7 @@ def _paths(batch: str, parts: list[tuple[str, str]]) -> list[str]:
 
 
 def test_upload_commits_only_new_files_with_the_env_token(tmp_path, monkeypatch, capsys, caplog, hub):
-    from pipelines.export import main
+    from screenmill.pipelines.export import main
 
     caplog.set_level(logging.DEBUG)
     o = Out(tmp_path)
@@ -497,7 +496,7 @@ def test_upload_commits_only_new_files_with_the_env_token(tmp_path, monkeypatch,
 
 
 def test_transient_hub_errors_are_retried_and_others_are_not(tmp_path, monkeypatch, capsys, hub):
-    from pipelines.export import main
+    from screenmill.pipelines.export import main
 
     o = Out(tmp_path)
     day1(o)

@@ -11,14 +11,13 @@ import apache_beam as beam
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 from PIL import Image
-
-from annotators.producer import Count, Failed, LabelProducer, per_process
-from schemas.images import ImageLimits
-from schemas.labels import LabelBuilder, LabelProvenance
-from schemas.records import Screenshot
-from stages.done import LabelFailure
-from stages.label import LabelScreenshots
-from stages.store.report import stage_counts
+from screenmill.annotators.producer import Count, Failed, LabelProducer, per_process
+from screenmill.schemas.images import ImageLimits
+from screenmill.schemas.labels import LabelBuilder, LabelProvenance
+from screenmill.schemas.records import Screenshot
+from screenmill.stages.done import LabelFailure
+from screenmill.stages.label import LabelScreenshots
+from screenmill.stages.store.report import stage_counts
 
 T = dt.datetime(2026, 11, 25, tzinfo=dt.UTC)
 LOADS = []
@@ -122,7 +121,7 @@ def test_a_test_producer_plugs_into_the_labelling_stage(tmp_path):
 
 
 def test_the_run_summary_reports_text_the_ocr_cannot_read():
-    from stages.store.report import format_summary
+    from screenmill.stages.store.report import format_summary
 
     manifest = {"run_id": "r", "wall_seconds": 1.0, "manifest_path": "m.json", "tables": {}, "recovered": [],
                 "throughput": {"screenshots_per_s": 1.0, "labels_per_s": 1.0},

@@ -8,13 +8,12 @@ import datetime as dt
 import json
 
 import pytest
-
-from annotators.vllm.config import EngineConfig
-from annotators.vllm.engine import Completion, EngineInputError, Request, VlmEngine
-from schemas.keys import config_dict
-from schemas.records import GroundingLabel, Screenshot, TilePlan
-from stages.label.units import Work
-from stages.label.vlm import VlmConfig, _frame, _RunEngine
+from screenmill.annotators.vllm.config import EngineConfig
+from screenmill.annotators.vllm.engine import Completion, EngineInputError, Request, VlmEngine
+from screenmill.schemas.keys import config_dict
+from screenmill.schemas.records import GroundingLabel, Screenshot, TilePlan
+from screenmill.stages.label.units import Work
+from screenmill.stages.label.vlm import VlmConfig, _frame, _RunEngine
 
 ENGINE = EngineConfig(model="/models/Holotron-12B")
 
@@ -56,7 +55,7 @@ def test_config_checks():
 
 
 def test_thread_counts_are_checked_and_left_out_of_the_config_hash():
-    from schemas.keys import config_hash
+    from screenmill.schemas.keys import config_hash
 
     base = VlmConfig(run_id="r", config_hash="h", engine=ENGINE)
     more = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, decode_threads=8, render_threads=16)
@@ -163,7 +162,7 @@ def test_a_pixel_resized_recipe_or_pre_resize_is_refused_for_a_model_tiled_other
 
 def test_preflight_checks_the_modules_the_architecture_needs(tmp_path, monkeypatch):
     pytest.importorskip("vllm")
-    from annotators.vllm import config as vllm_config
+    from screenmill.annotators.vllm import config as vllm_config
 
     model = tmp_path / "model"
     model.mkdir()
@@ -199,7 +198,7 @@ def nemotron_vl_without_torchvision(tmp_path, monkeypatch):
 def test_run_refuses_a_nemotron_vl_model_without_torchvision_up_front(tmp_path, nemotron_vl_without_torchvision):
     """CPU machines have no torchvision build: vLLM would fail deep inside a worker ("failed to be inspected");
     the run refuses up front and says what is missing."""
-    from pipelines.run import run
+    from screenmill.pipelines.run import run
 
     (tmp_path / "in").mkdir()
     with pytest.raises(SystemExit, match=r"NemotronH_Nano_VL_V2 with `import torchvision.transforms`.*torchvision"):
@@ -211,7 +210,7 @@ def test_run_refuses_a_nemotron_vl_model_without_torchvision_up_front(tmp_path, 
 def test_remote_workers_check_the_architecture_imports_themselves(nemotron_vl_without_torchvision):
     """On Dask or Dataflow the model loads in the workers' environment, not the driver's: the driver skips the import
     check, and the model DoFn's setup() runs it, refusing before any engine is built."""
-    from annotators.vllm.engine import SharedEngine
+    from screenmill.annotators.vllm.engine import SharedEngine
 
     engine = EngineConfig(model=str(nemotron_vl_without_torchvision))
     engine.preflight(check_imports=False)  # a driver without torchvision submitting to GPU workers
@@ -230,7 +229,7 @@ def test_remote_workers_check_the_architecture_imports_themselves(nemotron_vl_wi
     ],
 )
 def test_run_refuses_bad_model_stage_options_with_the_reason(tmp_path, option, reason):
-    from pipelines.run import run
+    from screenmill.pipelines.run import run
 
     (tmp_path / "in").mkdir()
     with pytest.raises(SystemExit, match=f"^screenmill run: .*{reason}"):
@@ -240,7 +239,7 @@ def test_run_refuses_bad_model_stage_options_with_the_reason(tmp_path, option, r
 
 def test_run_refuses_a_missing_model_before_starting(tmp_path):
     pytest.importorskip("vllm")
-    from pipelines.run import run
+    from screenmill.pipelines.run import run
 
     (tmp_path / "in").mkdir()
     with pytest.raises(SystemExit, match="does not exist"):
@@ -297,7 +296,7 @@ def test_packing_is_checked_and_recorded_by_the_recipe_version_the_hash_sees():
 
 
 def test_run_refuses_pack_for_a_recipe_that_does_not_localize(tmp_path):
-    from pipelines.run import run
+    from screenmill.pipelines.run import run
 
     (tmp_path / "in").mkdir()
     with pytest.raises(SystemExit, match="only localize recipes pack"):
@@ -310,7 +309,7 @@ def _engine_dofn(**kw) -> _RunEngine:
     """The model DoFn of a localize config, set up as far as answers → rows go (no engine)."""
     from collections import deque
 
-    from stages.base import StageCounters
+    from screenmill.stages.base import StageCounters
 
     fn = _RunEngine(VlmConfig(run_id="r", config_hash="h", engine=ENGINE, instructions="i", **kw))
     fn.counters = StageCounters("infer")

@@ -1,6 +1,6 @@
 """The Dask runner on a real cluster (scheduler + 2 worker processes on 127.0.0.1): Beam 2.77's stock DaskRunner
-gets multi-output ParDos, finish_bundle and multi-sink pipelines wrong; ``stages.runners.dask.DaskRunner`` gives what
-the default runner gives, runs side inputs once, fans out and returns counters."""
+gets multi-output ParDos, finish_bundle and multi-sink pipelines wrong; ``screenmill.stages.runners.dask.DaskRunner``
+gives what the default runner gives, runs side inputs once, fans out and returns counters."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
+from screenmill.stages.runners import RUNNER, STOCK_RUNNER, resolve_runner
 
-from stages.runners import RUNNER, STOCK_RUNNER, resolve_runner
 from tests.dask_cluster import dask_args, local_cluster
 
 pytest.importorskip("distributed")

@@ -1,4 +1,4 @@
-"""``stages.runners``: which runner Beam arguments name and where it runs, without importing any runner."""
+"""``screenmill.stages.runners``: which runner Beam arguments name and where it runs, without importing any runner."""
 
 from __future__ import annotations
 
@@ -7,16 +7,15 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from stages.runners import RUNNER, STOCK_RUNNER, is_local_runner, resolve_runner, runner_name
+from screenmill.stages.runners import RUNNER, STOCK_RUNNER, is_local_runner, resolve_runner, runner_name
 
 
 def test_the_run_driver_does_not_import_dask():
     """Jobs on the default runner never import dask or Beam's Dask runner (~0.5 s of every CLI start)."""
     code = (
-        "import sys, pipelines.run; "
+        "import sys, screenmill.pipelines.run; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed') "
-        "or m in ('apache_beam.runners.dask', 'stages.runners.dask')))"
+        "or m in ('apache_beam.runners.dask', 'screenmill.stages.runners.dask')))"
     )
     root = Path(__file__).parents[3]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root).stdout
@@ -26,8 +25,7 @@ def test_the_run_driver_does_not_import_dask():
 def test_the_resolved_runner_is_the_dask_runner_class():
     pytest.importorskip("distributed")
     from apache_beam.runners.runner import create_runner
-
-    from stages.runners.dask import DaskRunner
+    from screenmill.stages.runners.dask import DaskRunner
 
     assert type(create_runner(RUNNER)) is DaskRunner
 
@@ -79,7 +77,7 @@ def test_runner_name(args, name):
 
 @pytest.mark.parametrize("args", [["--runner"], ["--runner", "--project=p"], ["--runner="]])
 def test_a_runner_option_without_a_value_is_refused(args, tmp_path):
-    from pipelines.run import run
+    from screenmill.pipelines.run import run
 
     with pytest.raises(ValueError, match="--runner needs a value"):
         runner_name(args)

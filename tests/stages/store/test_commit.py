@@ -6,11 +6,10 @@ import json
 
 import apache_beam as beam
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-
-from schemas.records import DeadLetter, utcnow
-from schemas.tables import COMMIT_MARKER, read_shards, staging_dir
-from stages.store.commit import commit_run, recover, roll_forward
-from stages.write import WriteConfig, WriteShards
+from screenmill.schemas.records import DeadLetter, utcnow
+from screenmill.schemas.tables import COMMIT_MARKER, read_shards, staging_dir
+from screenmill.stages.store.commit import commit_run, recover, roll_forward
+from screenmill.stages.write import WriteConfig, WriteShards
 
 RUN_A = "20261123T100000Z-aaaaaa"
 RUN_B = "20261123T110000Z-bbbbbb"
