@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -47,8 +48,24 @@ def test_no_module_imports_a_bare_top_level_name():
 @pytest.mark.slow
 def test_the_wheel_installs_only_the_screenmill_namespace(tmp_path):
     """``pip install .`` puts only ``screenmill/`` (and its dist-info) at the top of site-packages."""
+    src = tmp_path / "src"  # a copy: building in the checkout would leave a build/ folder there
+    for top in TOPS:
+        shutil.copytree(ROOT / top, src / top, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(src),
+        ],
         capture_output=True,
         text=True,
     )
