@@ -4,7 +4,7 @@ One function decides both, so ingest (which validates) and the annotators (which
 :func:`inspect_image` validates and measures; :func:`load_rgb` decodes, applies the EXIF orientation and converts
 palette / CMYK / alpha / 16-bit / float modes to 8-bit RGB (alpha is composited on white).
 
-Reason codes raised with :class:`ImageRejected` are stable strings (see README): ``empty_file``,
+Reason codes raised with :class:`ImageRejected` are stable strings (docs/reason-codes.md): ``empty_file``,
 ``not_an_image``, ``unsupported_format``, ``decompression_bomb``, ``too_small``, ``too_large``,
 ``extreme_aspect_ratio``, ``truncated``, ``corrupt_image``.
 

@@ -5,7 +5,7 @@ feeder (:mod:`screenmill.annotators.vllm.feeding`), the engine and vLLM's schedu
 :meth:`screenmill.annotators.vllm.adapter.VllmApi. watch_steps`) add to it from whichever thread does the work; the
 model DoFn takes its totals at every bundle's end (:meth:`Ledger.take`) and hands them to Beam Metrics
 (:mod:`screenmill.stages.label.accounting`), so a run on any runner sums them. :func:`summarize` turns the summed
-totals into the run manifest's ``accounting`` section (README, "Where the time goes") and :func:`format_accounting`
+totals into the run manifest's ``accounting`` section (docs/vllm.md: accounting) and :func:`format_accounting`
 into the summary's lines; ``screenmill bench vllm`` prints the same.
 
 The time of the thread that feeds the engine (the model DoFn's) is split four ways, which is the verdict:
@@ -113,7 +113,7 @@ def summarize(raw: dict, engines: int, run_wall_s: float | None = None) -> dict 
         run_wall_s: the whole run's wall time; the verdict then counts the time outside the model stage as Beam's.
 
     Returns:
-        The section (README, "Where the time goes"), or None when the stage handled nothing.
+        The section (docs/vllm.md: accounting), or None when the stage handled nothing.
     """
     start, end = raw.get("stage_start_ms"), raw.get("stage_end_ms")
     if not raw.get("units") or start is None or end is None:

@@ -9,8 +9,8 @@ multimodal processor, CPU work that can run on other threads while the engine st
 enqueues the prompt (``LLM.enqueue``, or ``LLMEngine.add_request`` where ``LLM`` has no ``enqueue``), rendering it
 there. Which path a process takes is logged once.
 
-Moving to another vLLM: pin the new version in both extras (pyproject.toml), run the engine tests (README, "The vLLM
-path"), then add the version to :data:`FAST_PATH_VERSIONS` if they pass on the fast path.
+Moving to another vLLM: pin the new version in both extras (pyproject.toml), run the engine tests (docs/vllm.md;
+``pytest -m vllm``), then add the version to :data:`FAST_PATH_VERSIONS` if they pass on the fast path.
 """
 
 from __future__ import annotations
