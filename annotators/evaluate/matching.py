@@ -242,7 +242,7 @@ def evaluate(
     """Match predictions to truth elements per image and compute recall and point accuracy.
 
     Args:
-        truth: the ground truth (e.g. from :func:`load_truth`).
+        truth: the ground truth (e.g. from :func:`~screenmill.annotators.evaluate.truth.load_truth`).
         predictions: predicted elements; ``image`` is a file name (a path is reduced to its base name) or the hex
             SHA-256 of the image. Predictions for images absent from the truth are counted in
             ``ignored_predictions`` and otherwise ignored.
@@ -372,8 +372,8 @@ def predictions_from_labels(rows: Iterable[dict]) -> list[Prediction]:
     """Turn grounding-label rows (``GroundingLabel`` dicts, e.g. ``read_shards(...).to_pylist()``) into predictions.
 
     Each label is keyed by its ``screenshot_id`` (the SHA-256 of the image bytes), so it meets the truth records
-    whose image file was hashed by :func:`load_truth`, wherever the screenshot was ingested from. The label's
-    ``element_text`` is the predicted text (its ``instruction`` when there is none).
+    whose image file was hashed by :func:`~screenmill.annotators.evaluate.truth.load_truth`, wherever the screenshot
+    was ingested from. The label's ``element_text`` is the predicted text (its ``instruction`` when there is none).
 
     Args:
         rows: mappings with ``screenshot_id``, ``element_text``/``instruction``, ``click_x``, ``click_y`` and the
@@ -414,7 +414,8 @@ def evaluate_by_split(
 
     Args:
         truth / predictions / min_ratio / icons: as for :func:`evaluate`.
-        split_of: image key → split (:func:`splits_from_manifest`); images in none are left out.
+        split_of: image key → split (:func:`~screenmill.annotators.evaluate.truth.splits_from_manifest`); images in
+            none are left out.
 
     Returns:
         Split name → its report, splits sorted by name.

@@ -53,7 +53,7 @@ class TruthRecord:
         box: ``(x0, y0, x1, y1)`` in screenshot pixels.
         element: the DOM tag / role the record came from, if given.
         data_type: ScreenSpot ``data_type`` ("text", "icon"), if given; :data:`LINE` for a line of painted text that
-            is no element (see :func:`evaluate`).
+            is no element (see :func:`screenmill.annotators.evaluate.matching.evaluate`).
         sha256: hex SHA-256 of the image file, when it was next to the JSONL file at load time.
     """
 
