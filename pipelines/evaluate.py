@@ -31,17 +31,22 @@ import datetime as _dt
 import json
 
 from apache_beam.io.filesystems import FileSystems
-from screenmill.annotators.evaluate import (
+from screenmill.annotators.evaluate.ambiguity import ambiguous_labels
+from screenmill.annotators.evaluate.matching import (
     ICONS_CHOICES,
-    ambiguous_labels,
     evaluate,
     evaluate_by_split,
     icons_count,
-    load_truth,
     predictions_from_labels,
-    splits_from_manifest,
-    truth_from_dom,
 )
+from screenmill.annotators.evaluate.reports import (
+    format_by_element,
+    format_split_details,
+    format_table,
+    summary,
+    to_dict,
+)
+from screenmill.annotators.evaluate.truth import load_truth, splits_from_manifest, truth_from_dom
 from screenmill.schemas.tables import read_shards, report_path
 
 
@@ -92,9 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     icons = icons_count(rows, args.icons)
     report = evaluate(truth, predictions_from_labels(rows), min_ratio=args.min_ratio, icons=icons)
     report = dataclasses.replace(report, ambiguous=tuple(ambiguous_labels(rows)))
-    print(report.format_table())
+    print(format_table(report))
     if args.truth_from_dom:
-        print(report.format_by_element())
+        print(format_by_element(report))
     splits = {}
     if args.split_manifest:
         shots = read_shards(args.output, "screenshots", args.dt).to_pylist()
@@ -104,14 +109,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         for name, rep in splits.items():
             n = len({k for k, v in split_of.items() if v == name})
-            print(f"\nsplit {name}: {n} screenshots, {rep.summary()}")
-            print(rep.format_split_details())
+            print(f"\nsplit {name}: {n} screenshots, {summary(rep)}")
+            print(format_split_details(rep))
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     path = report_path(args.output, "evaluate", f"eval-{args.run or 'all'}-{stamp}.json")
     body = {"truth": args.truth or "dom", "labels": len(rows), "run": args.run, "annotator": args.annotator}
     body["icons"] = "count" if icons else "apart"
-    body.update(report.to_dict(details=True))
-    body["splits"] = {name: rep.to_dict() for name, rep in splits.items()}
+    body.update(to_dict(report, details=True))
+    body["splits"] = {name: to_dict(rep) for name, rep in splits.items()}
     with FileSystems.create(path) as f:
         f.write(json.dumps(body, indent=2).encode("utf-8"))
     print(f"report: {path}")

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from apache_beam.transforms.resources import parse_resource_hints
-from screenmill.annotators.dom.browser import BrowserConfig, Viewport
+from screenmill.annotators.dom.browser import BrowserConfig
+from screenmill.annotators.dom.page import Viewport
 from screenmill.annotators.vllm.config import EngineConfig
 from screenmill.annotators.vllm.memory import DTYPE_ALIASES
 from screenmill.schemas import tables

@@ -47,8 +47,9 @@ from collections.abc import Iterator
 
 import apache_beam as beam
 from screenmill.annotators.dom import explore
-from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost, RenderError, Screen, Viewport
+from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost
 from screenmill.annotators.dom.labels import RECIPE_VERSIONS, dom_labels
+from screenmill.annotators.dom.page import RenderError, Screen, Viewport
 from screenmill.annotators.producer import per_process
 from screenmill.schemas.images import ImageLimits, ImageRejected, inspect_image
 from screenmill.schemas.keys import item_key, stable_id

@@ -48,8 +48,10 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from screenmill.annotators.dom.browser import BrowserHost, RenderError, Screen, Viewport, one_colour
+from screenmill.annotators.dom.browser import BrowserHost
 from screenmill.annotators.dom.labels import ROLE_NOUNS, _q
+from screenmill.annotators.dom.page import RenderError, Screen, Viewport, capture, open_page
+from screenmill.schemas.png import one_colour
 
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
 EXPLORE_VERSION = "2"
@@ -215,7 +217,7 @@ def tier(el: dict, allows, url: str) -> int | None:
 
     Args:
         el: an extracted element.
-        allows: the fence's predicate (``_Fence.allows``): may the page go to this URL?
+        allows: the fence's predicate (``Fence.allows``): may the page go to this URL?
         url: the page's current URL (a link to it plus a fragment stays on the page).
     """
     if el.get("kind") != "control" or el.get("input_type") in SKIP_INPUTS:
@@ -437,7 +439,7 @@ async def _step(host, page, fence, nav, action: Action, rng, mobile: bool, frame
         # frame shows the hover depends on load: move the pointer to the corner, where the event applies it at once
         await page.mouse.move(0, 0)
         await _tick(page)
-    frame = await host.capture(page)
+    frame = await capture(page, host.config.max_text_chars)
     frames.append(frame)
     noop = hashlib.sha256(frame.png).digest() == hashlib.sha256(frames[-2].png).digest()
     return Step(action, noop, blocked_url is not None, blocked_url, page.url)
@@ -446,10 +448,10 @@ async def _step(host, page, fence, nav, action: Action, rng, mobile: bool, frame
 async def _episode(host, page, fence, uri, viewport: Viewport, scheme: str, settings: ExploreSettings, replay):
     await page.add_init_script(SEEDED_RANDOM_JS)
     await page.clock.pause_at(VIRTUAL_EPOCH_S)  # installs the virtual clock, paused (see the module docstring)
-    nodes = await host.open_page(page, uri)
+    nodes = await open_page(page, uri, timeout_s=host.config.timeout_s, max_dom_nodes=host.config.max_dom_nodes)
     nav = _NavWatch(page)
     await _tick(page)
-    frames = [await host.capture(page)]
+    frames = [await capture(page, host.config.max_text_chars)]
     if one_colour(frames[0].png):
         raise RenderError("blank_page", "the first screen is a single colour: nothing visible")
     rng = random.Random(settings.seed)

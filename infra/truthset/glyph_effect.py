@@ -15,12 +15,9 @@ from __future__ import annotations
 import argparse
 from collections import Counter, defaultdict
 
-from screenmill.annotators.evaluate import (
-    evaluate_by_split,
-    predictions_from_labels,
-    splits_from_manifest,
-    truth_from_dom,
-)
+from screenmill.annotators.evaluate.matching import evaluate_by_split, predictions_from_labels
+from screenmill.annotators.evaluate.reports import summary
+from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_dom
 from screenmill.annotators.ocr_producer import glyph_noise
 from screenmill.schemas.tables import read_shards
 
@@ -60,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     print("removed:", ", ".join(f"{t!r}×{n}" for t, n in Counter(r["element_text"] for r in removed).most_common()))
     for name, labels in (("before", ocr), ("after", after)):
         (rep,) = evaluate_by_split(truth, predictions_from_labels(labels), {k: args.split for k in keep}).values()
-        print(f"{name}: {rep.summary()}")
+        print(f"{name}: {summary(rep)}")
     return 0
 
 

@@ -13,9 +13,9 @@ screenshot are read once and cached, and every later score groups and labels the
 image files are used) with ``OcrConfig(group_lines=False)`` and pickles the elements per screenshot, with the
 annotator version they were read by. ``score`` groups and labels them as ``screenmill run`` would (the producer's
 defaults), scores the labels against the DOM truth of the same run
-(:func:`screenmill.annotators.evaluate.truth_from_dom`), and prints the split's summary and table by role. A change of
-the splitting inside :class:`screenmill.annotators.ocr.OcrAnnotator` (before grouping) needs a new ``dump``; ``score``
-refuses a cache of another annotator version unless told.
+(:func:`screenmill.annotators.evaluate.truth.truth_from_dom`), and prints the split's summary and table by role. A
+change of the splitting inside :class:`screenmill.annotators.ocr.OcrAnnotator` (before grouping) needs a new ``dump``;
+``score`` refuses a cache of another annotator version unless told.
 
 ``written`` scores the labels another run wrote on the same screenshot files (an older tree's annotator: where a
 change started) with today's evaluator and truth::
@@ -46,7 +46,7 @@ SHOW_CHOICES = ("imprecise", "none", "missed")
 
 
 def _shots(run_output: str, manifest: str, splits: set[str]) -> tuple[list, dict[str, str]]:
-    from screenmill.annotators.evaluate import splits_from_manifest
+    from screenmill.annotators.evaluate.truth import splits_from_manifest
     from screenmill.schemas.records import Screenshot
     from screenmill.schemas.tables import read_shards
 
@@ -103,7 +103,7 @@ def labels_of(shots, cached: dict) -> list[dict]:
 
 def _containing(truth) -> Callable:
     """``prediction`` → the truth elements of its screenshot whose box holds its point."""
-    from screenmill.annotators.evaluate import point_in_box
+    from screenmill.annotators.evaluate.matching import point_in_box
 
     by_shot: dict[str, list] = {}
     for t in truth:
@@ -128,7 +128,9 @@ def imprecise_kinds(truth, predictions) -> dict[str, int]:
     names no repeat beyond the tenth, so such a text may have no truth element). Of the fragments, how many are of an
     element that wraps (its box at least :data:`WRAPPED_RATIO` times as high as the label's: one of its lines, read
     alone), and of those, how many lie on the element's first line or a later one, at its left edge or right of it."""
-    from screenmill.annotators.evaluate import LINE, names_element, names_part_of, normalize_text, text_similarity
+    from screenmill.annotators.evaluate.matching import names_element
+    from screenmill.annotators.evaluate.text import names_part_of, normalize_text, text_similarity
+    from screenmill.annotators.evaluate.truth import LINE
     from screenmill.annotators.ocr_producer import repeat_key
 
     containing = _containing(truth)
@@ -208,7 +210,8 @@ def score(
     kinds: bool = False,
 ) -> int:
     """Group, label and score one split from the cache; print the summary, the table by role and ``show``."""
-    from screenmill.annotators.evaluate import names_element, truth_from_dom
+    from screenmill.annotators.evaluate.matching import names_element
+    from screenmill.annotators.evaluate.truth import truth_from_dom
     from screenmill.annotators.ocr import OcrAnnotator
     from screenmill.schemas.tables import read_shards
 
@@ -251,13 +254,15 @@ def _report(split: str, n_shots: int, truth, labels: list[dict], kinds: bool):
     ``kinds``) its imprecise labels by kind. Returns the report and the predictions."""
     import dataclasses
 
-    from screenmill.annotators.evaluate import ambiguous_labels, evaluate, predictions_from_labels
+    from screenmill.annotators.evaluate.ambiguity import ambiguous_labels
+    from screenmill.annotators.evaluate.matching import evaluate, predictions_from_labels
+    from screenmill.annotators.evaluate.reports import format_split_details, summary
 
     predictions = predictions_from_labels(labels)
     report = evaluate(truth, predictions, icons=False)
     report = dataclasses.replace(report, ambiguous=tuple(ambiguous_labels(labels)))
-    print(f"split {split}: {n_shots} screenshots, {report.summary()}, ambiguous labels {report.ambiguous_labels}")
-    print(report.format_split_details())
+    print(f"split {split}: {n_shots} screenshots, {summary(report)}, ambiguous labels {report.ambiguous_labels}")
+    print(format_split_details(report))
     if kinds:
         print(format_kinds(imprecise_kinds(truth, predictions)))
     return report, predictions
@@ -272,7 +277,7 @@ def score_written(run_output: str, manifest: str, labels_run: str, split: str, k
         SystemExit: ``labels_run`` has no OCR label for any screenshot of the split.
     """
     import pyarrow.parquet as pq
-    from screenmill.annotators.evaluate import truth_from_dom
+    from screenmill.annotators.evaluate.truth import truth_from_dom
     from screenmill.schemas.tables import read_shards
 
     shots, _ = _shots(run_output, manifest, {split})

@@ -21,15 +21,15 @@ from __future__ import annotations
 import argparse
 import random
 
-from screenmill.annotators.evaluate import (
+from screenmill.annotators.evaluate.matching import (
     ICONS_CHOICES,
     evaluate,
     icons_count,
     point_in_box,
     predictions_from_labels,
-    splits_from_manifest,
-    truth_from_dom,
 )
+from screenmill.annotators.evaluate.reports import format_split_details, summary
+from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_dom
 from screenmill.annotators.scripts import is_wrong_script_reading
 from screenmill.schemas.tables import read_shards
 
@@ -57,8 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     icons = icons_count(labels, args.icons)
     rep = evaluate(truth, predictions_from_labels(labels), icons=icons)
     n_split = sum(v == args.split for v in split_of.values())
-    print(f"split {args.split}: {len(shared)} of {n_split} screenshots shared, {rep.summary()}")
-    print(rep.format_split_details())
+    print(f"split {args.split}: {len(shared)} of {n_split} screenshots shared, {summary(rep)}")
+    print(format_split_details(rep))
     if args.show_none:
         by_shot: dict[str, list] = {}
         for t in truth:

@@ -606,7 +606,9 @@ def test_tall_image_strips_and_wide_image_scaling_map_back(annotator):
 @pytest.mark.slow
 def test_truth_set_accuracy(annotator):
     """The hand-written pages of infra/truthset: element recall >= 90 %, click points in the right box >= 98 %."""
-    from screenmill.annotators.evaluate import Prediction, evaluate, load_truth
+    from screenmill.annotators.evaluate.matching import Prediction, evaluate
+    from screenmill.annotators.evaluate.reports import format_table
+    from screenmill.annotators.evaluate.truth import load_truth
 
     if not TRUTH.is_file():
         pytest.skip("samples/truth/truth.jsonl is missing (run infra/truthset/build.py)")
@@ -616,10 +618,10 @@ def test_truth_set_accuracy(annotator):
         arr = np.asarray(Image.open(TRUTH.parent / name).convert("RGB"))
         preds += [Prediction(name, e.text, e.point, e.box) for e in annotator.annotate(arr)]
     report = evaluate(truth, preds)
-    print("\n" + report.format_table())
+    print("\n" + format_table(report))
     assert report.truth >= 300
-    assert report.recall >= 0.90, report.format_table()
-    assert report.point_accuracy >= 0.98, report.format_table()
+    assert report.recall >= 0.90, format_table(report)
+    assert report.point_accuracy >= 0.98, format_table(report)
 
 
 def _dotted(d: ImageDraw.ImageDraw, x0: int, x1: int, y: int, colour, step: int = 2, size: int = 1) -> None:

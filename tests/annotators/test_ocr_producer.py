@@ -8,7 +8,7 @@ import datetime as dt
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
-from screenmill.annotators.evaluate import ambiguous_labels
+from screenmill.annotators.evaluate.ambiguity import ambiguous_labels
 from screenmill.annotators.ocr import OcrAnnotator, TextElement
 from screenmill.annotators.ocr_producer import (
     RECIPE_VERSION,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from screenmill.annotators.evaluate import Prediction, TruthRecord, evaluate
+from screenmill.annotators.evaluate.matching import Prediction, evaluate
+from screenmill.annotators.evaluate.reports import format_table, format_unreadable, to_dict, unreadable_by_script
+from screenmill.annotators.evaluate.truth import TruthRecord
 from screenmill.annotators.scripts import (
     OCR_SCRIPTS,
     is_mixed_script,
@@ -80,11 +82,11 @@ def test_evaluation_reports_truth_in_scripts_the_models_cannot_read():
         TruthRecord("c", "Home", (0, 0, 100, 20)),
     ]
     report = evaluate(truth, [Prediction("a", "Sign in", (50, 10))])
-    assert report.unreadable_by_script() == {
+    assert unreadable_by_script(report) == {
         "arabic": {"elements": 1, "screenshots": 1},
         "cyrillic": {"elements": 2, "screenshots": 2},
     }
     assert [s.unreadable_scripts for s in report.images] == [(("arabic", 1), ("cyrillic", 1)), (("cyrillic", 1),), ()]
-    assert "arabic 1 elements on 1 screenshots; cyrillic 2 elements on 2 screenshots" in report.format_table()
-    assert report.to_dict()["unreadable_scripts"]["cyrillic"] == {"elements": 2, "screenshots": 2}
-    assert evaluate(truth[4:], []).format_unreadable().endswith(": none")
+    assert "arabic 1 elements on 1 screenshots; cyrillic 2 elements on 2 screenshots" in format_table(report)
+    assert to_dict(report)["unreadable_scripts"]["cyrillic"] == {"elements": 2, "screenshots": 2}
+    assert format_unreadable(evaluate(truth[4:], [])).endswith(": none")

@@ -191,7 +191,8 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
 
 
 def test_imprecise_labels_are_counted_by_kind():
-    from screenmill.annotators.evaluate import LINE, Prediction, TruthRecord
+    from screenmill.annotators.evaluate.matching import Prediction
+    from screenmill.annotators.evaluate.truth import LINE, TruthRecord
 
     regroup = _load("regroup")
     truth = [

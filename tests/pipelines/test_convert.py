@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image
-from screenmill.annotators.evaluate import load_truth
+from screenmill.annotators.evaluate.truth import load_truth
 from screenmill.pipelines import cli
 from screenmill.pipelines.convert import main
 from screenmill.schemas.records import DeadLetter, GroundingLabel, ReviewedLabel, Screenshot

@@ -9,8 +9,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost, Viewport
+from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost
 from screenmill.annotators.dom.explore import ExploreSettings, explore_page
+from screenmill.annotators.dom.page import Viewport
 from screenmill.pipelines.run import run
 from screenmill.schemas.records import ActionStep
 from screenmill.schemas.tables import read_shards

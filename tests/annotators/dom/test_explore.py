@@ -11,7 +11,7 @@ import random
 import threading
 
 import pytest
-from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost, Viewport
+from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost
 from screenmill.annotators.dom.explore import (
     Action,
     ExploreSettings,
@@ -24,6 +24,7 @@ from screenmill.annotators.dom.explore import (
     instruction,
     plausible_text,
 )
+from screenmill.annotators.dom.page import Viewport
 from screenmill.annotators.recorded import ui_actions
 
 from tests.annotators.dom.conftest import browser_missing

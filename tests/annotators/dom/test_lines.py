@@ -3,8 +3,8 @@ several lines) is extracted line by line (role ``line``), so the DOM truth leave
 
 from __future__ import annotations
 
-from screenmill.annotators.dom.browser import Viewport
 from screenmill.annotators.dom.labels import dom_labels
+from screenmill.annotators.dom.page import Viewport
 
 from tests.annotators.dom.test_browser import page
 from tests.annotators.test_ocr_producer import _shot

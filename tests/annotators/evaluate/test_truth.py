@@ -1,0 +1,154 @@
+"""screenmill.annotators.evaluate.truth: reading ScreenSpot-style truth, the truth a run's DOM labels give."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from screenmill.annotators.evaluate.matching import Prediction, evaluate
+from screenmill.annotators.evaluate.reports import format_not_text, to_dict
+from screenmill.annotators.evaluate.truth import CUT, ICON, LINE, load_truth, truth_from_dom
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_load_truth_xywh_default_and_bbox_xyxy_key(tmp_path):
+    (tmp_path / "a.png").write_bytes(b"fake image bytes")
+    f = write_jsonl(
+        tmp_path / "t.jsonl",
+        [
+            {"img_filename": "a.png", "instruction": "Sign in", "bbox": [10, 20, 30, 40], "element": "button"},
+            "",
+            {"img_filename": "b.png", "instruction": "Help", "bbox_xyxy": [1, 2, 3, 4]},
+        ],
+    )
+    recs = load_truth(f)
+    assert [r.box for r in recs] == [(10, 20, 40, 60), (1, 2, 3, 4)]
+    assert recs[0].element == "button" and recs[0].data_type == "text"
+    assert recs[0].sha256 == hashlib.sha256(b"fake image bytes").hexdigest()
+    assert recs[1].sha256 is None  # no b.png next to the file
+    assert load_truth(f, bbox_format="xyxy")[0].box == (10, 20, 30, 40)
+
+
+@pytest.mark.parametrize(
+    "line, msg",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ({"instruction": "x", "bbox": [0, 0, 1, 1]}, "img_filename"),
+        ({"img_filename": "a.png", "instruction": "  ", "bbox": [0, 0, 1, 1]}, "instruction"),
+        ({"img_filename": "a.png", "instruction": "x"}, "bbox"),
+        ({"img_filename": "a.png", "instruction": "x", "bbox": [0, 0, 1]}, "4 finite numbers"),
+        ({"img_filename": "a.png", "instruction": "x", "bbox": [0, 0, "1", 1]}, "4 finite numbers"),
+        ({"img_filename": "a.png", "instruction": "x", "bbox": [0, 0, True, 1]}, "4 finite numbers"),
+        ({"img_filename": "a.png", "instruction": "x", "bbox": [0, 0, -5, 1]}, "negative"),
+        ({"img_filename": "a.png", "instruction": "x", "bbox_xyxy": [5, 0, 1, 1]}, "negative"),
+    ],
+)
+def test_load_truth_bad_lines_name_the_line(tmp_path, line, msg):
+    good = {"img_filename": "a.png", "instruction": "ok", "bbox": [0, 0, 1, 1]}
+    f = write_jsonl(tmp_path / "t.jsonl", [good, good, line])
+    with pytest.raises(ValueError, match=rf"t\.jsonl:3: .*{msg}"):
+        load_truth(f)
+
+
+def test_load_truth_rejects_unknown_format(tmp_path):
+    with pytest.raises(ValueError, match="bbox_format"):
+        load_truth(write_jsonl(tmp_path / "t.jsonl", []), bbox_format="cxcywh")
+
+
+def test_truth_from_dom_tells_elements_that_show_no_text_from_their_recipes():
+    """An image link (a name that differs from its text, no ``dom-text``) and a check box (named by its label) show
+    no text; a heading or a cell whose text repeats (only a role / positional label) does."""
+
+    from tests.annotators.test_formats import label_row
+
+    sid = "a" * 64
+
+    def dom(n, box, recipe, role, text):
+        return label_row(sid, n, box=box, instruction=f"click {text}", element_text=text, annotator="dom",
+                         recipe=recipe, role=role)  # fmt: skip
+
+    rows = [
+        dom(1, (0, 0, 10, 10), "dom-text", "button", "Save"),
+        dom(2, (0, 0, 10, 10), "dom-role", "button", "Save"),
+        dom(3, (0, 20, 10, 30), "dom-name", "link", "W3C logo"),
+        dom(4, (0, 20, 10, 30), "dom-role", "link", "W3C logo"),
+        dom(5, (0, 40, 10, 50), "dom-role", "checkbox", "Remember me"),
+        dom(6, (0, 60, 10, 70), "dom-role", "heading", "Time"),
+        dom(7, (0, 80, 10, 90), "dom-position", "cell", "Paid"),
+        dom(8, (0, 100, 10, 110), "dom-text", "line", "a long paragraph's line"),
+        dom(10, (0, 120, 10, 130), "dom-name-position", "link", "Up"),  # the first of two "Up" arrow images
+        dom(11, (0, 140, 10, 150), "dom-position", "link", "Next"),  # a text link whose text repeats
+        label_row(sid, 9, box=(0, 0, 10, 10), element_text="Save"),  # an OCR label: not truth
+    ]
+    kinds = {t.text: (t.data_type, t.element) for t in truth_from_dom(rows)}
+    assert kinds == {
+        "Save": ("text", "button"),
+        "W3C logo": (ICON, "link"),
+        "Remember me": (ICON, "checkbox"),
+        "Time": ("text", "heading"),
+        "Paid": ("text", "cell"),
+        "a long paragraph's line": (LINE, "line"),
+        "Up": (ICON, "link"),
+        "Next": ("text", "link"),
+    }
+
+
+def test_a_fields_truth_text_is_its_placeholder_whatever_the_row_order():
+    """An empty field paints its placeholder inside its box and its label beside it: the placeholder is its truth
+    text, in either order of its two ``dom-field`` rows (the order follows label ids, so changes between runs)."""
+    from screenmill.annotators.dom.labels import PLACEHOLDER_INSTRUCTION
+
+    from tests.annotators.test_formats import label_row
+
+    sid = "d" * 64
+    field = {"box": (0, 0, 100, 20), "annotator": "dom", "recipe": "dom-field", "role": "textbox"}
+    by_label = label_row(sid, 1, instruction='click the "Work email" field', element_text="Work email", **field)
+    by_placeholder = label_row(
+        sid, 2, instruction=f'{PLACEHOLDER_INSTRUCTION} "you@x.com"', element_text="you@x.com", **field
+    )
+    for rows in ([by_label, by_placeholder], [by_placeholder, by_label]):
+        assert [t.text for t in truth_from_dom(rows)] == ["you@x.com"]
+    assert [t.text for t in truth_from_dom([by_label])] == ["Work email"]
+
+
+def test_text_the_screenshots_edge_cuts_through_leaves_visible_text_recall():
+    """A link scrolled half out of view keeps a DOM box a few pixels high at the screenshot's edge: its text is a
+    strip of glyphs, out of OCR's reach like an icon. A full-height text at the edge, a low text away from it and a
+    line (precision only) stay as they are."""
+
+    from tests.annotators.test_formats import label_row
+
+    sid = "c" * 64
+
+    def dom(n, box, role, text):
+        return label_row(sid, n, box=box, width=200, height=100, instruction=f"click {text}", element_text=text,
+                         annotator="dom", recipe="dom-text", role=role)  # fmt: skip
+
+    rows = [
+        dom(1, (0, 93, 50, 100), "link", "Programming with libbzip2"),  # 7 px of a 14 px line at the bottom
+        dom(2, (0, 0, 50, 5), "link", "Top"),  # 5 px at the top
+        dom(3, (60, 86, 110, 100), "link", "Next"),  # whole, at the bottom edge
+        dom(4, (0, 40, 50, 47), "text", "small print"),  # low, away from the edges
+        dom(5, (0, 20, 50, 34), "heading", "Title"),
+        dom(6, (0, 60, 50, 74), "paragraph", "Some prose"),
+        dom(7, (120, 94, 190, 100), "line", "a line's strip"),
+        *(dom(8 + k, (120, 10 + 16 * k, 190, 24 + 16 * k), "link", f"Item {k}") for k in range(3)),
+    ]
+    kinds = {t.text: t.data_type for t in truth_from_dom(rows)}
+    assert kinds == {"Programming with libbzip2": CUT, "Top": CUT, "Next": "text", "small print": "text",
+                     "Title": "text", "Some prose": "text", "a line's strip": LINE,
+                     **{f"Item {k}": "text" for k in range(3)}}  # fmt: skip
+    preds = [Prediction(sid, "Next", (85, 93)), Prediction(sid, "Title", (25, 27)), Prediction(sid, "Top", (25, 2))]
+    apart = evaluate(truth_from_dom(rows), preds, icons=False)
+    assert (apart.truth, apart.found) == (7, 2)  # the two cut links are out of recall, one named anyway
+    assert [m.truth.text for m in apart.not_text_matches] == ["Top"]
+    assert format_not_text(apart).startswith("not text (out of OCR's reach, not in recall): 2 elements (2 text cut")
+    assert to_dict(apart)["not_text"]["cut"] == 2
+    counted = evaluate(truth_from_dom(rows), preds)
+    assert (counted.truth, counted.found) == (9, 3)
