@@ -57,8 +57,16 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from screenmill.annotators.dom.labels import is_placeholder_label
 from screenmill.annotators.scripts import unreadable_scripts
+from screenmill.annotators.wording import (
+    DOM_FIELD,
+    DOM_NAME,
+    DOM_NAME_POSITION,
+    DOM_POSITION,
+    DOM_ROLE,
+    DOM_TEXT,
+    is_placeholder_label,
+)
 
 #: ``data_type`` of a truth record that is a line of painted text, not an element: scored for precision only.
 LINE = "line"
@@ -807,9 +815,9 @@ def ambiguous_labels(rows: Iterable[dict]) -> list[Ambiguity]:
 
 #: The choices of ``--icons`` (:func:`icons_count`).
 ICONS_CHOICES = ("auto", "count", "apart")
-DOM_TEXT_RECIPES = ("dom-text", "dom-field", "dom-name", "dom-role", "dom-position", "dom-name-position")
+DOM_TEXT_RECIPES = (DOM_TEXT, DOM_FIELD, DOM_NAME, DOM_ROLE, DOM_POSITION, DOM_NAME_POSITION)
 #: The DOM recipes that name an element by an accessible name it does not show.
-DOM_NAME_RECIPES = frozenset({"dom-name", "dom-name-position"})
+DOM_NAME_RECIPES = frozenset({DOM_NAME, DOM_NAME_POSITION})
 #: DOM roles that show no text of their own: a check box / radio button / switch is named by its label (an element of
 #: its own, which keeps the visible text), an image by its alt text.
 NO_TEXT_ROLES = frozenset({"checkbox", "radio", "switch", "image", "img"})
@@ -853,13 +861,13 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
         by_recipe = elements.setdefault(key, {})
         # a field's placeholder is painted inside it, its label beside it: the placeholder row wins, whatever the
         # row order (which follows the label ids, so changes with the config hash)
-        if r["recipe"] not in by_recipe or (r["recipe"] == "dom-field" and is_placeholder_label(r["instruction"])):
+        if r["recipe"] not in by_recipe or (r["recipe"] == DOM_FIELD and is_placeholder_label(r["instruction"])):
             by_recipe[r["recipe"]] = r
     out = []
     for (sid, x0, y0, x1, y1), by_recipe in elements.items():
         first = next(by_recipe[k] for k in DOM_TEXT_RECIPES if k in by_recipe)
         text = first.get("element_text") or first["instruction"]
-        shows_text = "dom-text" in by_recipe or "dom-field" in by_recipe
+        shows_text = DOM_TEXT in by_recipe or DOM_FIELD in by_recipe
         role = first.get("role") or ""
         named = not DOM_NAME_RECIPES.isdisjoint(by_recipe)
         kind = "text" if shows_text or (not named and role not in NO_TEXT_ROLES) else ICON

@@ -2,15 +2,16 @@
 
 No ambiguous instruction: text that appears once on a screenshot is named bare (``click "Save"``); text that repeats
 (compared case-insensitively, whitespace collapsed, a trailing comma, full stop or semicolon ignored: the prose's
-punctuation after a link, "GHashTable," and "GHashTable.", which are the link "GHashTable" to a reader) is named by
-its place among the repeats in reading order (top to bottom, then left to right; boxes whose vertical centres fall in
-one another's line are one line), worded as the DOM producer words positions without its role noun (OCR has none):
-``click the second "Edit"``. A text repeated more
-often than there are ordinals (:data:`screenmill.annotators.dom.labels.ORDINALS`, ten) gets no label, counting, for a
-text that repeats, also the times it is painted as words of another element's text (:func:`painted_inside`: a type name
-in lines of code, "gboolean g_hash_table_insert", whose cells the OCR may have joined, so that its own count of the
-repeats falls short of the page's and the places it names are not the ones a reader counts). An instruction that
-would still name two elements (a literal text equal to a positional phrase) is given to none of them.
+punctuation after a link, "GHashTable," and "GHashTable.", which are the link "GHashTable" to a reader) is named by its
+place among the repeats in reading order (top to bottom, then left to right; boxes whose vertical centres fall in one
+another's line are one line: :func:`screenmill.annotators.wording.reading_order` by rows of
+:attr:`screenmill.annotators.wording.Rows.LINES`), worded as the DOM producer words positions without its role noun
+(OCR has none): ``click the second "Edit"``. A text repeated more often than there are ordinals
+(:data:`screenmill.annotators.wording.ORDINALS`, ten) gets no label, counting, for a text that repeats, also the times
+it is painted as words of another element's text (:func:`painted_inside`: a type name in lines of code, "gboolean
+g_hash_table_insert", whose cells the OCR may have joined, so that its own count of the repeats falls short of the
+page's and the places it names are not the ones a reader counts). An instruction that would still name two elements (a
+literal text equal to a positional phrase) is given to none of them.
 
 No glyph noise: an element that is an icon read as text gives no label (:func:`is_glyph_noise`): a text with no
 letter or digit ("≡", "»", "+"), or a lone glyph (at most two characters, one letter, not a number: "Q", "b", "三",
@@ -34,15 +35,23 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
-from screenmill.annotators.dom.labels import MAX_INSTRUCTION_NAME, ORDINALS
 from screenmill.annotators.producer import Count, LabelProducer
 from screenmill.annotators.scripts import is_wrong_script_reading, letter_scripts
+from screenmill.annotators.wording import (
+    CLICK_TEMPLATE,
+    MAX_INSTRUCTION_NAME,
+    OCR_TEXT_CLICK,
+    ORDINALS,
+    Rows,
+    positional_template,
+    reading_order,
+)
 from screenmill.schemas.labels import LabelBuilder, LabelProvenance
 from screenmill.schemas.records import GroundingLabel, Screenshot
 
 #: The OCR recipe's version: 2 = repeated text is named by position (1 named every repeat bare, ambiguously);
 #: 3 = glyph icons read as text give no label (:func:`is_glyph_noise`); 4 = a text longer than
-#: :data:`screenmill.annotators.dom.labels.MAX_INSTRUCTION_NAME` (a paragraph's joined lines) gives no label; 5 = a
+#: :data:`screenmill.annotators.wording.MAX_INSTRUCTION_NAME` (a paragraph's joined lines) gives no label; 5 = a
 #: wrong-script reading gives no label (:func:`screenmill.annotators.scripts.is_wrong_script_reading`); 6 = the
 #: annotator joins the pieces of one element's line ("Feb" | "15, 2025",
 #: :func:`screenmill.annotators.ocr_group.join_pieces`, annotator ``2025.1-group2``), so the elements named differ; 7 =
@@ -79,7 +88,7 @@ from screenmill.schemas.records import GroundingLabel, Screenshot
 #: ``2025.1-rule``); 22 = two texts whose glyph colours differ only in shade join up to
 #: :data:`screenmill.annotators.ocr_group.MAX_SHADE_DISTANCE` apart ("twice" | "in a row", "Continue with" | "Google";
 #: annotator ``2025.1-shade``); 24 (23 was withdrawn) = the pieces of a line of prose over
-#: :data:`screenmill.annotators.dom.labels.MAX_INSTRUCTION_NAME` characters, cut at its wide spaces, are joined into
+#: :data:`screenmill.annotators.wording.MAX_INSTRUCTION_NAME` characters, cut at its wide spaces, are joined into
 #: the line and so give no label, as the DOM labels give it none
 #: (:func:`screenmill.annotators.ocr_group.join_long_lines`, annotator ``2025.1-longline``); 25 = the end of an
 #: underline between two words splits them, and keeps two pieces apart, however close their colours (a grey underlined
@@ -242,7 +251,6 @@ GLYPH_SQUARE_ASPECT = (0.8, 1.25)
 NUMBER_MIN_CONFIDENCE = 0.75
 #: Lone glyphs on one line closer than this many line heights apart are a toolbar of icons.
 GLYPH_TOOLBAR_GAP = 6.0
-_QUOTES = "\"'“‘«「"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,7 +262,7 @@ class OcrProducer(LabelProducer):
         run_id / config_hash: stamped on every label.
         annotator_options: keyword arguments of :class:`screenmill.annotators.ocr.OcrConfig` (e.g. thresholds).
         instruction_template: how an element's text becomes the instruction (contains ``{text}``); a repeated
-            text's instruction is derived from it by :func:`positional_template`.
+            text's instruction is derived from it by :func:`screenmill.annotators.wording.positional_template`.
         recipe / recipe_version: recorded on each label.
         min_element_chars: elements with less visible text are skipped.
         drop_glyphs: skip elements that are icons read as text (:func:`is_glyph_noise`).
@@ -266,8 +274,8 @@ class OcrProducer(LabelProducer):
     run_id: str
     config_hash: str
     annotator_options: tuple[tuple[str, Any], ...] = ()
-    instruction_template: str = 'click "{text}"'
-    recipe: str = "ocr-text-click"
+    instruction_template: str = CLICK_TEMPLATE
+    recipe: str = OCR_TEXT_CLICK
     recipe_version: str = RECIPE_VERSION
     min_element_chars: int = 1
     drop_glyphs: bool = True
@@ -330,17 +338,6 @@ class OcrProducer(LabelProducer):
             if n:
                 yield Count(name, n)
                 yield Count(per_shot)
-
-
-def positional_template(template: str) -> str:
-    """The instruction template of a repeated text: ``the {ordinal} `` put before ``{text}`` and its opening quote.
-
-    ``click "{text}"`` → ``click the {ordinal} "{text}"``; ``tap {text}`` → ``tap the {ordinal} {text}``.
-    """
-    at = template.index("{text}")
-    if at and template[at - 1] in _QUOTES:
-        at -= 1
-    return template[:at] + "the {ordinal} " + template[at:]
 
 
 def is_lone_glyph(text: str) -> bool:
@@ -413,22 +410,6 @@ def glyph_noise(
     }
 
 
-def reading_order(boxes: Sequence[Sequence[float]]) -> list[int]:
-    """Indices of ``boxes`` (x0, y0, x1, y1) top to bottom, then left to right.
-
-    A box whose vertical centre lies within the vertical extent of a line's first box belongs to that line, so a
-    pixel of jitter between two words of one row does not reorder them.
-    """
-    lines: list[tuple[float, float, list[int]]] = []
-    for i in sorted(range(len(boxes)), key=lambda i: (boxes[i][1] + boxes[i][3]) / 2):
-        centre = (boxes[i][1] + boxes[i][3]) / 2
-        if lines and lines[-1][0] <= centre <= lines[-1][1]:
-            lines[-1][2].append(i)
-        else:
-            lines.append((boxes[i][1], boxes[i][3], [i]))
-    return [i for _, _, members in lines for i in sorted(members, key=lambda i: boxes[i][0])]
-
-
 def repeat_key(text: str) -> str:
     """What a text is compared as to find its repeats (see the module docstring): trailing commas, full stops and
     semicolons dropped (the prose's, after a link: "GHashTable,"), but not an ellipsis ("Open..." is a menu item that
@@ -465,7 +446,7 @@ def _instructions(texts: list[str], boxes: list[tuple[float, ...]], template: st
         if len(members) == 1:
             out[members[0]] = template.format(text=texts[members[0]])
         elif len(members) + painted_inside(texts, members) <= len(ORDINALS):
-            ranked = reading_order([boxes[i] for i in members])
+            ranked = reading_order([boxes[i] for i in members], Rows.LINES)
             for rank, k in enumerate(ranked):
                 i = members[k]
                 out[i] = positional.format(ordinal=ORDINALS[rank], text=texts[i])
@@ -490,7 +471,7 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
 
     Returns:
         The labels, top to bottom then left to right (by rounded box corner, then text); elements with too little text
-        or more than :data:`screenmill.annotators.dom.labels.MAX_INSTRUCTION_NAME` characters (a paragraph: no one
+        or more than :data:`screenmill.annotators.wording.MAX_INSTRUCTION_NAME` characters (a paragraph: no one
         quotes it whole in an instruction, and the DOM labels draw the same line), glyph icons (:func:`is_glyph_noise`,
         unless ``config.drop_glyphs`` is off), wrong-script readings (unless ``config.drop_wrong_script`` is off), no
         area inside the image, text cut by its left or right edge (:data:`EDGE_CUT`), a text repeated more than ten

@@ -17,8 +17,6 @@ from screenmill.annotators.ocr_producer import (
     glyph_noise,
     is_glyph_noise,
     painted_inside,
-    positional_template,
-    reading_order,
     repeat_key,
 )
 from screenmill.schemas.keys import config_hash
@@ -112,22 +110,14 @@ def test_a_repeat_painted_beyond_the_ordinals_counting_other_texts_words_gets_no
 
 
 def test_a_custom_template_gets_its_positional_form_and_collisions_name_nobody():
-    assert positional_template('click "{text}"') == 'click the {ordinal} "{text}"'
-    assert positional_template("tap {text}") == "tap the {ordinal} {text}"
-    assert positional_template("press '{text}' now") == "press the {ordinal} '{text}' now"
     elements = [_el("Edit", 100, 100), _el("Edit", 100, 200), _el("the second Edit", 100, 300), _el("OK", 9, 9)]
     labels = _labels(elements, instruction_template="tap {text}")
     # "tap the second Edit" would name the second "Edit" and the literal text: given to neither
     assert [lb.instruction for lb in labels] == ["tap OK", "tap the first Edit"]
 
 
-def test_reading_order_groups_a_jittered_row():
-    boxes = [(200, 12, 260, 30), (10, 10, 60, 28), (10, 40, 60, 58), (120, 9, 180, 27)]
-    assert reading_order(boxes) == [1, 3, 0, 2]
-
-
 def test_a_text_longer_than_an_instruction_name_gets_no_label():
-    from screenmill.annotators.dom.labels import MAX_INSTRUCTION_NAME
+    from screenmill.annotators.wording import MAX_INSTRUCTION_NAME
 
     paragraph = "word " * (MAX_INSTRUCTION_NAME // 5 + 1)
     longest = "x" * MAX_INSTRUCTION_NAME
