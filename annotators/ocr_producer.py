@@ -253,21 +253,22 @@ NUMBER_MIN_CONFIDENCE = 0.75
 GLYPH_TOOLBAR_GAP = 6.0
 
 
-@dataclasses.dataclass(frozen=True)
-class OcrProducer(LabelProducer):
-    """Text elements of a screenshot → one unambiguous ``click "<text>"`` label each (``click the second "<text>"``
-    for a repeated text), in original pixels (stage ``annotate``).
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class OcrLabelSettings:
+    """How the OCR's text elements become labels: the one definition of these settings and their defaults, which
+    the producer (:class:`OcrProducer`) and the run's labelling config
+    (:class:`screenmill.stages.label.ocr.AnnotateConfig`) both are.
 
     Attributes:
         run_id / config_hash: stamped on every label.
         annotator_options: keyword arguments of :class:`screenmill.annotators.ocr.OcrConfig` (e.g. thresholds).
         instruction_template: how an element's text becomes the instruction (contains ``{text}``); a repeated
             text's instruction is derived from it by :func:`screenmill.annotators.wording.positional_template`.
-        recipe / recipe_version: recorded on each label.
+        recipe / recipe_version: recorded on each label (the recipe
+            :data:`screenmill.annotators.wording.OCR_TEXT_CLICK` at :data:`RECIPE_VERSION`).
         min_element_chars: elements with less visible text are skipped.
         drop_glyphs: skip elements that are icons read as text (:func:`is_glyph_noise`).
         glyph_min_confidence: a lone glyph read with less confidence than this is an icon.
-        drop_wrong_script: skip wrong-script readings (:func:`screenmill.annotators.scripts.is_wrong_script_reading`).
         max_batch_size: upper bound of a batch of screenshots handed to one DoFn call.
     """
 
@@ -280,8 +281,24 @@ class OcrProducer(LabelProducer):
     min_element_chars: int = 1
     drop_glyphs: bool = True
     glyph_min_confidence: float = 0.9
-    drop_wrong_script: bool = True
     max_batch_size: int = 8
+
+    def label_settings(self) -> dict[str, Any]:
+        """These settings' values by name (the fields of :class:`OcrLabelSettings`, not a subclass's own)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(OcrLabelSettings)}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class OcrProducer(OcrLabelSettings, LabelProducer):
+    """Text elements of a screenshot → one unambiguous ``click "<text>"`` label each (``click the second "<text>"``
+    for a repeated text), in original pixels (stage ``annotate``).
+
+    Attributes:
+        (the settings of :class:`OcrLabelSettings`)
+        drop_wrong_script: skip wrong-script readings (:func:`screenmill.annotators.scripts.is_wrong_script_reading`).
+    """
+
+    drop_wrong_script: bool = True
 
     stage = "annotate"
     step = "Annotate"
