@@ -92,7 +92,7 @@ class OcrConfig:
             grouped, and its text still counts when repeats are named. On the truth set's main dev part a third of the
             labels read below 0.8 named nothing (53 of 79 named their element; 95 % of the others do): the floor raised
             its precision 94.8 -> 95.0 % for 0.1 point of recall (96.3 -> 96.2 %); at 0.9 recall fell 0.9 point for 0.1
-            more (OCR recipe 85). 0.5 (``min_confidence``) labels every element read, as recipes up to 84 did.
+            more (OCR revision 85). 0.5 (``min_confidence``) labels every element read, as revisions up to 84 did.
         max_side: largest image side processed at full scale, in pixels. Wider images are scaled down to this
             width; taller ones are processed in horizontal strips of this height (see the module docstring).
         strip_overlap: overlap of consecutive strips, in (scaled) pixels; must exceed the tallest text line.

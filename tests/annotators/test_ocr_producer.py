@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw, ImageFont
 from screenmill.annotators.evaluate import ambiguous_labels
 from screenmill.annotators.ocr import OcrAnnotator, TextElement
 from screenmill.annotators.ocr_producer import (
-    RECIPE_VERSION,
+    OCR_REVISION,
     OcrProducer,
     elements_to_labels,
     glyph_noise,
@@ -56,7 +56,7 @@ def test_repeated_text_is_named_by_its_place_in_reading_order():
     }
     assert not any(lb.instruction == 'click "Edit"' for lb in labels)  # the bare form is never said of a repeat
     assert ambiguous_labels([lb.to_row() for lb in labels]) == []
-    assert {lb.recipe_version for lb in labels} == {RECIPE_VERSION}
+    assert {lb.recipe_version for lb in labels} == {OCR_REVISION}
     assert len({lb.label_id for lb in labels}) == len(labels)
 
 
@@ -157,10 +157,10 @@ def test_a_text_read_unsure_gets_no_label_but_still_counts_as_a_repeat():
         _labels(elements, annotator_options=(("label_min_confidence", 1.5),))
 
 
-def test_the_recipe_version_is_in_the_config_hash():
-    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "85"
+def test_the_ocr_revision_is_the_recipe_version_and_in_the_config_hash():
+    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == OCR_REVISION == "85"
     cfg = AnnotateConfig(run_id="r", config_hash="h")
-    assert cfg.producer().recipe_version == RECIPE_VERSION
+    assert cfg.producer().recipe_version == OCR_REVISION
     assert config_hash(cfg) != config_hash(dataclasses.replace(cfg, recipe_version="1"))
 
 
