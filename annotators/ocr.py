@@ -46,9 +46,9 @@ import unicodedata
 from typing import Any
 
 import numpy as np
-from screenmill.annotators.dom.labels import MAX_INSTRUCTION_NAME
 from screenmill.annotators.ocr_group import END_STOP, group_lines, join_code_rows, join_long_lines, join_pieces
 from screenmill.annotators.scripts import script_of
+from screenmill.annotators.wording import MAX_INSTRUCTION_NAME, Rows, reading_order
 
 # Check boxes, radio buttons and square icons that the (Chinese + English) recogniser reads as a character.
 _BOX_GLYPHS = frozenset("口囗回日目〇○◯□■▢")
@@ -92,7 +92,7 @@ class OcrConfig:
             grouped, and its text still counts when repeats are named. On the truth set's main dev part a third of the
             labels read below 0.8 named nothing (53 of 79 named their element; 95 % of the others do): the floor raised
             its precision 94.8 -> 95.0 % for 0.1 point of recall (96.3 -> 96.2 %); at 0.9 recall fell 0.9 point for 0.1
-            more (OCR recipe 85). 0.5 (``min_confidence``) labels every element read, as recipes up to 84 did.
+            more (OCR revision 85). 0.5 (``min_confidence``) labels every element read, as revisions up to 84 did.
         max_side: largest image side processed at full scale, in pixels. Wider images are scaled down to this
             width; taller ones are processed in horizontal strips of this height (see the module docstring).
         strip_overlap: overlap of consecutive strips, in (scaled) pixels; must exceed the tallest text line.
@@ -300,8 +300,10 @@ class OcrAnnotator:
             image: RGB ``uint8`` array of shape ``(H, W, 3)``.
 
         Returns:
-            The :class:`OcrResult`: elements in reading order (top to bottom, then left to right), unread line boxes
-            top to bottom; both in pixels of ``image``.
+            The :class:`OcrResult`: elements in reading order (top to bottom, then left to right: their click points
+            by :func:`screenmill.annotators.wording.reading_order` in rows of
+            :attr:`screenmill.annotators.wording.Rows.BANDS`), unread line boxes top to bottom; both in pixels of
+            ``image``.
 
         Raises:
             ValueError: ``image`` is not an ``(H, W, 3)`` uint8 array or has a zero side.
@@ -344,7 +346,8 @@ class OcrAnnotator:
         elements = _drop_contained(elements)
         if cfg.group_lines:
             elements = group_elements(image, elements, cfg)
-        elements.sort(key=lambda e: (round(e.point[1] / 8), e.point[0]))
+        points = [(e.point[0], e.point[1], e.point[0], e.point[1]) for e in elements]  # ordered by their click points
+        elements = [elements[i] for i in reading_order(points, Rows.BANDS)]
         return OcrResult(elements, sorted(unread, key=lambda b: (b[1], b[0])))
 
     # ------------------------------------------------------------------ internals

@@ -165,7 +165,7 @@ detector
    line before), holds a piece of another colour within a word space (a link), the rows hold a paragraph's words (not a
    link's lead-in, "Next:" | "Working with" | "Message Catalogs"), and the joined lines' colour is that of most text
    around them (the prose; a link wrapped in it stays joined: "See" | "the Timer Module" | "section in the Efficiency
-   Guide"). A paragraph's joined lines left short of :data:`screenmill.annotators.dom.labels.MAX_INSTRUCTION_NAME` by
+   Guide"). A paragraph's joined lines left short of :data:`screenmill.annotators.wording.MAX_INSTRUCTION_NAME` by
    its links ("This function will return an error if" | "path does not exist ... according to" | "OpenOptions::open")
    named nothing the DOM labels.
 

@@ -211,8 +211,8 @@ def add_ocr_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="P",
-        help="OCR: an element read with less confidence than this (0..1) gives no label (default: the recipe's, 0.8; "
-        "0.5 labels every element read)",
+        help="OCR: an element read with less confidence than this (0..1) gives no label (default: the OCR "
+        "revision's, 0.8; 0.5 labels every element read)",
     )
     parser.add_argument(
         "--instruction-template",

@@ -49,8 +49,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from screenmill.annotators.dom.browser import BrowserHost
-from screenmill.annotators.dom.labels import ROLE_NOUNS, _q
 from screenmill.annotators.dom.page import RenderError, Screen, Viewport, capture, open_page
+from screenmill.annotators.wording import MAX_INSTRUCTION_NAME, ROLE_NOUNS, click, quoted
 from screenmill.schemas.png import one_colour
 
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
@@ -291,19 +291,19 @@ def instruction(action: Action) -> str:
     """The template instruction of an action: ``click the "Pricing" link``, ``type "Lyon" into the "City" field``,
     ``choose "France" in the "Country" drop-down``, ``scroll down``, ``go back``."""
     noun = ROLE_NOUNS.get(action.role or "")
-    name = action.name if action.name and len(action.name) <= 120 else None
+    name = action.name if action.name and len(action.name) <= MAX_INSTRUCTION_NAME else None
     if action.kind == "scroll":
         return "scroll down"
     if action.kind == "back":
         return "go back"
     if action.kind == "type":
-        where = f"the {_q(name)} field" if name else f"the {noun or 'text field'}"
-        return f"type {_q(action.text or '')} into {where}"
+        where = f"the {quoted(name)} field" if name else f"the {noun or 'text field'}"
+        return f"type {quoted(action.text or '')} into {where}"
     if action.kind == "select":
-        where = f"the {_q(name)} {noun or 'drop-down'}" if name else f"the {noun or 'drop-down'}"
-        return f"choose {_q(action.text or '')} in {where}"
+        where = f"the {quoted(name)} {noun or 'drop-down'}" if name else f"the {noun or 'drop-down'}"
+        return f"choose {quoted(action.text or '')} in {where}"
     if name:
-        return f"click the {_q(name)} {noun}" if noun else f"click {_q(name)}"
+        return click(name, noun)
     return f"click the {noun or 'element'}"
 
 

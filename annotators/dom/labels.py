@@ -1,6 +1,7 @@
 """DOM elements of one rendered screenshot → grounding labels (``annotator='dom'``), several referring expressions.
 
-Recipes (each a row with its recipe name; an element gets every one that applies):
+Recipes (each a row with its recipe name, :data:`screenmill.annotators.wording.DOM_RECIPES`; an element gets every one
+that applies; the wording is :mod:`screenmill.annotators.wording`'s):
 
 * ``dom-text``: by visible text, ``click "Sign in"``;
 * ``dom-name``: by accessible name where it differs from the visible text (icon-only buttons, images),
@@ -8,9 +9,11 @@ Recipes (each a row with its recipe name; an element gets every one that applies
 * ``dom-role``: by role + name, ``click the "Pricing" link``;
 * ``dom-field``: form fields by label or placeholder, ``click the "Email" field``,
   ``click the field with placeholder "you@example.com"``;
-* ``dom-position``: where a role + name repeats on the screenshot, its place in reading order (top to bottom, then
-  left to right), ``click the second "Edit" button``; where the visible text of a text or of a control no role noun
-  names repeats, its place among every element showing it, ``click the second "History"``;
+* ``dom-position``: where a role + name repeats on the screenshot, its place in reading order (top to bottom, then left
+  to right: :func:`screenmill.annotators.wording.reading_order` by rows of
+  :attr:`screenmill.annotators.wording.Rows.BANDS`), ``click the second "Edit" button``; where the visible text of a
+  text or of a control no role noun names repeats, its place among every element showing it, ``click the second
+  "History"``;
 * ``dom-name-position``: the same for an element that shows no text of its own, named by its accessible name only
   (two "Up" arrow images in links: ``click the second "Up" link``), so a reader of the labels can tell it from
   painted text (``screenmill.annotators.evaluate.truth.truth_from_dom`` leaves it out of OCR's recall).
@@ -27,47 +30,38 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from screenmill.annotators.dom.extract import EXTRACT_VERSION
+from screenmill.annotators.wording import (
+    DOM_FIELD,
+    DOM_NAME,
+    DOM_NAME_POSITION,
+    DOM_POSITION,
+    DOM_RECIPES,
+    DOM_ROLE,
+    DOM_TEXT,
+    ORDINALS,
+    ROLE_NOUNS,
+    Rows,
+    click,
+    nameable,
+    placeholder_instruction,
+    reading_order,
+)
 from screenmill.schemas.labels import LabelBuilder, LabelProvenance
 from screenmill.schemas.records import GroundingLabel, Screenshot
 
 NAME = "dom"
 VERSION = "1"
-RECIPES = ("dom-text", "dom-name", "dom-role", "dom-field", "dom-position", "dom-name-position")
 #: Each recipe's version: the recipe's own rules (2: visible text wins over a name nobody sees, positions for a
 #: repeated text without a role noun; 3: no label for an element the screenshot does not show, see
 #: :func:`dom_labels`; 4: the position of an element that shows no text is ``dom-name-position``; 5: a control no
 #: role noun names whose text repeats, a ``<summary>``'s "History", is named by its place as a text is, where it had
 #: no label at all) and the extraction rules it stands on.
-RECIPE_VERSIONS = {r: f"5+x{EXTRACT_VERSION}" for r in RECIPES}
+RECIPE_VERSIONS = {r: f"5+x{EXTRACT_VERSION}" for r in DOM_RECIPES}
 
-ROLE_NOUNS = {
-    "button": "button",
-    "link": "link",
-    "textbox": "text field",
-    "searchbox": "search box",
-    "combobox": "drop-down",
-    "listbox": "list",
-    "checkbox": "checkbox",
-    "radio": "radio button",
-    "switch": "switch",
-    "tab": "tab",
-    "menuitem": "menu item",
-    "menuitemcheckbox": "menu item",
-    "menuitemradio": "menu item",
-    "option": "option",
-    "slider": "slider",
-    "spinbutton": "number field",
-    "treeitem": "tree item",
-    "image": "image",
-    "img": "image",
-    "heading": "heading",
-}
 FIELD_TYPES = frozenset(
     {"text", "email", "search", "url", "tel", "number", "password", "date", "time", "datetime-local", "month"}
     | {"week", "textarea", "select"}
 )
-ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
-MAX_INSTRUCTION_NAME = 120
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -78,43 +72,26 @@ class _Candidate:
     element: int
 
 
-def _q(text: str) -> str:
-    return '"' + text.replace('"', "'") + '"'
-
-
-def _usable(text: str | None) -> bool:
-    return bool(text) and len(text) <= MAX_INSTRUCTION_NAME and any(map(str.isalnum, text))
-
-
-#: How a field's placeholder label begins: the placeholder is the text painted inside an empty field, its label is
-#: painted beside it (an element of its own), so an evaluation takes this one as the field's visible text.
-PLACEHOLDER_INSTRUCTION = "click the field with placeholder"
-
-
-def is_placeholder_label(instruction: str) -> bool:
-    """Whether a ``dom-field`` label's instruction names the field by its placeholder (not by its label)."""
-    return instruction.startswith(PLACEHOLDER_INSTRUCTION + " ")
-
-
 def _candidates(i: int, el: dict) -> Iterable[_Candidate]:
     text, name, role = el.get("text"), el.get("name"), el.get("role") or ""
     noun = ROLE_NOUNS.get(role)
-    if _usable(text):
-        yield _Candidate("dom-text", f"click {_q(text)}", text, i)
-    if _usable(name) and name != text and el["kind"] != "text":
-        yield _Candidate("dom-name", f"click {_q(name)}", name, i)
-    if _usable(name) and noun:
-        yield _Candidate("dom-role", f"click the {_q(name)} {noun}", name, i)
+    if nameable(text):
+        yield _Candidate(DOM_TEXT, click(text), text, i)
+    if nameable(name) and name != text and el["kind"] != "text":
+        yield _Candidate(DOM_NAME, click(name), name, i)
+    if nameable(name) and noun:
+        yield _Candidate(DOM_ROLE, click(name, noun), name, i)
     if el.get("input_type") in FIELD_TYPES:
-        if _usable(el.get("label")):
-            yield _Candidate("dom-field", f"click the {_q(el['label'])} field", el["label"], i)
-        if _usable(el.get("placeholder")):
+        if nameable(el.get("label")):
+            yield _Candidate(DOM_FIELD, click(el["label"], "field"), el["label"], i)
+        if nameable(el.get("placeholder")):
             ph = el["placeholder"]
-            yield _Candidate("dom-field", f"{PLACEHOLDER_INSTRUCTION} {_q(ph)}", ph, i)
+            yield _Candidate(DOM_FIELD, placeholder_instruction(ph), ph, i)
 
 
-def _reading_key(el: dict) -> tuple[int, float]:
-    return round(el["box"][1] / 8), el["box"][0]
+def _ranked(elements: list[dict], members: list[int]) -> list[int]:
+    """``members`` (indices into ``elements``) in reading order of their boxes (CSS px: :attr:`Rows.BANDS`)."""
+    return [members[k] for k in reading_order([elements[i]["box"] for i in members], Rows.BANDS)]
 
 
 def _positional(elements: list[dict]) -> list[_Candidate]:
@@ -125,29 +102,27 @@ def _positional(elements: list[dict]) -> list[_Candidate]:
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, el in enumerate(elements):
         name, noun = el.get("name") or el.get("text"), ROLE_NOUNS.get(el.get("role") or "")
-        if noun and _usable(name):
+        if noun and nameable(name):
             groups[(noun, name.casefold())].append(i)
     out = []
     for (noun, _), members in groups.items():
         if len(members) < 2 or len(members) > len(ORDINALS):
             continue
-        members.sort(key=lambda i: _reading_key(elements[i]))
-        for rank, i in enumerate(members):
+        for rank, i in enumerate(_ranked(elements, members)):
             name = elements[i].get("name") or elements[i]["text"]
-            recipe = "dom-position" if _usable(elements[i].get("text")) else "dom-name-position"
-            out.append(_Candidate(recipe, f"click the {ORDINALS[rank]} {_q(name)} {noun}", name, i))
+            recipe = DOM_POSITION if nameable(elements[i].get("text")) else DOM_NAME_POSITION
+            out.append(_Candidate(recipe, click(name, noun, rank), name, i))
     shown: dict[str, list[int]] = defaultdict(list)
     for i, el in enumerate(elements):
-        if _usable(el.get("text")):
+        if nameable(el.get("text")):
             shown[el["text"].casefold()].append(i)
     for members in shown.values():
         if len(members) < 2 or len(members) > len(ORDINALS):
             continue
-        members.sort(key=lambda i: _reading_key(elements[i]))
-        for rank, i in enumerate(members):
+        for rank, i in enumerate(_ranked(elements, members)):
             el = elements[i]
             if not ROLE_NOUNS.get(el.get("role") or ""):  # a text, or a control no role noun names (a <summary>)
-                out.append(_Candidate("dom-position", f"click the {ORDINALS[rank]} {_q(el['text'])}", el["text"], i))
+                out.append(_Candidate(DOM_POSITION, click(el["text"], rank=rank), el["text"], i))
     return out
 
 
@@ -165,13 +140,13 @@ def choose_instructions(elements: list[dict]) -> list[_Candidate]:
     showing: dict[str, set[int]] = defaultdict(set)
     for c in cands:
         owners[c.instruction.casefold()].add(c.element)
-        if c.recipe == "dom-text":
+        if c.recipe == DOM_TEXT:
             showing[c.instruction.casefold()].add(c.element)
     seen: set[str] = set()
     kept = []
-    for c in sorted(cands, key=lambda c: (c.element, RECIPES.index(c.recipe))):
+    for c in sorted(cands, key=lambda c: (c.element, DOM_RECIPES.index(c.recipe))):
         key = c.instruction.casefold()
-        unique = len(owners[key]) == 1 or (c.recipe == "dom-text" and showing[key] == {c.element})
+        unique = len(owners[key]) == 1 or (c.recipe == DOM_TEXT and showing[key] == {c.element})
         if unique and key not in seen:
             seen.add(key)
             kept.append(c)
@@ -217,7 +192,7 @@ def dom_labels(
             "pixel_resized",
             viewport,
         )
-        for r in RECIPES
+        for r in DOM_RECIPES
     }
     labels = []
     for c in choose_instructions(elements):

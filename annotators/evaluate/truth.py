@@ -27,7 +27,15 @@ import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 
-from screenmill.annotators.dom.labels import RECIPES, is_placeholder_label
+from screenmill.annotators.wording import (
+    DOM_FIELD,
+    DOM_NAME,
+    DOM_NAME_POSITION,
+    DOM_POSITION,
+    DOM_ROLE,
+    DOM_TEXT,
+    is_placeholder_label,
+)
 
 #: ``data_type`` of a truth record that is a line of painted text, not an element: scored for precision only.
 LINE = "line"
@@ -137,12 +145,10 @@ def load_truth(path: str | os.PathLike, bbox_format: str = "xywh", hash_images: 
     return out
 
 
-# The DOM producer's recipe names, in its order (a recipe added there fails this unpacking loudly).
-_TEXT, _NAME, _ROLE, _FIELD, _POSITION, _NAME_POSITION = RECIPES
 #: The DOM recipes in the order :func:`truth_from_dom` takes an element's truth text from them.
-DOM_TEXT_RECIPES = (_TEXT, _FIELD, _NAME, _ROLE, _POSITION, _NAME_POSITION)
+DOM_TEXT_RECIPES = (DOM_TEXT, DOM_FIELD, DOM_NAME, DOM_ROLE, DOM_POSITION, DOM_NAME_POSITION)
 #: The DOM recipes that name an element by an accessible name it does not show.
-DOM_NAME_RECIPES = frozenset({_NAME, _NAME_POSITION})
+DOM_NAME_RECIPES = frozenset({DOM_NAME, DOM_NAME_POSITION})
 #: DOM roles that show no text of their own: a check box / radio button / switch is named by its label (an element of
 #: its own, which keeps the visible text), an image by its alt text.
 NO_TEXT_ROLES = frozenset({"checkbox", "radio", "switch", "image", "img"})
@@ -186,13 +192,13 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
         by_recipe = elements.setdefault(key, {})
         # a field's placeholder is painted inside it, its label beside it: the placeholder row wins, whatever the
         # row order (which follows the label ids, so changes with the config hash)
-        if r["recipe"] not in by_recipe or (r["recipe"] == _FIELD and is_placeholder_label(r["instruction"])):
+        if r["recipe"] not in by_recipe or (r["recipe"] == DOM_FIELD and is_placeholder_label(r["instruction"])):
             by_recipe[r["recipe"]] = r
     out = []
     for (sid, x0, y0, x1, y1), by_recipe in elements.items():
         first = next(by_recipe[k] for k in DOM_TEXT_RECIPES if k in by_recipe)
         text = first.get("element_text") or first["instruction"]
-        shows_text = _TEXT in by_recipe or _FIELD in by_recipe
+        shows_text = DOM_TEXT in by_recipe or DOM_FIELD in by_recipe
         role = first.get("role") or ""
         named = not DOM_NAME_RECIPES.isdisjoint(by_recipe)
         kind = "text" if shows_text or (not named and role not in NO_TEXT_ROLES) else ICON

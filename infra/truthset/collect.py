@@ -294,7 +294,7 @@ DEB_DEV_SITES = (
         "PSF-2.0",
     ),
     # stop 39: more GNU-style manuals (texinfo's node headers, tables of contents and prose at phone width), scored
-    # once as unseen pages before any rule was tuned on them (precision 90.9 %, recall 95.1 %, OCR recipe 63)
+    # once as unseen pages before any rule was tuned on them (precision 90.9 %, recall 95.1 %, OCR revision 63)
     Site(
         "flex-manual",
         DOC / "flex-doc/html",

@@ -1,6 +1,6 @@
 """What the glyph-noise rule does to a run's OCR labels, per split, without running OCR again.
 
-Takes a ``screenmill run --pages ... --annotator ocr`` output made *before* the rule (OCR recipe version < 3), applies
+Takes a ``screenmill run --pages ... --annotator ocr`` output made *before* the rule (OCR revision < 3), applies
 :func:`screenmill.annotators.ocr_producer.glyph_noise` to each screenshot's OCR labels (text, box, confidence: what the
 rule sees when elements become labels) and scores both label sets against the DOM truth of the same screenshots::
 

@@ -269,7 +269,7 @@ def _report(split: str, n_shots: int, truth, labels: list[dict], kinds: bool):
 
 
 def score_written(run_output: str, manifest: str, labels_run: str, split: str, kinds: bool = False) -> int:
-    """Score the OCR labels another run wrote (``labels_run``: another tree's annotator, any recipe or schema
+    """Score the OCR labels another run wrote (``labels_run``: another tree's annotator, any OCR revision or schema
     version, run on the same screenshot files) for one split of ``run_output``'s screenshots, against its DOM truth:
     where a change started, measured by today's evaluator and truth. Aggregates, roles and kinds only, as ``score``.
 

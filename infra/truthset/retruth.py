@@ -9,7 +9,7 @@ an earlier run on the screenshots both runs share (rendering is deterministic fo
     .venv/bin/python infra/truthset/retruth.py OCR_OUT TRUTH_OUT /work/ts/pages.jsonl --split dev [--show-none 40]
 
 prints, for the split, the shared screenshots, recall / point accuracy / precision and the table by role; with
-``--wrong-script`` the OCR labels the wrong-script rule drops (OCR recipe 5,
+``--wrong-script`` the OCR labels the wrong-script rule drops (OCR revision 5,
 :func:`screenmill.annotators.scripts.is_wrong_script_reading`) are left out first. ``--show-none N`` lists N texts of
 labels whose point lies in no truth element (dev only: never look at test labels one by one). Truth elements with no
 visible text are left out of recall (visible-text recall, as ``screenmill eval`` does for OCR labels) and reported
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("truth_output", help="run output root holding the DOM labels (the truth)")
     p.add_argument("manifest", help="the pages.jsonl of infra/truthset/collect.py")
     p.add_argument("--split", default="dev", help="the split to report (default dev)")
-    p.add_argument("--wrong-script", action="store_true", help="leave out the labels OCR recipe 5 drops")
+    p.add_argument("--wrong-script", action="store_true", help="leave out the labels OCR revision 5 drops")
     p.add_argument("--icons", choices=ICONS_CHOICES, default="auto", help="as `screenmill eval --icons`")
     p.add_argument("--show-none", type=int, default=0, help="list this many labels in no truth element (dev only)")
     args = p.parse_args(argv)

@@ -11,14 +11,12 @@ from PIL import Image, ImageDraw, ImageFont
 from screenmill.annotators.evaluate.ambiguity import ambiguous_labels
 from screenmill.annotators.ocr import OcrAnnotator, TextElement
 from screenmill.annotators.ocr_producer import (
-    RECIPE_VERSION,
+    OCR_REVISION,
     OcrProducer,
     elements_to_labels,
     glyph_noise,
     is_glyph_noise,
     painted_inside,
-    positional_template,
-    reading_order,
     repeat_key,
 )
 from screenmill.schemas.keys import config_hash
@@ -58,7 +56,7 @@ def test_repeated_text_is_named_by_its_place_in_reading_order():
     }
     assert not any(lb.instruction == 'click "Edit"' for lb in labels)  # the bare form is never said of a repeat
     assert ambiguous_labels([lb.to_row() for lb in labels]) == []
-    assert {lb.recipe_version for lb in labels} == {RECIPE_VERSION}
+    assert {lb.recipe_version for lb in labels} == {OCR_REVISION}
     assert len({lb.label_id for lb in labels}) == len(labels)
 
 
@@ -112,22 +110,14 @@ def test_a_repeat_painted_beyond_the_ordinals_counting_other_texts_words_gets_no
 
 
 def test_a_custom_template_gets_its_positional_form_and_collisions_name_nobody():
-    assert positional_template('click "{text}"') == 'click the {ordinal} "{text}"'
-    assert positional_template("tap {text}") == "tap the {ordinal} {text}"
-    assert positional_template("press '{text}' now") == "press the {ordinal} '{text}' now"
     elements = [_el("Edit", 100, 100), _el("Edit", 100, 200), _el("the second Edit", 100, 300), _el("OK", 9, 9)]
     labels = _labels(elements, instruction_template="tap {text}")
     # "tap the second Edit" would name the second "Edit" and the literal text: given to neither
     assert [lb.instruction for lb in labels] == ["tap OK", "tap the first Edit"]
 
 
-def test_reading_order_groups_a_jittered_row():
-    boxes = [(200, 12, 260, 30), (10, 10, 60, 28), (10, 40, 60, 58), (120, 9, 180, 27)]
-    assert reading_order(boxes) == [1, 3, 0, 2]
-
-
 def test_a_text_longer_than_an_instruction_name_gets_no_label():
-    from screenmill.annotators.dom.labels import MAX_INSTRUCTION_NAME
+    from screenmill.annotators.wording import MAX_INSTRUCTION_NAME
 
     paragraph = "word " * (MAX_INSTRUCTION_NAME // 5 + 1)
     longest = "x" * MAX_INSTRUCTION_NAME
@@ -167,10 +157,10 @@ def test_a_text_read_unsure_gets_no_label_but_still_counts_as_a_repeat():
         _labels(elements, annotator_options=(("label_min_confidence", 1.5),))
 
 
-def test_the_recipe_version_is_in_the_config_hash():
-    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == RECIPE_VERSION == "85"
+def test_the_ocr_revision_is_the_recipe_version_and_in_the_config_hash():
+    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == OCR_REVISION == "85"
     cfg = AnnotateConfig(run_id="r", config_hash="h")
-    assert cfg.producer().recipe_version == RECIPE_VERSION
+    assert cfg.producer().recipe_version == OCR_REVISION
     assert config_hash(cfg) != config_hash(dataclasses.replace(cfg, recipe_version="1"))
 
 

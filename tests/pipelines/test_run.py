@@ -213,8 +213,8 @@ def test_no_ocr_grouping_reaches_the_annotator_and_the_config_hash():
 
 
 def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_config_hash():
-    """``--ocr-min-label-confidence`` overrides the recipe's floor (and so changes the hash); without it the options
-    stay empty and the default run's hash is the recipe's."""
+    """``--ocr-min-label-confidence`` overrides the OCR revision's floor (and so changes the hash); without it the
+    options stay empty and the default run's hash is the revision's."""
     from screenmill.annotators.ocr import OcrConfig
     from screenmill.pipelines.options import ocr_config
     from screenmill.pipelines.run import build_parser

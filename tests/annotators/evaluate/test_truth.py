@@ -102,7 +102,7 @@ def test_truth_from_dom_tells_elements_that_show_no_text_from_their_recipes():
 def test_a_fields_truth_text_is_its_placeholder_whatever_the_row_order():
     """An empty field paints its placeholder inside its box and its label beside it: the placeholder is its truth
     text, in either order of its two ``dom-field`` rows (the order follows label ids, so changes between runs)."""
-    from screenmill.annotators.dom.labels import PLACEHOLDER_INSTRUCTION
+    from screenmill.annotators.wording import PLACEHOLDER_INSTRUCTION
 
     from tests.annotators.test_formats import label_row
 
