@@ -608,8 +608,7 @@ def test_truth_set_accuracy(annotator):
     """The hand-written pages of infra/truthset: element recall >= 90 %, click points in the right box >= 98 %."""
     from screenmill.annotators.evaluate import Prediction, evaluate, load_truth
 
-    if not TRUTH.is_file():
-        pytest.skip("samples/truth/truth.jsonl is missing (run infra/truthset/build.py)")
+    assert TRUTH.is_file(), "samples/truth/truth.jsonl is missing (run infra/truthset/build.py)"
     truth = load_truth(TRUTH)
     preds = []
     for name in sorted({t.image for t in truth}):
