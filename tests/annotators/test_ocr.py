@@ -603,7 +603,7 @@ def test_tall_image_strips_and_wide_image_scaling_map_back(annotator):
     assert _inside(e.point, (x0, y0, x1, y1), slack=4)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # real OCR of the ten truth pages (the gate of the annotator itself; test_evaluate scores the run's)
 def test_truth_set_accuracy(annotator):
     """The hand-written pages of infra/truthset: element recall >= 90 %, click points in the right box >= 98 %."""
     from screenmill.annotators.evaluate import Prediction, evaluate, load_truth
