@@ -101,6 +101,16 @@ def samples_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_holotron_dir(tmp_path_factory) -> Path:
+    """The tiny random-weight Holotron of ``tests/tiny_holotron.py``, written once per session; read only. The vLLM
+    tests share it: runs with the same engine options then share this process's engine (``SharedEngine``) across
+    modules instead of building one per module."""
+    from tests.tiny_holotron import build_tiny_holotron
+
+    return build_tiny_holotron(tmp_path_factory.mktemp("tiny_holotron"))
+
+
+@pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared is not present on this machine")
