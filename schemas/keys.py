@@ -2,7 +2,7 @@
 
 ``config_hash`` is the key of incremental runs: a run skips every screenshot occurrence (:func:`item_key`) that the
 ``_done`` index holds under the run's own hash. Its values must never change for the same settings, or every output
-would be labelled again (``tests/schemas/test_keys.py`` pins some).
+would be labelled again (``tests/schemas/test_keys.py`` pins the default run's).
 """
 
 from __future__ import annotations

@@ -96,9 +96,18 @@ def bad_inputs(tmp_path):
 
 @pytest.fixture(scope="session")
 def samples_dir() -> Path:
-    if not (SAMPLES / "screens").is_dir():
-        pytest.skip("samples/ is missing")
+    assert (SAMPLES / "screens").is_dir(), "samples/ is part of the repository: the checkout is incomplete"
     return SAMPLES
+
+
+@pytest.fixture(scope="session")
+def tiny_holotron_dir(tmp_path_factory) -> Path:
+    """The tiny random-weight Holotron of ``tests/tiny_holotron.py``, written once per session; read only. The vLLM
+    tests share it: runs with the same engine options then share this process's engine (``SharedEngine``) across
+    modules instead of building one per module."""
+    from tests.tiny_holotron import build_tiny_holotron
+
+    return build_tiny_holotron(tmp_path_factory.mktemp("tiny_holotron"))
 
 
 @pytest.fixture(scope="session")

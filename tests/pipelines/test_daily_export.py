@@ -22,7 +22,7 @@ def _images(folder, seeds):
         (folder / f"ui_{seed}.png").write_bytes(png_bytes(ui_image(560, 360, seed=seed)))
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two OCR runs, two exports and datasets loading the result
 def test_two_days_of_runs_export_incrementally_and_load_with_datasets(tmp_path, monkeypatch):
     import datasets
 

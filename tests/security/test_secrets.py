@@ -17,7 +17,7 @@ import pytest
 from screenmill.pipelines.selftest.fixtures import planted_tokens, run_services, scan_for
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a run, two exports and a review push/pull, then every output file decoded and searched
 def test_planted_tokens_appear_nowhere(tmp_path, capfd, caplog):
     pytest.importorskip("datasets")
     pytest.importorskip("huggingface_hub")

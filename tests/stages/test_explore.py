@@ -19,7 +19,7 @@ from screenmill.schemas.tables import read_shards
 from tests.annotators.dom.conftest import browser_missing
 from tests.annotators.dom.sites import make_site
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # runs that click through pages step by step in a real headless Chromium
 
 
 @pytest.fixture(autouse=True)

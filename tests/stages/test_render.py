@@ -13,7 +13,7 @@ from screenmill.schemas.tables import read_shards
 
 from tests.annotators.dom.conftest import browser_missing
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # each test renders pages in a real headless Chromium through a whole run
 
 PAGE = """<!doctype html><html><head><meta name="viewport" content="width=device-width">
 <style>body{{font:16px sans-serif;background:#fff}}

@@ -19,8 +19,10 @@ def browser_missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def host():
+    """One headless Chromium host for every DOM test module of the session (it relaunches the browser every third
+    page itself); tests that need other settings start a host of their own."""
     why = browser_missing()
     if why:
         pytest.skip(why)

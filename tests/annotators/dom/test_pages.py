@@ -15,7 +15,7 @@ from screenmill.schemas.tables import read_shards
 
 from tests.annotators.dom.conftest import browser_missing
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow  # every sample page rendered and its DOM labels checked in a real Chromium
 HERE = Path(__file__).resolve().parent
 SAMPLES = HERE.parents[2] / "samples" / "pages"
 NOT_PAGES = {"loop.html", "iframe_child.html"}  # a page that never settles; a frame's content (checked in iframe)

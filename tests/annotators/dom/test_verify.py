@@ -153,7 +153,7 @@ def test_check_expected_finds_a_missing_label_and_a_forbidden_one(browser):
     assert "'Delete draft', marked data-expect-not" in problem
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # one page of the marked set per case, rendered in the module's Chromium
 @pytest.mark.parametrize("name", sorted(MARKED))
 def test_every_page_marks_hold(browser, name):
     """Centre points of the page's data-expect elements hit them (frames included); hittable data-expect-not

@@ -266,10 +266,8 @@ def test_ssm_dtype_rule(hand, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory) -> Path:
-    from tests.tiny_holotron import build_tiny_holotron
-
-    return build_tiny_holotron(tmp_path_factory.mktemp("tiny_size"))
+def tiny_dir(tiny_holotron_dir) -> Path:
+    return tiny_holotron_dir
 
 
 def test_tiny_holotron_config(tiny_dir):
@@ -505,7 +503,7 @@ def vllm_probe(model_dirs: list[str]) -> dict:
 
 @needs_vllm
 @pytest.mark.vllm
-@pytest.mark.slow
+@pytest.mark.slow  # a fresh interpreter imports vLLM and builds both models' modules on the meta device
 def test_vllm_model_on_meta_device_agrees(tiny_dir, tmp_path):
     holo_dir = _holotron_folder(tiny_dir, tmp_path / "holotron")
     code = (
