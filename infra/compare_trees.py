@@ -38,18 +38,28 @@ def tables(root: Path) -> dict[str, list[Path]]:
     return found
 
 
-def rows(files: list[Path], ignore: set[str]) -> list[str]:
+def rows(files: list[Path], ignore: set[str], root: Path | None = None) -> list[str]:
     """Every row of ``files`` as a canonical JSON line without the ``ignore`` columns, sorted. A column that is null
     in a row is left out of it, so a tree written before a nullable column was added compares equal to one written
-    after, as long as the new column is empty (a schema that grew, not data that changed)."""
+    after, as long as the new column is empty (a schema that grew, not data that changed). A string that names a
+    file inside ``root`` (the tree itself: a rendered screenshot's ``OUT/images/<sha256>.png``) is compared by its
+    path relative to the tree, so two trees written to different folders compare equal."""
+    prefix = str(root.resolve()) + "/" if root is not None else None
     out = []
     for path in files:
         table = pq.read_table(path)
         keep = [name for name in table.column_names if name not in ignore]
         for row in table.select(keep).to_pylist():
-            row = {k: v for k, v in row.items() if v is not None}
+            row = {k: _in_tree(v, prefix) for k, v in row.items() if v is not None}
             out.append(json.dumps(row, sort_keys=True, default=str))
     return sorted(out)
+
+
+def _in_tree(value, prefix: str | None):
+    """``value`` with a leading ``prefix`` (the tree's own folder) written as ``<OUT>/``."""
+    if prefix and isinstance(value, str) and value.startswith(prefix):
+        return "<OUT>/" + value[len(prefix) :]
+    return value
 
 
 def compare(a: Path, b: Path, ignore: set[str]) -> list[tuple[str, int, int, str]]:
@@ -57,7 +67,7 @@ def compare(a: Path, b: Path, ignore: set[str]) -> list[tuple[str, int, int, str
     ta, tb = tables(a), tables(b)
     report = []
     for name in sorted(set(ta) | set(tb)):
-        ra, rb = rows(ta.get(name, []), ignore), rows(tb.get(name, []), ignore)
+        ra, rb = rows(ta.get(name, []), ignore, a), rows(tb.get(name, []), ignore, b)
         if ra == rb:
             verdict = "same"
         else:
