@@ -35,7 +35,8 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 from screenmill.annotators.dom.labels import MAX_INSTRUCTION_NAME, ORDINALS
-from screenmill.annotators.producer import Count, LabelProducer
+from screenmill.annotators.outputs import Count
+from screenmill.annotators.producer import ScreenshotProducer
 from screenmill.annotators.scripts import is_wrong_script_reading, letter_scripts
 from screenmill.schemas.labels import LabelBuilder, LabelProvenance
 from screenmill.schemas.records import GroundingLabel, Screenshot
@@ -246,7 +247,7 @@ _QUOTES = "\"'“‘«「"
 
 
 @dataclasses.dataclass(frozen=True)
-class OcrProducer(LabelProducer):
+class OcrProducer(ScreenshotProducer):
     """Text elements of a screenshot → one unambiguous ``click "<text>"`` label each (``click the second "<text>"``
     for a repeated text), in original pixels (stage ``annotate``).
 
@@ -277,7 +278,6 @@ class OcrProducer(LabelProducer):
 
     stage = "annotate"
     step = "Annotate"
-    expansion = "screenshot"
 
     @property
     def install_hint(self) -> str:
