@@ -35,7 +35,8 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
-from screenmill.annotators.producer import Count, LabelProducer
+from screenmill.annotators.outputs import Count
+from screenmill.annotators.producer import ScreenshotProducer
 from screenmill.annotators.scripts import is_wrong_script_reading, letter_scripts
 from screenmill.annotators.wording import (
     CLICK_TEMPLATE,
@@ -101,7 +102,7 @@ class OcrLabelSettings:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class OcrProducer(OcrLabelSettings, LabelProducer):
+class OcrProducer(OcrLabelSettings, ScreenshotProducer):
     """Text elements of a screenshot → one unambiguous ``click "<text>"`` label each (``click the second "<text>"``
     for a repeated text), in original pixels (stage ``annotate``).
 
@@ -114,7 +115,6 @@ class OcrProducer(OcrLabelSettings, LabelProducer):
 
     stage = "annotate"
     step = "Annotate"
-    expansion = "screenshot"
 
     @property
     def install_hint(self) -> str:

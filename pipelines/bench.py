@@ -25,6 +25,8 @@ import time
 import zlib
 from pathlib import Path
 
+from screenmill.pipelines.bench_common import scale_ratios
+
 _CLASS = ((1600, 2600), (900, 1500))  # width, height ranges of "1920×1080-class" screenshots
 
 
@@ -161,36 +163,3 @@ def main(argv: list[str] | None = None) -> int:
         )
     scale_ratios(results, "target >= 100 shots per cpu-s", args.json)
     return 0
-
-
-def scale_ratios(results: dict, target: str, json_path: str | None) -> dict:
-    """The 10x/1x ratios of a two-size benchmark (``results["1x"]``, ``results["10x"]`` with ``per_cpu_s`` and
-    ``peak_rss_mib``): printed in one line with ``target``, and written with the results to ``json_path`` if set.
-
-    Where both sizes also have ``screenshots`` and ``cpu_s`` (the whole run's CPU, start-up included), a second line
-    gives the steady state: the 9n screenshots the large run adds over the CPU they add (what a long batch job
-    runs at: its start-up, paid once, is amortised away) and the start-up that leaves (the small run's CPU less its
-    screenshots at the steady rate). ``steady_per_cpu_s`` / ``startup_cpu_s`` in the ratios; absent when the large
-    run added no CPU or screenshots."""
-    small, large = results["1x"], results["10x"]
-    ratios = {
-        "throughput_10x_over_1x": large["per_cpu_s"] / small["per_cpu_s"] if small["per_cpu_s"] else float("nan"),
-        "peak_memory_10x_over_1x": large["peak_rss_mib"] / small["peak_rss_mib"],
-        "cores": os.cpu_count(),
-    }
-    print(
-        f"ratio 10x/1x: throughput {ratios['throughput_10x_over_1x']:.2f}, "
-        f"peak memory {ratios['peak_memory_10x_over_1x']:.2f} (flat = 1.0); {target}"
-    )
-    if all(k in r for r in (small, large) for k in ("screenshots", "cpu_s")):
-        added_shots, added_cpu = large["screenshots"] - small["screenshots"], large["cpu_s"] - small["cpu_s"]
-        if added_shots > 0 and added_cpu > 0:
-            ratios["steady_per_cpu_s"] = added_shots / added_cpu
-            ratios["startup_cpu_s"] = small["cpu_s"] - small["screenshots"] / ratios["steady_per_cpu_s"]
-            print(
-                f"steady state (10x less 1x): {ratios['steady_per_cpu_s']:.2f} screenshots per cpu-s; "
-                f"start-up {ratios['startup_cpu_s']:.1f} cpu-s a run"
-            )
-    if json_path:
-        Path(json_path).write_text(json.dumps({"results": results, "ratios": ratios}, indent=2))
-    return ratios

@@ -2,7 +2,7 @@
 
 Runs ``screenmill run --pages DIR --explore K --explore-seed S --annotator none`` once per seed, each in a fresh
 process whose whole tree (the job, playwright's driver, Chromium's processes) is sampled as in ``bench render``
-(:class:`screenmill.pipelines.bench_render.TreeSampler`): CPU time summed over every process, peak summed RSS. From the
+(:class:`screenmill.pipelines.bench_common.TreeSampler`): CPU time summed over every process, peak summed RSS. From the
 run's ``screenshots`` table: episodes, steps (frames with a recorded action), steps per episode, no-op steps (a
 recorded action with ``noop``), blocked navigations. Episodes per CPU-second is the per-core figure. The default pages
 are ``samples/pages``; any folder of ``*.html`` (a site) works.
@@ -15,7 +15,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from screenmill.pipelines.bench_render import ROOT, run_sampled
+from screenmill.pipelines.bench_common import ROOT, run_sampled
 
 
 def episode_figures(out: Path) -> dict:

@@ -13,16 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
-from screenmill.pipelines.bench import scale_ratios
+from screenmill.pipelines.bench_common import ROOT, run_sampled, scale_ratios
 
-ROOT = Path(__file__).resolve().parents[1]
 STAMP = '<p style="position:fixed;right:4px;bottom:2px;margin:0;font:11px sans-serif;color:#555">copy {i}</p>'
 
 
@@ -38,98 +33,6 @@ def make_pages(source: Path, folder: Path, n: int) -> int:
         cut = len(html) if cut < 0 else cut
         (folder / f"page_{i:05d}.html").write_text(html[:cut] + STAMP.format(i=i) + html[cut:], encoding="utf-8")
     return n
-
-
-def process_kind(proc, root_pid: int) -> str:
-    """What a sampled process is: ``job`` (the root), ``driver`` (playwright's node), Chromium's ``browser`` or the
-    ``--type`` of its child (``renderer``, ``gpu-process``, ``utility``, ``zygote``), else ``other``."""
-    if proc.pid == root_pid:
-        return "job"
-    try:
-        argv = proc.cmdline()
-    except Exception:  # noqa: BLE001 - gone or unreadable
-        return "other"
-    if argv and Path(argv[0]).name == "node":
-        return "driver"
-    kind = next((a.split("=", 1)[1] for a in argv if a.startswith("--type=")), None)
-    if kind:
-        return kind
-    return "browser" if argv and "chrom" in Path(argv[0]).name else "other"
-
-
-class TreeSampler:
-    """Samples a process and all its descendants: peak summed RSS, and CPU time summed over every process seen (in
-    all and by :func:`process_kind`)."""
-
-    def __init__(self, pid: int, every_s: float = 0.2):
-        import psutil  # vLLM's dependency, so in every screenmill environment
-
-        self._root = psutil.Process(pid)
-        self._psutil = psutil
-        self._every = every_s
-        self.peak_rss = 0
-        self._cpu: dict[int, float] = {}
-        self._kind: dict[int, str] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> TreeSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    @property
-    def cpu_s(self) -> float:
-        return sum(self._cpu.values())
-
-    @property
-    def cpu_s_by_kind(self) -> dict[str, float]:
-        by: dict[str, float] = {}
-        for pid, cpu in self._cpu.items():
-            by[self._kind[pid]] = by.get(self._kind[pid], 0.0) + cpu
-        return dict(sorted(by.items(), key=lambda kv: -kv[1]))
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                procs = [self._root, *self._root.children(recursive=True)]
-            except self._psutil.Error:
-                return
-            rss = 0
-            for p in procs:
-                try:
-                    rss += p.memory_info().rss
-                    t = p.cpu_times()
-                    self._cpu[p.pid] = max(self._cpu.get(p.pid, 0.0), t.user + t.system)
-                    # Until a process is known it is asked again: Debian's /usr/bin/chromium is a sh script that
-                    # execs the browser under the same pid, so a sample before the exec sees 'sh' ('other').
-                    if self._kind.get(p.pid, "other") == "other":
-                        self._kind[p.pid] = process_kind(p, self._root.pid)
-                except self._psutil.Error:
-                    continue
-            self.peak_rss = max(self.peak_rss, rss)
-            self._stop.wait(self._every)
-
-
-def run_sampled(run_argv: list[str], bench: str) -> tuple[str, float, TreeSampler]:
-    """Run ``screenmill run *run_argv`` in a fresh process with its whole tree sampled; (stdout, wall seconds,
-    sampler).
-
-    Raises:
-        SystemExit: the run failed (``bench`` names the benchmark; the end of the run's stderr is in the message).
-    """
-    cmd = [sys.executable, "-m", "screenmill.pipelines.cli", "run", *run_argv]
-    started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    with TreeSampler(proc.pid) as sampler:
-        stdout, stderr = proc.communicate()
-    wall = time.monotonic() - started
-    if proc.returncode != 0:
-        raise SystemExit(f"bench {bench}: run failed\n{stderr[-3000:]}")
-    return stdout, wall, sampler
 
 
 def measure(pages: Path, out: Path, extra: list[str]) -> dict:

@@ -27,6 +27,7 @@ from apache_beam.transforms.resources import parse_resource_hints
 from screenmill.annotators.dom.browser import BrowserConfig
 from screenmill.annotators.dom.page import Viewport
 from screenmill.annotators.vllm.config import EngineConfig
+from screenmill.annotators.vllm.feeding import DECODE_THREADS, RENDER_THREADS
 from screenmill.annotators.vllm.memory import DTYPE_ALIASES
 from screenmill.schemas import tables
 from screenmill.schemas.images import ImageLimits
@@ -34,7 +35,7 @@ from screenmill.schemas.keys import config_hash
 from screenmill.stages.guard import GuardConfig
 from screenmill.stages.ingest import IngestConfig
 from screenmill.stages.label.ocr import AnnotateConfig
-from screenmill.stages.label.vlm import DECODE_THREADS, RENDER_THREADS, VlmConfig
+from screenmill.stages.label.vlm import VlmConfig
 from screenmill.stages.render import RenderConfig
 from screenmill.stages.tile import TileConfig
 from screenmill.stages.write import WriteConfig

@@ -19,6 +19,7 @@ import time
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
+from screenmill.annotators.vllm.expand import FeedingPolicy
 from screenmill.pipelines import options as opts
 from screenmill.schemas.keys import new_run_id
 from screenmill.schemas.tables import dead_letter_table, manifest_path
@@ -27,7 +28,6 @@ from screenmill.stages.done import MarkDone, ReadDoneIndex, is_new, not_held
 from screenmill.stages.guard import GuardBenchmarkLeakage
 from screenmill.stages.ingest import IngestScreenshots
 from screenmill.stages.label import LabelScreenshots
-from screenmill.stages.label.vlm import FeedingPolicy
 from screenmill.stages.render import RenderPages, labels_of_kept, pages_done
 from screenmill.stages.runners import default_runner, is_local_runner, resolve_runner, runner_name
 from screenmill.stages.store.commit import commit_run, recover

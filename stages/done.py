@@ -20,9 +20,11 @@ from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
+from screenmill.annotators.outputs import FAILURES
 from screenmill.schemas.keys import item_key
 from screenmill.schemas.records import Done, Screenshot, utcnow
 from screenmill.schemas.tables import TABLES, is_part
+from screenmill.stages.base import Failure
 
 HELD = "held"
 # Label-stage reasons that say nothing about the screenshot itself: the next run tries it again.
@@ -42,6 +44,14 @@ class LabelFailure:
     screenshot_id: str
     source_uri: str
     reason: str
+
+
+def label_failure(shot: Screenshot, failure: Failure) -> list[beam.pvalue.TaggedOutput]:
+    """The labelling stage's ``failures`` output (:data:`screenmill.annotators.outputs.FAILURES`) of a failure on
+    ``shot``: a :class:`LabelFailure`, none unless its reason is :data:`RETRYABLE`."""
+    if failure.reason not in RETRYABLE:
+        return []
+    return [beam.pvalue.TaggedOutput(FAILURES, LabelFailure(shot.screenshot_id, failure.payload_ref, failure.reason))]
 
 
 def shot_key(shot: Screenshot) -> str:

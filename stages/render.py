@@ -4,7 +4,7 @@ Pages come from ``pages`` (a folder, read recursively, or a glob: its ``.html`` 
 file there is an asset they may load) and ``urls`` (a file of ``file://`` / ``http(s)://`` URLs, one a line, ``#``
 comments). Each page is rendered under every setting (viewport x colour scheme) into up to ``screens`` screenshots
 down the page, in one headless Chromium per worker process (:class:`screenmill.annotators.dom.browser.BrowserHost`,
-held by :func:`screenmill.annotators.producer.per_process`), fenced: requests only under the page's root folder and to
+held by :func:`screenmill.annotators.process.per_process`), fenced: requests only under the page's root folder and to
 allowed origins.
 
 Each screenshot is written once, content-addressed, under ``OUT/images/`` (temp name → rename), checked like any input
@@ -50,7 +50,7 @@ from screenmill.annotators.dom import explore
 from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost
 from screenmill.annotators.dom.labels import RECIPE_VERSIONS, dom_labels
 from screenmill.annotators.dom.page import RenderError, Screen, Viewport
-from screenmill.annotators.producer import per_process
+from screenmill.annotators.process import per_process
 from screenmill.schemas.images import ImageLimits, ImageRejected, inspect_image
 from screenmill.schemas.keys import item_key, stable_id
 from screenmill.schemas.records import ActionStep, Done, RenderSettings, Screenshot, utcnow

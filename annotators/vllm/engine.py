@@ -25,14 +25,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from screenmill.annotators.producer import held as held_model
-from screenmill.annotators.producer import per_process
-from screenmill.annotators.producer import release as release_model
+from screenmill.annotators.process import held as held_model
+from screenmill.annotators.process import per_process
+from screenmill.annotators.process import release as release_model
 from screenmill.annotators.vllm.accounting import Ledger, now_us
 from screenmill.annotators.vllm.config import INSTALL_HINT, EngineConfig
 
 _log = logging.getLogger("screenmill.engine")
-#: The :func:`screenmill.annotators.producer.per_process` slot of the process's one engine.
+#: The :func:`screenmill.annotators.process.per_process` slot of the process's one engine.
 ENGINE_SLOT = "vllm-engine"
 
 
@@ -474,7 +474,7 @@ class SharedEngine:
     @classmethod
     def get(cls, config: EngineConfig) -> SharedEngine:
         """This process's engine for ``config``, built (``load()``) on first use; held by
-        :func:`screenmill.annotators.producer.per_process` (slot :data:`ENGINE_SLOT`), a different config closing the
+        :func:`screenmill.annotators.process.per_process` (slot :data:`ENGINE_SLOT`), a different config closing the
         old one.
 
         Raises:

@@ -1,9 +1,10 @@
-"""The vLLM label producer: its identity and its per-process engine, behind
+"""The vLLM label producer: its identity, its per-process engine and its label transform, behind
 :class:`screenmill.annotators.producer.LabelProducer`.
 
 Its work does not come one screenshot at a time: requests fan out over instructions or episode steps and are fed to
-one continuously stepped engine, so it declares ``expansion = "requests"`` and the labelling stage runs its request
-expansion (:mod:`screenmill.stages.label.vlm`), which loads the engine through :meth:`VlmProducer.load`.
+one continuously stepped engine, so it supplies a label transform of its own (:class:`VlmProducer.label_transform`:
+:class:`screenmill.annotators.vllm.expand.VlmRequests`), whose model DoFn loads the engine through
+:meth:`VlmProducer.load`. It has no ``produce()``.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Hashable
 
-from screenmill.annotators.producer import LabelProducer
+from screenmill.annotators.producer import LabelInputs, LabelProducer
 from screenmill.annotators.vllm.config import INSTALL_HINT, EngineConfig
 from screenmill.annotators.vllm.engine import SharedEngine
+from screenmill.annotators.vllm.expand import VlmRequests
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,7 +30,6 @@ class VlmProducer(LabelProducer):
 
     stage = "infer"
     step = "RunVlm"
-    expansion = "requests"
     makes_actions = True
     install_hint = INSTALL_HINT
 
@@ -48,7 +49,7 @@ class VlmProducer(LabelProducer):
 
     def load(self) -> SharedEngine:
         """This process's engine for :attr:`engine` (:meth:`SharedEngine.get`, one per process through
-        :func:`screenmill.annotators.producer.per_process`), after checking the architecture's imports in this worker's
+        :func:`screenmill.annotators.process.per_process`), after checking the architecture's imports in this worker's
         environment (which may not be the driver's), so a worker that cannot load the model refuses before it builds
         anything.
 
@@ -58,3 +59,8 @@ class VlmProducer(LabelProducer):
         """
         self.engine.check_imports()
         return SharedEngine.get(self.engine)
+
+    def label_transform(self, inputs: LabelInputs) -> VlmRequests:
+        """Work units by recipe kind of ``inputs.config`` (a :class:`screenmill.stages.label.vlm.VlmConfig`), fanned
+        out to the engine (see :mod:`screenmill.annotators.vllm.expand`)."""
+        return VlmRequests(inputs.config, inputs.resource_hints, inputs.duplicates, inputs.feeding, inputs.skipped)

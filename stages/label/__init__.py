@@ -1,6 +1,7 @@
-"""The labelling stage (:class:`screenmill.stages.label.stage.LabelScreenshots`) and what it runs: the OCR config
-(:mod:`screenmill.stages.label.ocr`), the vLLM request expansion and model DoFn (:mod:`screenmill.stages.label.vlm`)
-and its work-unit builders (:mod:`screenmill.stages.label.units`)."""
+"""The labelling stage (:class:`screenmill.stages.label.stage.LabelScreenshots`: it expands the label transform of
+whatever producer its config names) and the labelling configs: OCR (:mod:`screenmill.stages.label.ocr`), vLLM
+(:mod:`screenmill.stages.label.vlm`); the vLLM stage's time accounting (:mod:`screenmill.stages.label.accounting`).
+The producers and their transforms are in :mod:`screenmill.annotators`."""
 
 from screenmill.stages.label.stage import LabelScreenshots
 

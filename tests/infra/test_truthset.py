@@ -150,7 +150,7 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
     manifest = pages / "pages.jsonl"
     manifest.write_text(json.dumps({"path": "site/login.html", "site": "site", "split": "dev"}) + "\n")
     from screenmill.annotators.dom.browser import BrowserHost
-    from screenmill.annotators.producer import release
+    from screenmill.annotators.process import release
 
     out = tmp_path / "out"
     run(["--pages", str(pages), "--viewports", "800x600", "--annotator", "ocr", "--output", str(out), "--quiet"])

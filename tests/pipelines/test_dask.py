@@ -268,7 +268,7 @@ def test_render_job_on_dask_equals_the_default_runner_with_one_browser_per_worke
     if browser_missing():
         pytest.skip(browser_missing())
     from screenmill.annotators.dom.browser import BrowserHost
-    from screenmill.annotators.producer import release
+    from screenmill.annotators.process import release
 
     site = tmp_path / "site"
     site.mkdir()

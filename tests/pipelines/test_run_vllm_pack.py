@@ -13,8 +13,8 @@ import json
 from collections import Counter
 
 from screenmill.annotators.recipes import Recipe
+from screenmill.annotators.vllm.expand import _RunEngine
 from screenmill.schemas.tables import read_shards
-from screenmill.stages.label.vlm import _RunEngine
 
 from tests.pipelines import test_run_vllm
 from tests.pipelines.test_run_vllm import _accounted, _run, _screens

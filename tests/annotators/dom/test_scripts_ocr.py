@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 from screenmill.annotators.dom.page import Viewport
-from screenmill.annotators.producer import Count
+from screenmill.annotators.outputs import Count
 from screenmill.annotators.scripts import OCR_SCRIPTS, is_mixed_script, letter_scripts, unreadable_scripts
 from screenmill.schemas.records import GroundingLabel
 

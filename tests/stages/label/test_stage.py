@@ -1,4 +1,5 @@
-"""The label-producer seam: a test-only producer (pure Python, no model) plugged into LabelScreenshots."""
+"""The label-producer seam: a test-only screenshot producer (pure Python, no model) plugged into LabelScreenshots,
+which expands the transform the producer gives (the screenshot producers' default, here)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import apache_beam as beam
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.util import assert_that, equal_to
 from PIL import Image
-from screenmill.annotators.producer import Count, Failed, LabelProducer, per_process
+from screenmill.annotators.outputs import Count, Failed
+from screenmill.annotators.producer import LabelInputs, ScreenshotProducer
 from screenmill.schemas.images import ImageLimits
 from screenmill.schemas.labels import LabelBuilder, LabelProvenance
 from screenmill.schemas.records import Screenshot
@@ -24,7 +26,7 @@ LOADS = []
 
 
 @dataclasses.dataclass(frozen=True)
-class ToyProducer(LabelProducer):
+class ToyProducer(ScreenshotProducer):
     """One ``click "<brightness>"`` label per screenshot; refuses dark images, raises on a 65-pixel-wide one."""
 
     stage = "toy"
@@ -136,9 +138,26 @@ def test_the_run_summary_reports_text_the_ocr_cannot_read():
     )
 
 
-def test_per_process_holds_one_model_per_slot_and_replaces_it_on_a_new_key():
-    closed = []
-    first = per_process("test-slot", "a", lambda: ["model a"], close=closed.append)
-    assert per_process("test-slot", "a", lambda: ["other"]) is first  # built once, shared
-    second = per_process("test-slot", "b", lambda: ["model b"], close=closed.append)
-    assert second == ["model b"] and closed == [["model a"]]
+def test_the_stage_expands_the_producers_transform_in_its_own_scope(tmp_path):
+    """The stage asks the producer for its transform with what it was given, and its steps are the stage's own."""
+    seen = []
+
+    @dataclasses.dataclass(frozen=True)
+    class Watched(ToyProducer):
+        def label_transform(self, inputs):
+            seen.append(inputs)
+            return super().label_transform(inputs)
+
+    @dataclasses.dataclass(frozen=True)
+    class WatchedConfig(ToyConfig):
+        def producer(self):
+            return Watched()
+
+    p = beam.Pipeline(runner=FnApiRunner())
+    shots = p | beam.Create([_shot(tmp_path, "bright.png", 200)])
+    skipped = p | "Skipped" >> beam.Create([])
+    config = WatchedConfig()
+    shots | "Toy" >> LabelScreenshots(config, resource_hints={"min_ram": "1GB"}, skipped=skipped, feeding="f")
+    assert seen == [LabelInputs(config, {"min_ram": "1GB"}, None, skipped, "f")]
+    names = {t.unique_name for t in p.to_runner_api().components.transforms.values()}
+    assert {"Toy/ByContent", "Toy/Spread", "Toy/Batch", "Toy/Annotate"} <= names

@@ -1,5 +1,5 @@
-"""The vLLM labelling stage's pieces that need no engine: config checks, preflight, image ids, answers → rows (the
-work-unit builders: tests/stages/label/test_units.py)."""
+"""The vLLM labelling config's checks that need no engine: config checks, preflight, what ``screenmill run`` refuses
+up front (the model DoFn: tests/annotators/vllm/test_expand.py, work units: tests/annotators/vllm/test_units.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import json
 import pytest
 from screenmill.annotators.vllm.config import EngineConfig
 from screenmill.annotators.vllm.engine import Completion, EngineInputError, Request, VlmEngine
+from screenmill.annotators.vllm.expand import _RunEngine
 from screenmill.schemas.keys import config_dict
-from screenmill.schemas.records import GroundingLabel, Screenshot, TilePlan
-from screenmill.stages.label.units import Work
-from screenmill.stages.label.vlm import VlmConfig, _frame, _RunEngine
+from screenmill.schemas.records import Screenshot, TilePlan
+from screenmill.stages.label.vlm import VlmConfig
 
 ENGINE = EngineConfig(model="/models/Holotron-12B")
 
@@ -87,11 +87,6 @@ def test_engine_config_defaults_for_hybrid_models():
 def test_completion_confidence():
     assert Completion("k", "{}", 10, 4, "stop", None, -4 * 0.1).confidence == pytest.approx(0.904837, rel=1e-5)
     assert Completion("k", "{}", 10, 0, "stop").confidence == 0.0
-
-
-def test_frame_uses_the_tile_grid():
-    f = _frame(_shot())
-    assert (f.width, f.height, f.resized_width, f.resized_height) == (1920, 1080, 2048, 1024)
 
 
 def test_preflight_offline_needs_the_hub_model_in_the_local_cache(tmp_path, monkeypatch):
@@ -248,17 +243,6 @@ def test_run_refuses_a_missing_model_before_starting(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_image_ids_name_the_exact_pixels_sent():
-    """The id vLLM keys its encoder cache on: the content hash, plus the grid size when the image is pre-resized
-    (the same screenshot sent at two sizes must not share an encoding)."""
-    shot = _shot(sha="b" * 64)
-    plain = _RunEngine(VlmConfig(run_id="r", config_hash="h", engine=ENGINE))
-    resized = _RunEngine(VlmConfig(run_id="r", config_hash="h", engine=ENGINE, pre_resize=True))
-    assert plain._image_id(shot) == "b" * 64
-    assert resized._image_id(shot) == "b" * 64 + "@2048x1024"
-    assert resized._image_id(_shot(sha="c" * 64)) != resized._image_id(shot)
-
-
 def test_engine_input_carries_image_ids_as_multi_modal_uuids():
     pytest.importorskip("vllm")
     from PIL import Image
@@ -303,46 +287,3 @@ def test_run_refuses_pack_for_a_recipe_that_does_not_localize(tmp_path):
         run(["--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--annotator", "vllm",
              "--pack", "4"])  # fmt: skip
     assert not (tmp_path / "out").exists()
-
-
-def _engine_dofn(**kw) -> _RunEngine:
-    """The model DoFn of a localize config, set up as far as answers → rows go (no engine)."""
-    from collections import deque
-
-    from screenmill.stages.base import StageCounters
-
-    fn = _RunEngine(VlmConfig(run_id="r", config_hash="h", engine=ENGINE, instructions="i", **kw))
-    fn.counters = StageCounters("infer")
-    fn._recipe, fn._version, fn._retries = fn._config.get_recipe(), "v", deque()
-    return fn
-
-
-def _packed(fn: _RunEngine, text: str, finish_reason: str = "stop", error: str | None = None):
-    """(the packed unit of instructions a, b, c on one screenshot, the rows its answer ``text`` becomes)."""
-    shot = _shot()
-    units = tuple(Work(f"{shot.screenshot_id}#{t}", shot, fields=(("instruction", t),)) for t in "abc")
-    work = Work(f"{shot.screenshot_id}#pack=0", shot, pack=units)
-    return work, list(fn._finish_pack(work, Completion("k", text, 10, 5, finish_reason, error)))
-
-
-def test_a_packed_answer_gives_a_label_per_good_item_and_queues_the_rest_alone():
-    fn = _engine_dofn(recipe="holo2-localize", pack=3)
-    work, labels = _packed(fn, '[{"x": 500, "y": 500}, {"x": 1, "y": 1}, {"x": 3')
-    assert [lb.instruction for lb in labels] == ["a", "b"]
-    assert {lb.recipe_version for lb in labels} == {"1+pack3"}
-    assert fn.counters.forwarded.value == 2
-    single = _engine_dofn(recipe="holo2-localize")
-    answer = single._recipe.answer('{"x": 500, "y": 500}', _frame(work.shot), {"instruction": "a"})
-    (alone,) = single._labels(work.pack[0], answer, Completion("k", "", 1, 1, "stop"))
-    same = {f.name for f in dataclasses.fields(GroundingLabel)} - {"label_id", "recipe_version", "confidence"}
-    assert {f: getattr(labels[0], f) for f in same} == {f: getattr(alone, f) for f in same}
-    ((unit, note),) = fn._retries
-    assert unit is work.pack[2] and note.startswith("model_output_not_json: item 3 of 3")
-
-    fn = _engine_dofn(recipe="holo2-localize", pack=3)
-    work, rows = _packed(fn, "", error="prompt too long")
-    assert rows == [] and [u for u, _ in fn._retries] == list(work.pack)  # a refused packed request: each alone
-    assert all(n == "engine_failure: prompt too long" for _, n in fn._retries)
-    fn = _engine_dofn(recipe="holo2-localize", pack=3)
-    _packed(fn, '[{"x": 1, "y": 2}', finish_reason="length")
-    assert "the packed answer hit max_tokens=101" in fn._retries[0][1]

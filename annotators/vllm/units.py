@@ -1,8 +1,8 @@
 """The vLLM labelling stage's work units (:class:`Work`): one per request to make, by recipe kind (see
-:mod:`screenmill.stages.label.vlm`): ``propose`` one per distinct screenshot, ``localize`` one per (screenshot,
+:mod:`screenmill.annotators.vllm.expand`): ``propose`` one per distinct screenshot, ``localize`` one per (screenshot,
 instruction) of an instructions JSONL (:func:`localize_units`), ``step`` / ``explain`` one per episode step or recorded
 action, ``task`` one per episode (:class:`_EpisodeSteps`); and the fan-out that redistributes them before the engine
-(:class:`_FanOut`). With ``pack`` K > 1, a screenshot's localize units go K at a time into packed units
+(:class:`FanOut`). With ``pack`` K > 1, a screenshot's localize units go K at a time into packed units
 (:func:`pack_units`: one request each).
 
 Reason codes (stage ``infer``): ``instruction_without_image``, ``duplicate_instruction``, ``episode_without_task``,
@@ -310,7 +310,7 @@ def _locality_key(work: Work) -> str:
     return work.key.split("#", 1)[0]
 
 
-class _FanOut(beam.PTransform):
+class FanOut(beam.PTransform):
     """Work units → the same units redistributed over the workers, those with one locality key kept together."""
 
     def expand(self, work):

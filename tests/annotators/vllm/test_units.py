@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from screenmill.stages.label.units import _EpisodeSteps, _history_text, _parse_instruction
+from screenmill.annotators.vllm.units import _EpisodeSteps, _history_text, _parse_instruction
 from screenmill.stages.label.vlm import VlmConfig
 
 from tests.stages.label.test_vlm import ENGINE, _shot
@@ -51,7 +51,7 @@ def test_history_text_is_bounded():
 
 def test_repeated_instruction_lines_are_labelled_once_and_each_repeat_is_dead_lettered():
     from apache_beam.pvalue import TaggedOutput
-    from screenmill.stages.label.units import _JoinInstructions, _OneRequestPerInstruction
+    from screenmill.annotators.vllm.units import _JoinInstructions, _OneRequestPerInstruction
 
     cfg = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="holo2-localize", instructions="i.jsonl")
     join, once = _JoinInstructions(cfg), _OneRequestPerInstruction(cfg)
@@ -101,7 +101,7 @@ def test_a_task_recipe_makes_one_unit_per_episode_with_four_frames_and_the_actio
 
 
 def test_packs_hold_up_to_k_of_a_screenshots_instructions_in_order():
-    from screenmill.stages.label.units import Work, _packs
+    from screenmill.annotators.vllm.units import Work, _packs
 
     shot = _shot()
     units = [Work(f"{shot.screenshot_id}#{t}", shot, fields=(("instruction", t),)) for t in "edcba"]
@@ -112,7 +112,7 @@ def test_packs_hold_up_to_k_of_a_screenshots_instructions_in_order():
 
 
 def test_instructions_about_a_file_skipped_as_done_are_counted_not_dead_lettered():
-    from screenmill.stages.label.units import _JoinInstructions
+    from screenmill.annotators.vllm.units import _JoinInstructions
 
     cfg = VlmConfig(run_id="r", config_hash="h", engine=ENGINE, recipe="holo2-localize", instructions="i.jsonl")
     join = _JoinInstructions(cfg)
