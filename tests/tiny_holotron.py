@@ -509,6 +509,32 @@ def remove_torchvision_shim() -> None:
             del sys.modules[name]
 
 
+#: The environment of an engine on the tiny model in the test's own process: the engine core in-process (where the
+#: torchvision shim is), a 1 GiB KV cache (GiB; on CPU this wins over ``kv_cache_memory_bytes``), no hub.
+IN_PROCESS_ENGINE_ENV = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1"}
+
+
+@contextlib.contextmanager
+def in_process_engine() -> Iterator[None]:
+    """Inside the block: :data:`IN_PROCESS_ENGINE_ENV` set and the torchvision shim installed; both undone after.
+
+    Yields:
+        Nothing.
+    """
+    saved = {k: os.environ.get(k) for k in IN_PROCESS_ENGINE_ENV}
+    os.environ.update(IN_PROCESS_ENGINE_ENV)
+    install_torchvision_shim()
+    try:
+        yield
+    finally:
+        remove_torchvision_shim()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 @contextlib.contextmanager
 def torch_compile_disabled() -> Iterator[None]:
     """Run ``torch.compile``-decorated functions eagerly inside the block (test speed only).

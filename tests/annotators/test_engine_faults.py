@@ -18,8 +18,7 @@ from screenmill.annotators.vllm.engine import EngineDied, Request, SharedEngine,
 from tests.conftest import ui_image
 from tests.tiny_holotron import (
     MAX_TILES,
-    install_torchvision_shim,
-    remove_torchvision_shim,
+    in_process_engine,
     torch_compile_disabled,
 )
 
@@ -33,16 +32,9 @@ SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}}, "required"
 
 @pytest.fixture(scope="module")
 def model_dir(tiny_holotron_dir):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-        mp.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        SharedEngine.release()  # one engine per process: drop one another test module left
-        install_torchvision_shim()
-        try:
-            yield tiny_holotron_dir
-        finally:
-            remove_torchvision_shim()
+    SharedEngine.release()  # one engine per process: drop one another test module left
+    with in_process_engine():
+        yield tiny_holotron_dir
 
 
 def _engine(model_dir, **kw) -> VlmEngine:

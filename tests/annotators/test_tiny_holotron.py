@@ -20,8 +20,7 @@ from tests.tiny_holotron import (
     IMG_END,
     IMG_START,
     TOKENS_PER_TILE,
-    install_torchvision_shim,
-    remove_torchvision_shim,
+    in_process_engine,
     tiny_llm_kwargs,
     torch_compile_disabled,
 )
@@ -65,12 +64,8 @@ def _screen(width: int, height: int, seed: int) -> Image.Image:
 @pytest.fixture(scope="module")
 def tiny_llm(tiny_holotron_dir):
     """A ``vllm.LLM`` on the tiny model, in this process, with ``torch.compile`` off while it lives."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # engine core in-process, where the shim is
-        mp.setenv("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; on CPU this wins over kv_cache_memory_bytes
-        mp.setenv("HF_HUB_OFFLINE", "1")
+    with in_process_engine():
         model_dir = tiny_holotron_dir
-        install_torchvision_shim()
         llm = None
         try:
             import vllm
@@ -86,7 +81,6 @@ def tiny_llm(tiny_holotron_dir):
             from vllm.distributed.parallel_state import cleanup_dist_env_and_memory
 
             cleanup_dist_env_and_memory()
-            remove_torchvision_shim()
 
 
 def _prompt(llm) -> str:

@@ -211,14 +211,14 @@ def test_run_vlm_on_dask_equals_the_default_runner(tiny_holotron_dir, tmp_path, 
     import distributed
 
     from tests.tiny_holotron import (
+        IN_PROCESS_ENGINE_ENV,
         install_torchvision_shim,
         remove_torchvision_shim,
         tiny_run_args,
         torch_compile_disabled,
     )
 
-    env = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1"}
-    for k, v in env.items():
+    for k, v in IN_PROCESS_ENGINE_ENV.items():
         monkeypatch.setenv(k, v)
     model = tiny_holotron_dir  # the session's: this process's engine is the one test_run_vllm.py's runs use
     inputs = tmp_path / "in"
@@ -241,7 +241,7 @@ def test_run_vlm_on_dask_equals_the_default_runner(tiny_holotron_dir, tmp_path, 
             want = _run(inputs, tmp_path / "direct", *args)
     finally:
         remove_torchvision_shim()
-    with local_cluster(n_workers=1, threads_per_worker=2, env=env) as cl:
+    with local_cluster(n_workers=1, threads_per_worker=2, env=IN_PROCESS_ENGINE_ENV) as cl:
         with distributed.Client(cl.scheduler_address) as client:
             client.run(_tiny_vllm_worker)
             got = _run(inputs, tmp_path / "dask", *args, *dask_args(cl), "--dask_fan_out=4")

@@ -22,8 +22,7 @@ from screenmill.schemas.tables import read_shards
 
 from tests.conftest import png_bytes, ui_image
 from tests.tiny_holotron import (
-    install_torchvision_shim,
-    remove_torchvision_shim,
+    in_process_engine,
     tiny_run_args,
     torch_compile_disabled,
 )
@@ -38,15 +37,8 @@ KNOWN_INFER_REASONS = {"model_output_not_json", "model_output_schema", "coords_o
 
 @pytest.fixture(scope="module")
 def tiny_model(tiny_holotron_dir):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-        mp.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        install_torchvision_shim()
-        try:
-            yield tiny_holotron_dir
-        finally:
-            remove_torchvision_shim()
+    with in_process_engine():
+        yield tiny_holotron_dir
 
 
 def _run(model_dir, inputs, out, *extra, feeding=None):
