@@ -42,6 +42,7 @@ from typing import Any
 
 from screenmill.annotators.dom.fence import Fence, origin_of
 from screenmill.annotators.dom.page import STILL_INIT_JS, RenderedPage, RenderError, Viewport, shoot
+from screenmill.annotators.wording import MAX_INSTRUCTION_NAME
 
 CHROMIUM = "/usr/bin/chromium"
 INSTALL_HINT = (
@@ -78,7 +79,8 @@ class BrowserConfig:
         max_dom_nodes: pages with more elements are ``page_too_large``.
         recycle_every: the browser is replaced after this many pages (flat memory).
         allow_origins: ``scheme://host[:port]`` origins pages may reach besides their own.
-        max_text_chars: text owners with more characters of their own are not labelled (paragraphs).
+        max_text_chars: text owners with more characters of their own are not labelled (paragraphs); the longest
+            name an instruction quotes by default.
     """
 
     chromium: str = CHROMIUM
@@ -86,7 +88,7 @@ class BrowserConfig:
     max_dom_nodes: int = 20000
     recycle_every: int = 50
     allow_origins: tuple[str, ...] = ()
-    max_text_chars: int = 120
+    max_text_chars: int = MAX_INSTRUCTION_NAME
 
     def __post_init__(self):
         if self.timeout_s <= 0:
