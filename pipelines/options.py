@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from apache_beam.transforms.resources import parse_resource_hints
+from screenmill.annotators.desktop.apps import parse_display
+from screenmill.annotators.desktop.session import SessionConfig
 from screenmill.annotators.dom.browser import BrowserConfig
 from screenmill.annotators.dom.page import Viewport
 from screenmill.annotators.vllm.config import EngineConfig
@@ -37,6 +39,7 @@ from screenmill.stages.ingest import IngestConfig
 from screenmill.stages.label.ocr import AnnotateConfig
 from screenmill.stages.label.vlm import VlmConfig
 from screenmill.stages.render import RenderConfig
+from screenmill.stages.render_apps import AppsConfig
 from screenmill.stages.tile import TileConfig
 from screenmill.stages.write import WriteConfig
 
@@ -347,6 +350,29 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--explore-step-timeout", type=float, default=10.0, help="seconds per exploration step")
 
 
+def add_apps_options(parser: argparse.ArgumentParser) -> None:
+    """Desktop apps run under Xvfb with accessibility labels (``RenderApps``)."""
+    g = parser.add_argument_group("apps: run desktop apps under Xvfb, label them from the accessibility tree")
+    g.add_argument("--apps", default=None, help="file of apps, one a line (a command, NAME: COMMAND, or JSON)")
+    g.add_argument("--displays", default="1280x800", help="WIDTHxHEIGHT[@SCALE],... e.g. 1280x800,1920x1080@2")
+    g.add_argument("--app-start-timeout", type=float, default=20.0, help="seconds for an app to come up")
+    g.add_argument("--app-step-timeout", type=float, default=10.0, help="seconds per step (tree read, settle)")
+    g.add_argument("--app-max-windows", type=int, default=20, help="more top-level windows: app_window_storm")
+
+
+def apps_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> AppsConfig | None:
+    """The app stage's config, or None without ``--apps`` (ValueError for bad values)."""
+    if not args.apps:
+        return None
+    session = SessionConfig(
+        start_timeout_s=args.app_start_timeout,
+        step_timeout_s=args.app_step_timeout,
+        max_windows=args.app_max_windows,
+    )
+    displays = tuple(parse_display(d) for d in args.displays.split(",") if d.strip())
+    return AppsConfig(args.output, run_id, args.apps, displays, session, limits)
+
+
 def render_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> RenderConfig | None:
     """The render stage's config, or None without ``--pages`` / ``--urls`` (ValueError for bad values)."""
     if not (args.pages or args.urls):
@@ -384,6 +410,7 @@ class RunConfigs:
     render: RenderConfig | None
     guard: GuardConfig | None
     hints: dict[str, str]
+    apps: AppsConfig | None = None
 
     @property
     def config_hash(self) -> str:
@@ -396,6 +423,7 @@ class RunConfigs:
             "tile": self.tile,
             "annotate": self.label,
             **({"render": self.render} if self.render else {}),
+            **({"render_apps": self.apps} if self.apps else {}),
         }
 
 
@@ -414,12 +442,14 @@ def run_configs(args: argparse.Namespace, run_id: str, check_imports: bool) -> R
         if vllm:  # the hash must see the recipe version the code registers, not just its name
             label = dataclasses.replace(label, recipe_version=label.get_recipe(packed=False).version)
         render = render_config(args, run_id, limits)
-        rendering = [render.hash_view()] if render else []
+        apps = apps_config(args, run_id, limits)
+        rendering = ([render.hash_view()] if render else []) + ([apps.hash_view()] if apps else [])
         hashed = label.hash_view() if vllm else label  # the vLLM config's recipe version records its packing
         label = dataclasses.replace(label, config_hash=config_hash(hashed, tile, *rendering))
         run_hash = label.config_hash
         ingest = IngestConfig(pattern=args.input, run_id=run_id, limits=limits, config_hash=run_hash)
         render = render and dataclasses.replace(render, config_hash=run_hash)
+        apps = apps and dataclasses.replace(apps, config_hash=run_hash)
     except (ValueError, KeyError) as e:
         raise SystemExit(f"screenmill run: {e.args[0] if e.args else e}") from None
     if vllm:
@@ -427,7 +457,8 @@ def run_configs(args: argparse.Namespace, run_id: str, check_imports: bool) -> R
             label.preflight(check_imports=check_imports)
         except (ImportError, FileNotFoundError, ValueError) as e:
             raise SystemExit(f"screenmill run: {e}") from None
-    return RunConfigs(limits, tile, label, ingest, render, guard_config(args, run_id, limits), resource_hints(args))
+    guard = guard_config(args, run_id, limits)
+    return RunConfigs(limits, tile, label, ingest, render, guard, resource_hints(args), apps)
 
 
 def run_parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -446,4 +477,5 @@ def run_parser(prog: str, description: str) -> argparse.ArgumentParser:
     add_vlm_options(p)
     add_placement_options(p)
     add_render_options(p)
+    add_apps_options(p)
     return p

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from screenmill.annotators.dom.extract import EXTRACT_VERSION
 from screenmill.annotators.wording import (
@@ -156,7 +156,7 @@ def choose_instructions(elements: list[dict]) -> list[_Candidate]:
 def dom_labels(
     shot: Screenshot, elements: list[dict], viewport: tuple[int, int], scale: float, config_hash: str, run_id: str
 ) -> list[GroundingLabel]:
-    """The DOM labels of one rendered screenshot.
+    """The DOM labels of one rendered screenshot: :func:`element_labels` with the DOM's provenance.
 
     Args:
         shot: the screenshot (its id and size are stamped on every label).
@@ -164,6 +164,33 @@ def dom_labels(
         viewport: the viewport's CSS size: the frame of the native numbers (``coord_system='pixel_resized'``).
         scale: device pixels per CSS px (the screenshot's pixels).
         config_hash / run_id: provenance.
+    """
+    return element_labels(
+        shot,
+        elements,
+        viewport,
+        scale,
+        lambda r: LabelProvenance(NAME, VERSION, r, RECIPE_VERSIONS[r], config_hash, run_id),
+    )
+
+
+def element_labels(
+    shot: Screenshot,
+    elements: list[dict],
+    viewport: tuple[int, int],
+    scale: float,
+    provenance: Callable[[str], LabelProvenance],
+) -> list[GroundingLabel]:
+    """The labels of one screenshot's elements (the DOM's, or any producer's elements of the same shape: ``box`` and
+    ``point`` in px of ``viewport``, ``text``, ``name``, ``role``, ``kind``, the field keys), worded by
+    :func:`choose_instructions`.
+
+    Args:
+        shot: the screenshot (its id and size are stamped on every label).
+        elements: the elements (px of ``viewport``).
+        viewport: the elements' frame: the frame of the native numbers (``coord_system='pixel_resized'``).
+        scale: screenshot pixels per px of ``viewport``.
+        provenance: a DOM recipe name (:data:`DOM_RECIPES`) → the provenance its labels carry.
 
     Returns:
         Labels in element order, then recipe order; boxes and points in screenshot pixels, clamped to the image.
@@ -185,15 +212,7 @@ def dom_labels(
 
     kept = [(e, b) for e in elements if (b := shown(e["box"]))[2] - b[0] >= scale and b[3] - b[1] >= scale]
     elements, boxes = [e for e, _ in kept], [b for _, b in kept]
-    builders = {
-        r: LabelBuilder(
-            shot,
-            LabelProvenance(NAME, VERSION, r, RECIPE_VERSIONS[r], config_hash, run_id),
-            "pixel_resized",
-            viewport,
-        )
-        for r in DOM_RECIPES
-    }
+    builders = {r: LabelBuilder(shot, provenance(r), "pixel_resized", viewport) for r in DOM_RECIPES}
     labels = []
     for c in choose_instructions(elements):
         el = elements[c.element]
