@@ -19,7 +19,8 @@ Commands (``{"cmd": ...}``), each answered by one JSON line (``{"error": ...}`` 
 * ``tree`` (``max_nodes``): the app's showing accessibles (role, name, text, states, extents in screen and window
   coordinates, the index of the top-level window each lies in) and the top-level X windows in stacking order.
 * ``windows``: the mapped top-level X windows (a window storm is many of them).
-* ``key`` / ``click`` (xdotool), ``alive``, ``quit``.
+* ``xdotool`` (its arguments), ``exec`` (a helper run inside the session, e.g. the tests' independent checker),
+  ``alive``, ``kill_app``, ``quit``.
 """
 
 from __future__ import annotations
@@ -310,6 +311,12 @@ class Agent:
         out = subprocess.run(["xdotool", *args], capture_output=True, text=True, timeout=10)
         return {"rc": out.returncode}
 
+    def exec(self, argv: list[str], stdin: str, timeout_s: float) -> dict:
+        """Run a helper inside the session (its display and buses; the app's pid in ``SCREENMILL_APP_PID``)."""
+        env = dict(os.environ, SCREENMILL_APP_PID=str(self.app.pid if self.app else ""))
+        out = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=timeout_s, env=env)
+        return {"rc": out.returncode, "stdout": out.stdout, "stderr": out.stderr[-2000:]}
+
     def kill_app(self) -> dict:
         if self.app is not None and self.app.poll() is None:
             try:
@@ -381,6 +388,8 @@ def main() -> int:
                     say(agent.windows())
                 elif cmd == "xdotool":
                     say(agent.xdotool(msg["args"]))
+                elif cmd == "exec":
+                    say(agent.exec(msg["argv"], msg.get("input", ""), float(msg.get("timeout_s", 60))))
                 elif cmd == "kill_app":
                     say(agent.kill_app())
                 elif cmd == "alive":

@@ -374,6 +374,10 @@ class DesktopSession:
         if self.alive:
             self._ask({"cmd": "kill_app"}, self.config.step_timeout_s)
 
+    def exec(self, argv: list[str], stdin: str = "", timeout_s: float = 60.0) -> dict:
+        """Run ``argv`` inside the session (its display, its buses, as its user); ``rc``, ``stdout``, ``stderr``."""
+        return self._ask({"cmd": "exec", "argv": argv, "input": stdin, "timeout_s": timeout_s}, timeout_s + 5)
+
     def xdotool(self, *args: str) -> None:
         self._ask({"cmd": "xdotool", "args": list(args)}, self.config.step_timeout_s)
 
