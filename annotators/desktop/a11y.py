@@ -93,7 +93,7 @@ def _overlap(a, b) -> int:
     return max(w, 0) * max(h, 0)
 
 
-def own_x_windows(capture, gtk4: bool) -> dict[int, tuple[int, float, tuple[int, int]]]:
+def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, float, tuple[int, int]]]:
     """Each app window's (index into ``capture.windows``) X window: ``(index into x_windows, scale k, offset)``; a
     node's screen box is its box x ``k`` + ``offset`` (GTK 4: the X window's origin and shadow margin)."""
     out = {}
@@ -113,8 +113,7 @@ def own_x_windows(capture, gtk4: bool) -> dict[int, tuple[int, float, tuple[int,
         else:
             best = max(range(len(capture.x_windows)), key=lambda j: (_overlap(capture.x_windows[j][1:], box), -j))
         _, xx, xy, xw, xh = capture.x_windows[best]
-        k = xw / box[2]
-        k = k if abs(k - round(k)) < 0.05 and round(k) > 1 else 1.0
+        k = scale if abs(xw / box[2] - scale) < abs(xw / box[2] - 1) else 1.0  # logical px of a scaled display
         offset = (xx + (xw - box[2] * k) / 2, xy + (xh - box[3] * k) / 2) if gtk4 else (0, 0)
         out[i] = (best, k, offset)
     return out
@@ -135,7 +134,7 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
     """The labelled elements of a capture (see the module docstring), in tree order, ``box`` / ``point`` in logical
     px (screen pixels / ``scale``), the shape :func:`screenmill.annotators.dom.labels.element_labels` takes."""
     gtk4 = capture.toolkit.lower() == "gtk" and capture.toolkit_version.startswith("4")
-    wins = own_x_windows(capture, gtk4)
+    wins = own_x_windows(capture, gtk4, scale)
     sw, sh = screen
     kept: list[tuple[dict, dict]] = []
     for node in capture.nodes:

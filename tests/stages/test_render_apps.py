@@ -19,6 +19,8 @@ pytestmark = pytest.mark.slow  # each test starts desktop sessions and real apps
 
 CHECKER = Path(__file__).resolve().parents[1] / "annotators" / "desktop" / "point_check.py"
 APPS = {"GTK3": "galculator", "GTK4": "gnome-calculator", "Qt5": "speedcrunch"}
+#: The same apps on a display of scale 2 (logical 800x600, a 1600x1200 screen): checked like the others.
+HIDPI = {f"{t}@2": json.dumps({"name": f"{a}-x2", "command": [a], "display": "800x600@2"}) for t, a in APPS.items()}
 
 
 def _desktop_missing() -> str | None:
@@ -48,7 +50,8 @@ def apps_run(tmp_path_factory):
     """One run over one app per toolkit (the session fixture the checks share)."""
     root = tmp_path_factory.mktemp("apps")
     apps = root / "apps.txt"
-    apps.write_text("# one app per toolkit\n" + "\n".join(APPS.values()) + "\n", encoding="utf-8")
+    lines = ["# one app per toolkit", *APPS.values(), *HIDPI.values()]
+    apps.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = root / "out"
     manifest = run(_args(out, apps))
     return out, apps, manifest
@@ -56,7 +59,7 @@ def apps_run(tmp_path_factory):
 
 def test_apps_render_into_screenshots_with_a11y_labels(apps_run):
     out, apps, m = apps_run
-    shots = read_shards(str(out), "screenshots").to_pylist()
+    shots = [s for s in read_shards(str(out), "screenshots").to_pylist() if s["render"]["device_scale_factor"] == 1]
     assert sorted(s["app"]["toolkit"] for s in shots) == sorted(APPS)
     for s in shots:
         assert hashlib.sha256(Path(s["source_uri"]).read_bytes()).hexdigest() == s["screenshot_id"]
@@ -67,6 +70,7 @@ def test_apps_render_into_screenshots_with_a11y_labels(apps_run):
         assert (s["width"], s["height"]) == (1280, 800) and s["render"]["device_scale_factor"] == 1
     labels = read_shards(str(out), "grounding").to_pylist()
     assert {r["annotator"] for r in labels} == {"a11y"} and all(r["recipe"].startswith("a11y-") for r in labels)
+    labels = [r for r in labels if r["screenshot_id"] in {s["screenshot_id"] for s in shots}]
     by_app = defaultdict(set)
     toolkit = {s["screenshot_id"]: s["app"]["toolkit"] for s in shots}
     per_shot = Counter((r["screenshot_id"], r["instruction"].casefold()) for r in labels)
@@ -80,11 +84,11 @@ def test_apps_render_into_screenshots_with_a11y_labels(apps_run):
     assert {'click the "Session" menu item', 'click "Type an expression here"'} <= by_app["Qt5"]
     # a rerun does nothing new: every app setting is done under the same config
     again = run(_args(out, apps))
-    assert again["counts"]["render_apps"]["skipped_done"] == 3
-    assert len(read_shards(str(out), "screenshots")) == 3
+    assert again["counts"]["render_apps"]["skipped_done"] == 6
+    assert len(read_shards(str(out), "screenshots")) == 6
 
 
-@pytest.mark.parametrize("toolkit", sorted(APPS))
+@pytest.mark.parametrize("toolkit", sorted(APPS) + sorted(HIDPI))
 def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run, toolkit):
     """Relaunch the app at the recorded settings in a fresh session; the deepest accessible at each label's click
     point (asked of the toolkit by tests/annotators/desktop/point_check.py) has the label's name and role."""
@@ -93,7 +97,12 @@ def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run
     from screenmill.annotators.dom.page import Viewport
 
     out, _, _ = apps_run
-    shot = next(s for s in read_shards(str(out), "screenshots").to_pylist() if s["app"]["toolkit"] == toolkit)
+    kit, _, scale = toolkit.partition("@")
+    shots = read_shards(str(out), "screenshots").to_pylist()
+    shot = next(
+        s for s in shots if (s["app"]["toolkit"], s["render"]["device_scale_factor"]) == (kit, float(scale or 1))
+    )
+    assert (shot["width"], shot["height"]) == ((1280, 800) if not scale else (1600, 1200))
     labels = [r for r in read_shards(str(out), "grounding").to_pylist() if r["screenshot_id"] == shot["screenshot_id"]]
     assert len(labels) >= 10
     r = shot["render"]
@@ -106,7 +115,10 @@ def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run
         # the checker's control: each label's point asked for the next label's element (a different one, mostly)
         texts = sorted({p["text"] for p in points})
         decoys = [p | {"text": texts[(texts.index(p["text"]) + 1) % len(texts)]} for p in points]
-        got = session.exec(["/usr/bin/python3", "-I", str(CHECKER)], json.dumps({"points": points + decoys}))
+        got = session.exec(
+            ["/usr/bin/python3", "-I", str(CHECKER)],
+            json.dumps({"points": points + decoys, "scale": r["device_scale_factor"]}),
+        )
     finally:
         session.close()
     assert got["rc"] == 0, got["stderr"]
@@ -115,6 +127,7 @@ def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run
     precision = 1 - len(wrong) / len(points)
     assert precision >= 0.99, (toolkit, precision, wrong[:5])
     fooled = sum(res["ok"] for res in results[len(points) :])
+    print(f"checker {toolkit}: {len(points)} labels, precision {precision:.3f}, {fooled} of {len(decoys)} decoys")
     assert fooled <= 0.1 * len(decoys), (toolkit, fooled)  # it tells one element from another
 
 

@@ -8,11 +8,12 @@ label's role and name (or, for a text label, its words).
 
 Its own coordinate handling: screen coordinates for every toolkit but GTK 4, whose components answer in coordinates
 relative to the window's content; for GTK 4 the point is moved into that frame with the X window's geometry as
-``xdotool`` reports it (origin plus the client-side shadow margin).
+``xdotool`` reports it (origin plus the client-side shadow margin); on a scaled display, a toolkit whose window is
+the X window over the scale answers in logical pixels, so the point is divided by the scale.
 
-stdin: ``{"points": [{"x": .., "y": .., "text": .., "role": ..}, ...]}`` (screen pixels; ``role`` the labels'
-ARIA-style role or null for a text). stdout: ``{"results": [{"ok": bool, "found": [[role, name], ...]}, ...],
-"toolkit": ...}``. The app's pid comes in ``SCREENMILL_APP_PID``.
+stdin: ``{"points": [{"x": .., "y": .., "text": .., "role": ..}, ...], "scale": ..}`` (screen pixels; ``role`` the
+labels' ARIA-style role or null for a text; ``scale`` the display's). stdout: ``{"results": [{"ok": bool, "found":
+[[role, name], ...]}, ...], "toolkit": ...}``. The app's pid comes in ``SCREENMILL_APP_PID``.
 """
 
 import json
@@ -84,17 +85,33 @@ def find_app(pid):
     return None
 
 
-def gtk4_offset(pid, frame):
-    """GTK 4: screen point - this = the window-content point (the X window's origin + its shadow margin)."""
+def x_geometries(pid):
+    """The app's visible X windows as ``xdotool`` reports them: ``(x, y, width, height)`` each."""
     ids = subprocess.run(["xdotool", "search", "--onlyvisible", "--pid", str(pid)], capture_output=True, text=True)
-    ext = frame.get_extents(Atspi.CoordType.WINDOW)
+    out = []
     for wid in ids.stdout.split():
         geo = subprocess.run(["xdotool", "getwindowgeometry", "--shell", wid], capture_output=True, text=True).stdout
         g = dict(line.split("=", 1) for line in geo.split() if "=" in line)
-        w, h = int(g["WIDTH"]), int(g["HEIGHT"])
-        if w >= ext.width and h >= ext.height and (w - ext.width) == (h - ext.height):
-            return int(g["X"]) + (w - ext.width) / 2, int(g["Y"]) + (h - ext.height) / 2
-    return 0, 0
+        out.append((int(g["X"]), int(g["Y"]), int(g["WIDTH"]), int(g["HEIGHT"])))
+    return out
+
+
+def frame_transform(pid, frame, gtk4, scale):
+    """``(dx, dy, k)``: the toolkit's point for a screen pixel (x, y) is ``((x - dx) / k, (y - dy) / k)``. ``k`` is
+    the display's scale where the toolkit answers in logical pixels (its window is the X window over the scale);
+    GTK 4 answers relative to its window's content: ``dx, dy`` are the X window's origin + its shadow margin."""
+    ext = frame.get_extents(Atspi.CoordType.WINDOW if gtk4 else Atspi.CoordType.SCREEN)
+    if ext.width <= 0:
+        return 0, 0, 1
+    best = None
+    for x, y, w, h in x_geometries(pid):
+        k = scale if abs(w / ext.width - scale) < abs(w / ext.width - 1) else 1
+        margin_x, margin_y = (w - ext.width * k) / 2, (h - ext.height * k) / 2
+        if gtk4 and margin_x >= 0 and abs(margin_x - margin_y) < 1:
+            best = (x + margin_x, y + margin_y, k)
+        elif not gtk4 and abs(ext.width * k - w) < 2:
+            best = best or (0, 0, k)
+    return best or (0, 0, 1)
 
 
 def contains(node, x, y, coord):
@@ -167,13 +184,13 @@ def main():
     gtk4 = toolkit.lower().startswith("gtk 4")
     frames = [app.get_child_at_index(i) for i in range(app.get_child_count())]
     results = []
+    scale = float(request.get("scale", 1))
+    transforms = [frame_transform(pid, f, gtk4, scale) for f in frames]
+    coord = Atspi.CoordType.WINDOW if gtk4 else Atspi.CoordType.SCREEN
     for point in request["points"]:
         ok, found = False, []
-        for frame in frames:
-            x, y, coord = point["x"], point["y"], Atspi.CoordType.SCREEN
-            if gtk4:
-                dx, dy = gtk4_offset(pid, frame)
-                x, y, coord = x - dx, y - dy, Atspi.CoordType.WINDOW
+        for frame, (dx, dy, k) in zip(frames, transforms, strict=True):
+            x, y = (point["x"] - dx) / k, (point["y"] - dy) / k
             if not contains(frame, x, y, coord):
                 continue
             ok, found = check(point, frame, x, y, coord)

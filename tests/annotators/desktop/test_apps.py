@@ -12,7 +12,9 @@ def test_the_three_line_forms():
     assert parse_app_line("mousepad '/data/my notes.txt'") == AppSpec("mousepad", ("mousepad", "/data/my notes.txt"))
     assert parse_app_line("calc-big: galculator --x") == AppSpec("calc-big", ("galculator", "--x"))
     line = '{"name": "de", "command": "gnome-calculator", "env": {"LANG": "de_DE.UTF-8"}, "display": "800x600@2"}'
-    assert parse_app_line(line) == AppSpec("de", ("gnome-calculator",), (("LANG", "de_DE.UTF-8"),), Viewport(800, 600, 2))
+    assert parse_app_line(line) == AppSpec(
+        "de", ("gnome-calculator",), (("LANG", "de_DE.UTF-8"),), Viewport(800, 600, 2)
+    )
     assert parse_app_line('{"command": ["/usr/bin/speedcrunch"]}').name == "speedcrunch"
 
 
