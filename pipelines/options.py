@@ -345,7 +345,7 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--render-timeout", type=float, default=20.0, help="seconds per page and setting")
     g.add_argument("--max-dom-nodes", type=int, default=20000, help="pages with more elements: page_too_large")
     g.add_argument("--browser-recycle", type=int, default=50, help="replace the browser after this many pages")
-    g.add_argument("--explore", type=int, default=0, help="explore each page setting for K actions (0: off)")
+    g.add_argument("--explore", type=int, default=0, help="explore each page setting (and app) for K actions (0: off)")
     g.add_argument("--explore-seed", type=int, default=0, help="the exploration policy's seed")
     g.add_argument("--explore-step-timeout", type=float, default=10.0, help="seconds per exploration step")
 
@@ -370,7 +370,9 @@ def apps_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> A
         max_windows=args.app_max_windows,
     )
     displays = tuple(parse_display(d) for d in args.displays.split(",") if d.strip())
-    return AppsConfig(args.output, run_id, args.apps, displays, session, limits)
+    return AppsConfig(
+        args.output, run_id, args.apps, displays, session, limits, explore=args.explore, explore_seed=args.explore_seed
+    )
 
 
 def render_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> RenderConfig | None:

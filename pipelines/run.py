@@ -142,6 +142,8 @@ def build_pipeline(
             _add(outputs, "actions", rendered.actions, "WithDomActions")
     if apps:  # the accessibility labels of the app screenshots that got this far
         _add(outputs, "grounding", labels_of_kept(tiled.good, apps.labels, "A11yLabels"), "WithA11yLabels")
+        if cfg.apps.explore:
+            _add(outputs, "actions", apps.actions, "WithA11yActions")
     if failures is None:
         failures = pipeline | "NoLabelStage" >> beam.Create([])
     marked = (tiled.good, failures) | "MarkDone" >> MarkDone(run_hash, run_id)

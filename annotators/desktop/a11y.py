@@ -10,7 +10,8 @@ name:
 * a name or text left after cleaning (:func:`clean_name`: developer names such as ``GtkMenuButton`` / ``AdwGizmo``
   dropped, GTK 4's doubled ``"7 7"`` made ``"7"``; a control without a name takes the text of the label inside it);
 * a box of non-zero size whose centre lies on the screen and in its own window, and no later-mapped (higher) X window
-  over that centre (a popup or another window covers it; ``showing`` does not mean unoccluded);
+  over that centre (a popup or another window covers it; ``showing`` does not mean unoccluded); an item of an open
+  menu (a descendant of a ``menu``) lies in the topmost X window under its centre, the menu's popup;
 * a label inside a kept control is the control's text, not an element of its own (its words would name two things).
 
 Boxes are screen pixels after the per-toolkit corrections (:func:`screen_box`): GTK 3 and Qt 5 report screen
@@ -135,6 +136,7 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
     px (screen pixels / ``scale``), the shape :func:`screenmill.annotators.dom.labels.element_labels` takes."""
     gtk4 = capture.toolkit.lower() == "gtk" and capture.toolkit_version.startswith("4")
     wins = own_x_windows(capture, gtk4, scale)
+    roles = {tuple(n["path"]): n["role"] for n in capture.nodes}
     sw, sh = screen
     kept: list[tuple[dict, dict]] = []
     for node in capture.nodes:
@@ -151,6 +153,10 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
         if box is None:
             continue
         centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+        if _in_open_menu(node, roles):  # a menu's popup: an X window of its own, over its window's
+            xi = next(
+                (j for j in range(len(capture.x_windows) - 1, -1, -1) if _inside(centre, capture.x_windows[j][1:])), xi
+            )
         xwin = capture.x_windows[xi]
         if not (0 <= centre[0] < sw and 0 <= centre[1] < sh and _inside(centre, xwin[1:])):
             continue
@@ -174,6 +180,7 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
         el["box"] = [x0 / scale, y0 / scale, x1 / scale, y1 / scale]
         el["point"] = [centre[0] / scale, centre[1] / scale]
         el["path"] = node["path"]
+        el["xwin"] = xi
         el["atspi_role"] = role
         kept.append((node, el))
     out: list[dict] = []
@@ -188,6 +195,12 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
                 continue
         out.append(el)
     return [el for el in out if el["text"] or el["name"]]
+
+
+def _in_open_menu(node: dict, roles: dict[tuple, str]) -> bool:
+    """Whether ``node`` is an item of a menu (an ancestor of role ``menu``): shown, it is in the menu's popup."""
+    path = node["path"]
+    return any(roles.get(tuple(path[:i])) == "menu" for i in range(1, len(path)))
 
 
 def _within(inner: dict, outer: dict) -> bool:

@@ -180,3 +180,43 @@ def test_hostile_apps_are_dead_lettered_and_the_run_goes_on(tmp_path):
     assert {r["screenshot_id"] for r in labels} == {s["screenshot_id"] for s in shots}
     leftover = subprocess.run(["pgrep", "-u", "nobody", "-f", "galculator|xmessage|sleep 600"], capture_output=True)
     assert leftover.stdout == b""  # every process of every session is gone
+
+
+def test_explored_app_episodes_replay_to_the_same_frames(tmp_path):
+    """--explore on an app: frames, a11y labels per frame (an opened menu's items too), actions rows; the same seed
+    in a fresh session takes the same actions to the same frame hashes."""
+    from screenmill.annotators.desktop.apps import AppSpec
+    from screenmill.annotators.desktop.explore import explore_app
+    from screenmill.annotators.desktop.session import DesktopSession
+    from screenmill.annotators.dom.explore import ExploreSettings, instruction
+    from screenmill.annotators.dom.page import Viewport
+
+    apps = tmp_path / "apps.txt"
+    apps.write_text("galculator\n", encoding="utf-8")
+    out = tmp_path / "out"
+    m = run(_args(out, apps, "--explore", "5", "--explore-seed", "1"))
+    assert m["counts"]["render_apps"]["episodes"] == 1 and m["counts"]["render_apps"]["steps"] == 5
+    shots = sorted(read_shards(str(out), "screenshots").to_pylist(), key=lambda s: s["step_index"])
+    assert [s["step_index"] for s in shots] == list(range(6)) and len({s["episode_id"] for s in shots}) == 1
+    actions = sorted(read_shards(str(out), "actions").to_pylist(), key=lambda r: r["step"])
+    assert [r["step"] for r in actions] == list(range(5)) and {r["annotator"] for r in actions} == {"a11y"}
+    assert (
+        all(json.loads(s["recorded_action"])["type"] == "click" for s in shots[:5])
+        and shots[5]["recorded_action"] is None
+    )
+    labels = read_shards(str(out), "grounding").to_pylist()
+    by_step = {s["screenshot_id"]: s["step_index"] for s in shots}
+    menu_items = {r["element_text"] for r in labels if r["role"] == "menuitem" and by_step[r["screenshot_id"]] > 0}
+    assert menu_items - {"File", "Edit", "View", "Calculator", "Help"}  # a menu the episode opened is labelled
+
+    app = AppSpec("galculator", ("galculator",))
+    session = DesktopSession(Viewport(1280, 800)).start()
+    try:
+        session.run_app(app)
+        again = explore_app(session, app, ExploreSettings(5, 1))
+    finally:
+        session.close()
+    assert [hashlib.sha256(f.capture.png).hexdigest() for f in again.frames] == [s["screenshot_id"] for s in shots]
+    assert [instruction(s.action) for s in again.steps] == [
+        json.loads(r["action_args"])["instruction"] for r in actions
+    ]
