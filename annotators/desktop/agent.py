@@ -285,10 +285,17 @@ class Agent:
                     child = node.get_child_at_index(i)
                     if child is not None:
                         visit(child, depth + 1, window, path + [i])
-            except Exception:  # noqa: BLE001 - a node going away while read
+            except _Hung:
+                raise
+            except Exception as e:  # noqa: BLE001 - a node going away while read; a call timing out: a hung app
+                if _timed_out(e):
+                    raise _Hung from e
                 return
 
-        visit(app, 0, None, [])
+        try:
+            visit(app, 0, None, [])
+        except _Hung:
+            return {"error": "timeout"}
         return {"nodes": nodes, "windows": windows, "x_windows": self.windows()["windows"]}
 
     def windows(self) -> dict:
@@ -339,6 +346,15 @@ class Agent:
                 os.killpg(proc.pid, signal.SIGKILL) if proc is self.app else proc.kill()
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+class _Hung(Exception):
+    """An AT-SPI call to the app timed out: the app does not answer (stopped, busy, deadlocked)."""
+
+
+def _timed_out(e: Exception) -> bool:
+    text = str(e).lower()
+    return "timeout" in text or "timed out" in text or "noreply" in text
 
 
 def _box(comp, coord) -> list[int] | None:

@@ -348,6 +348,8 @@ class DesktopSession:
         while True:
             self._alive_or_raise(app)
             tree = self._ask({"cmd": "tree", "max_nodes": cfg.max_nodes}, cfg.step_timeout_s)
+            if tree.get("error") == "timeout":
+                raise AppError("app_timeout", f"{app.name} does not answer on the accessibility bus (a hung app)")
             if "error" in tree:
                 raise AppError("app_crashed", f"{app.name} left the accessibility bus: {tree['error']}")
             if len(tree["x_windows"]) > cfg.max_windows:

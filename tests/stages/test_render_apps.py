@@ -184,10 +184,10 @@ def test_hostile_apps_are_dead_lettered_and_the_run_goes_on(tmp_path):
 
 def test_explored_app_episodes_replay_to_the_same_frames(tmp_path):
     """--explore on an app: frames, a11y labels per frame (an opened menu's items too), actions rows; the same seed
-    in a fresh session takes the same actions to the same frame hashes."""
+    in a fresh session takes the same actions to the same frame hashes; an app that then hangs is a time-out."""
     from screenmill.annotators.desktop.apps import AppSpec
     from screenmill.annotators.desktop.explore import explore_app
-    from screenmill.annotators.desktop.session import DesktopSession
+    from screenmill.annotators.desktop.session import AppError, DesktopSession, SessionConfig
     from screenmill.annotators.dom.explore import ExploreSettings, instruction
     from screenmill.annotators.dom.page import Viewport
 
@@ -210,10 +210,15 @@ def test_explored_app_episodes_replay_to_the_same_frames(tmp_path):
     assert menu_items - {"File", "Edit", "View", "Calculator", "Help"}  # a menu the episode opened is labelled
 
     app = AppSpec("galculator", ("galculator",))
-    session = DesktopSession(Viewport(1280, 800)).start()
+    session = DesktopSession(Viewport(1280, 800), SessionConfig(step_timeout_s=6)).start()
     try:
         session.run_app(app)
         again = explore_app(session, app, ExploreSettings(5, 1))
+        # then the app hangs (stopped): the next screen is a time-out, not a screenshot of a frozen window
+        assert session.exec(["sh", "-c", "kill -STOP $SCREENMILL_APP_PID"])["rc"] == 0
+        with pytest.raises(AppError) as hung:
+            session.capture(app)
+        assert hung.value.reason == "app_timeout"
     finally:
         session.close()
     assert [hashlib.sha256(f.capture.png).hexdigest() for f in again.frames] == [s["screenshot_id"] for s in shots]
