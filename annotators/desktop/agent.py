@@ -4,11 +4,11 @@ system Python with Debian's ``python3-gi``) and answers JSON commands on stdin, 
 Standalone on purpose (the standard library and ``gi`` only, no screenmill import): the venv's interpreter may not be
 runnable by the unprivileged user, and an AT-SPI client caches its bus for the life of its process, so a fresh
 session needs a fresh client. :class:`screenmill.annotators.desktop.session.DesktopSession` starts it with
-``unshare -n`` + ``setpriv`` and kills its whole process group after.
+``unshare -n -p`` + ``setpriv`` and kills the namespace's every process after.
 
-On start it brings up, in order: ``Xvfb`` on a free display (``-displayfd``; ``-noreset -nolisten tcp``; its frame
-buffer memory-mapped under ``fbdir`` as an XWD file), a private D-Bus session bus (a socket path of its own), the
-AT-SPI bus (``at-spi-bus-launcher --launch-immediately``), then prints ``{"ready": ..., "display": N}``.
+On start it brings up, in order: ``Xvfb`` on a free display (``-displayfd``; ``-noreset -nolisten tcp``, no pointer
+drawn; its frame buffer memory-mapped under ``fbdir`` as an XWD file), a private D-Bus session bus (a socket path of
+its own), the AT-SPI bus (``at-spi-bus-launcher --launch-immediately``), then prints ``{"ready": ..., "display": N}``.
 
 Commands (``{"cmd": ...}``), each answered by one JSON line (``{"error": ...}`` when it fails):
 
@@ -41,7 +41,7 @@ ROOT_SCREEN_RE = re.compile(r"^\s+(0x[0-9a-f]+) (\"[^\"]*\"|\(has no name\)).*?(
 def _start_x(width: int, height: int, fbdir: str) -> tuple[subprocess.Popen, int]:
     r, w = os.pipe()
     args = ["Xvfb", "-displayfd", str(w), "-screen", "0", f"{width}x{height}x24", "-fbdir", fbdir]
-    args += ["-noreset", "-nolisten", "tcp", "-dpi", "96", "+extension", "XTEST"]
+    args += ["-noreset", "-nolisten", "tcp", "-nocursor", "-dpi", "96", "+extension", "XTEST"]
     xvfb = subprocess.Popen(args, pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.close(w)
     got = b""

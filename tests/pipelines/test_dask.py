@@ -296,3 +296,27 @@ def test_render_job_on_dask_equals_the_default_runner_with_one_browser_per_worke
     assert got["counts"]["render"]["screens"] == want["counts"]["render"]["screens"] == 8
     assert 1 <= got["counts"]["render"]["browsers_started"] <= len(cluster.workers)  # one per worker process
     assert want["counts"]["render"]["browsers_started"] == 1
+
+
+def test_apps_job_on_dask_equals_the_default_runner(cluster, tmp_path):
+    """Desktop apps (--apps) on Dask: the same rows as the default runner (one session per worker process; a
+    screen does not depend on which session showed it: no pointer drawn, a fresh HOME per app)."""
+    from tests.stages.test_render_apps import _desktop_missing
+
+    if _desktop_missing():
+        pytest.skip(_desktop_missing())
+    apps = tmp_path / "apps.txt"
+    apps.write_text("galculator\nnot-installed-here\n", encoding="utf-8")
+    common = ["--apps", str(apps), "--annotator", "none", "--dt", DT, "--quiet"]
+    direct, dask = tmp_path / "direct", tmp_path / "dask"
+    want = run([*common, "--output", str(direct)])
+    got = run([*common, "--output", str(dask), *dask_args(cluster)])
+    tables = _tables(direct)
+    assert {"screenshots", "grounding", "_done", "_dead_letter/render_apps"} <= set(tables)
+    for name, rows in tables.items():
+        if name == "screenshots":  # source_uri differs by output root only
+            rows = [r.replace(str(direct), "OUT") for r in rows]
+            assert rows == [r.replace(str(dask), "OUT") for r in _rows(dask, name)]
+        else:
+            assert _rows(dask, name) == rows, name
+    assert got["counts"]["render_apps"]["screens"] == want["counts"]["render_apps"]["screens"] == 1
