@@ -240,7 +240,7 @@ def render_training_card(
         features: the rows' ``datasets.Features``.
     """
     yaml = import_optional("yaml")
-    conv, settings = state["convention"], state["settings"]
+    conv, settings, checks = state["convention"], state["settings"], state.get("checks", {})
     splits = [s for s in SPLITS if counts.get(s)]
     meta = {
         "license": state["license"],
@@ -262,11 +262,15 @@ def render_training_card(
     }
     resize = ""
     if conv["system"] == "pixel_resized":
+        f, lo, hi = conv["factor"], conv["min_pixels"], conv["max_pixels"]
         resize = (
-            f"Images are sent as they are; the model's processor resizes them with Qwen's `smart_resize` (factor "
-            f"{conv['factor']} = patch 14 x merge 2, min_pixels {conv['min_pixels']}, max_pixels {conv['max_pixels']};"
-            " height and width rounded to multiples of the factor independently, so x and y scale differently), "
-            "and the coordinates are absolute pixels (W', H') of that resized image."
+            f"Images are sent as they are; the model's processor resizes them with Qwen's `smart_resize` (factor {f}"
+            f"{' = patch 14 x merge 2' if f == 28 else ''}, min_pixels {lo}, max_pixels {hi}; height and width are "
+            "rounded to multiples of the factor independently, so x and y scale differently), and the coordinates "
+            f"are absolute pixels of that resized W' x H' image: `h = round(H / {f}) * {f}`, `w = round(W / {f}) * "
+            f"{f}` (Python's round, halves to even); if `h * w > {hi}`: `b = sqrt(H * W / {hi})`, `h = max({f}, "
+            f"floor(H / b / {f}) * {f})`, `w` likewise; if `h * w < {lo}`: `b = sqrt({lo} / (H * W))`, "
+            f"`h = ceil(H * b / {f}) * {f}`, `w` likewise; `H' = h`, `W' = w`."
         )
     lines = [
         "---",
@@ -289,13 +293,14 @@ def render_training_card(
         f"{conv['clamp']}. {resize}".rstrip(),
         "",
         f"Back to original-image pixels (W x H after EXIF orientation): `{conv['to_original_pixels']}`. Converted",
-        "back this way, every exported point lies inside its labelled box (and every box keeps IoU >= the export's",
-        "`min_iou` with it); rows for which rounding breaks that are held back, not exported.",
+        "back this way, every exported point lies inside its labelled box (and every box keeps IoU >= "
+        f"{checks.get('min_iou')} with it); rows for which rounding breaks that are held back, not exported.",
         "",
         "## Splits",
         "",
         f"`test` holds a share of {settings['split']['test_fraction']} of the image groups (seed "
-        f"{settings['split']['seed']!r}): screenshots within 4 bits of perceptual hash, and the screenshots of one "
+        f"{settings['split']['seed']!r}): screenshots within {checks.get('phash_bits')} bits of perceptual hash, and "
+        "the screenshots of one "
         "episode, form one group and share one split, so the same image is never on both sides.",
         "",
         *_table(["split", "rows"], [[s, counts[s]] for s in splits]),

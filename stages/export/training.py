@@ -256,6 +256,7 @@ def build_training(cfg: TrainingConfig, files: set[str], read, dest: str) -> Tra
             "format": 1,
             "settings": cfg.settings,
             "convention": target.convention(),
+            "checks": {k: getattr(cfg, k) for k in ("box_slack", "flat_tolerance", "min_iou", "phash_bits")},
             "name": cfg.name,
             "pretty_name": cfg.pretty_name or cfg.name.split("/")[-1],
             "license": cfg.license,

@@ -276,3 +276,21 @@ def test_the_command_refuses_bad_settings_with_one_line(samples_out, tmp_path, c
     shutil.rmtree(tmp_path / "ok", ignore_errors=True)
     assert export_main([str(out), "--format", "trl", "--target", "holo2", "--local-dir", str(tmp_path / "ok")]) == 0
     assert (tmp_path / "ok" / "README.md").exists() and list((out / "_export").glob("training-*.json"))
+
+
+def test_upload_commits_what_the_local_export_writes_and_only_new_rows(samples_out, tmp_path, monkeypatch, capsys):
+    from screenmill.pipelines.selftest.fixtures import FakeHub
+
+    out, _ = samples_out
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token_value")
+    args = [str(out), "--format", "trl", "--target", "holo2", "--repo", "org/train", "--test-fraction", "0.5"]
+    with FakeHub(files={".gitattributes": b"*.parquet filter=lfs\n"}) as hub:
+        assert export_main(args) == 0
+        local = tmp_path / "local"
+        export_training_local(_cfg(out, local, target="holo2", repo_id="org/train"))
+        expected = sorted(str(p.relative_to(local)) for p in local.rglob("*") if p.is_file())
+        assert sorted(hub.commits[0]) == expected
+        assert all(hub.files[p] == (local / p).read_bytes() for p in expected)
+        assert export_main(args) == 0  # nothing new: no second commit
+        assert len(hub.commits) == 1
+    assert "nothing new" in capsys.readouterr().out
