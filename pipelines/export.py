@@ -96,6 +96,7 @@ def _training(args) -> int:
             test_fraction=args.test_fraction,
             seed=args.seed,
             max_file_rows=args.max_file_rows,
+            max_file_bytes=args.max_file_mb * 2**20,
             license=args.license,
             private=not args.public,
             pretty_name=args.pretty_name,

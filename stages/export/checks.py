@@ -24,6 +24,7 @@ image never sits on both sides of the split.
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -35,25 +36,46 @@ from screenmill.schemas.coords import box_iou, point_in_box
 from screenmill.stages.export.hub import read_image
 
 
-@dataclasses.dataclass
-class ReadImage:
-    """A screenshot the export read: the bytes to write, the decoded frame, its file name and perceptual hash."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class ImageFacts:
+    """What the export keeps of every screenshot it read: file name, frame size and perceptual hash."""
 
-    data: bytes
-    frame: Any
     name: str
+    size: tuple[int, int]
     phash: int
 
 
 class Images:
-    """Reads, verifies and decodes the screenshots rows need, once each; remembers why one cannot be used."""
+    """Reads, verifies and decodes the screenshots rows need; remembers why one cannot be used.
 
-    def __init__(self, shots: dict[str, list[dict[str, Any]]]):
-        self._shots, self._cache, self.lost = shots, {}, {}
+    Memory stays bounded: the facts of every screenshot are kept, the bytes and decoded frames of the last ``keep``
+    only (read again, verified again, when needed again).
+    """
 
-    def get(self, sid: str) -> ReadImage | None:
-        if sid in self._cache or sid in self.lost:
-            return self._cache.get(sid)
+    def __init__(self, shots: Mapping[str, list[dict[str, Any]]], keep: int = 16):
+        self._shots, self._keep = shots, keep
+        self._facts: dict[str, ImageFacts] = {}
+        self._recent: OrderedDict[str, tuple[bytes, Any]] = OrderedDict()
+        self.lost: dict[str, tuple[str, str]] = {}
+
+    def get(self, sid: str) -> ImageFacts | None:
+        """The screenshot's facts, or None when it cannot be used (:attr:`lost` says why)."""
+        if sid not in self._facts and sid not in self.lost:
+            self._load(sid)
+        return self._facts.get(sid)
+
+    def frame(self, sid: str):
+        """The decoded frame the coordinates refer to (the screenshot must not be lost)."""
+        return self._load(sid)[1]
+
+    def data(self, sid: str) -> bytes:
+        """The bytes a row holds: the file as it is, or the frame re-encoded when the file is not upright RGB."""
+        return self._load(sid)[0]
+
+    def _load(self, sid: str) -> tuple[bytes, Any] | None:
+        if sid in self._recent:
+            self._recent.move_to_end(sid)
+            return self._recent[sid]
         rows = self._shots.get(sid)
         if not rows:
             self.lost[sid] = ("missing_screenshot", f"screenshot {sid} is in no screenshots table")
@@ -69,9 +91,12 @@ class Images:
             self.lost[sid] = ("bad_image", e.message)
             return None
         data = encode_frame(frame, shot["format"]) if needs_reencoding(shot) else data
-        out = ReadImage(data, frame, image_name(shot), ph.phash(frame))
-        self._cache[sid] = out
-        return out
+        if sid not in self._facts:
+            self._facts[sid] = ImageFacts(image_name(shot), frame.size, ph.phash(frame))
+        self._recent[sid] = (data, frame)
+        while len(self._recent) > self._keep:
+            self._recent.popitem(last=False)
+        return data, frame
 
 
 def box_outside(box: Sequence[float], width: int, height: int, slack: float) -> str | None:

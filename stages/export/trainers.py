@@ -73,9 +73,10 @@ class Turn:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Sample:
-    """A format-free training row: images (``(bytes, file name)``), turns, provenance."""
+    """A format-free training row: images (``(bytes, file name)`` when rendered; screenshot ids while planned),
+    turns, provenance."""
 
-    images: tuple[tuple[bytes, str], ...]
+    images: tuple
     turns: tuple[Turn, ...]
     provenance: Mapping[str, Any]
 

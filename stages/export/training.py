@@ -60,6 +60,7 @@ STAGE = "export/training"
 INDEX = "_screenmill/training-index.parquet"
 STATE = "_screenmill/training.json"
 INFO = "dataset_info.json"
+ZSTD = "zstd"
 CARD = "README.md"
 INDEX_SCHEMA = pa.schema(
     [
@@ -90,7 +91,7 @@ class TrainingConfig:
         annotators, recipes: keep only these (None: all); min_confidence: keep labels at least this confident.
         dt: only this date partition of the tables.
         test_fraction, seed: the split (kept for the repository's life).
-        max_file_rows: rows per Parquet file.
+        max_file_rows, max_file_bytes: rows / image bytes per Parquet file at most (one row may exceed the bytes).
         box_slack: pixels a box may pass its image's edge (``box_outside_image``).
         flat_tolerance: channel range at or under which a box's region is one colour (``one_colour_box``).
         min_iou: least IoU a box target keeps after rounding (``rounding_leaves_box``).
@@ -116,6 +117,7 @@ class TrainingConfig:
     test_fraction: float = 0.1
     seed: str = ""
     max_file_rows: int = 10_000
+    max_file_bytes: int = 256 * 2**20
     box_slack: float = 0.5
     flat_tolerance: int = 0
     min_iou: float = 0.9
@@ -141,8 +143,8 @@ class TrainingConfig:
             raise ValueError(f"--history must be 0..16, got {self.history}")
         if self.min_confidence is not None and not 0.0 <= self.min_confidence <= 1.0:
             raise ValueError(f"--min-confidence must be in [0, 1], got {self.min_confidence}")
-        if not 0.0 <= self.test_fraction < 1.0 or self.max_file_rows < 1:
-            raise ValueError("test_fraction must be in [0, 1) and max_file_rows >= 1")
+        if not 0.0 <= self.test_fraction < 1.0 or self.max_file_rows < 1 or self.max_file_bytes < 1:
+            raise ValueError("test_fraction must be in [0, 1), max_file_rows and max_file_bytes >= 1")
         if self.box_slack < 0 or self.flat_tolerance < 0 or not 0 < self.min_iou <= 1 or not 0 <= self.phash_bits:
             raise ValueError("box_slack, flat_tolerance >= 0, min_iou in (0, 1], phash_bits >= 0")
 
@@ -237,7 +239,7 @@ def build_training(cfg: TrainingConfig, files: set[str], read, dest: str) -> Tra
     feats = features(cfg.fmt)
     seq = len(state.get("batches", [])) + 1
     batch = f"{seq:05d}-{stable_id(sorted(k for k, _, _, _ in samples))[:8]}"
-    new_files, new_index, data_bytes = _write_rows(cfg, dest, batch, samples, feats)
+    new_files, new_index, data_bytes = _write_rows(cfg, dest, batch, samples, feats, plan.images)
     all_files = {**state.get("files", {}), **new_files}
     totals, sizes = Counter(), Counter()
     for f in all_files.values():
@@ -280,24 +282,37 @@ def build_training(cfg: TrainingConfig, files: set[str], read, dest: str) -> Tra
     )
 
 
-def _write_rows(cfg, dest, batch, samples, feats):
-    """``(key, split, sample, index rows)`` → Parquet files per split; returns (files, index rows, bytes written)."""
+def _write_rows(cfg, dest, batch, samples, feats, images):
+    """``(key, split, sample, index rows)`` → Parquet files per split, cut at ``max_file_rows`` rows or
+    ``max_file_bytes`` image bytes; a sample's image ids become their bytes (``images``) only as its file is written.
+    Returns (files, index rows, bytes written)."""
     by_split: dict[str, list] = defaultdict(list)
     for item in sorted(samples, key=lambda s: s[0]):
         by_split[item[1]].append(item)
     files, index, total = {}, [], 0
-    schema = feats.arrow_schema
+
+    def flush(split: str, chunk: int, rows: list, part: list) -> None:
+        nonlocal total
+        path = f"data/{split}/{batch}-{chunk:05d}.parquet"
+        table = pa.Table.from_pylist(rows, schema=feats.arrow_schema)
+        size = _write_file(dest, path, lambda f: pq.write_table(table, f, row_group_size=100, compression=ZSTD))
+        total += size
+        files[path] = {"split": split, "rows": table.num_rows, "num_bytes": table.nbytes, "size": size}
+        index.extend({**r, "file": path} for _, _, _, entries in part for r in entries)
+
     for split, items in sorted(by_split.items()):
-        for chunk, lo in enumerate(range(0, len(items), cfg.max_file_rows)):
-            part = items[lo : lo + cfg.max_file_rows]
-            path = f"data/{split}/{batch}-{chunk:05d}.parquet"
-            table = pa.Table.from_pylist([render(cfg.fmt, s) for _, _, s, _ in part], schema=schema)
-            size = _write_file(
-                dest, path, lambda f, t=table: pq.write_table(t, f, row_group_size=100, compression="zstd")
-            )
-            total += size
-            files[path] = {"split": split, "rows": table.num_rows, "num_bytes": table.nbytes, "size": size}
-            index += [{**r, "file": path} for _, _, _, rows in part for r in rows]
+        chunk, rows, part, held = 0, [], [], 0
+        for item in items:
+            sample = item[2]
+            pics = tuple((images.data(s), images.get(s).name) for s in sample.images)
+            rows.append(render(cfg.fmt, dataclasses.replace(sample, images=pics)))
+            part.append(item)
+            held += sum(len(d) for d, _ in pics)
+            if len(rows) >= cfg.max_file_rows or held >= cfg.max_file_bytes:
+                flush(split, chunk, rows, part)
+                chunk, rows, part, held = chunk + 1, [], [], 0
+        if rows:
+            flush(split, chunk, rows, part)
     return files, index, total
 
 
@@ -366,6 +381,7 @@ class _Plan:
     def samples(self) -> tuple[list, list[DeadLetter]]:
         """``[(row key, split, Sample, index rows)]`` of the rows to write, and the dead letters of the others."""
         units = list(self._label_units(self._labels())) if self.cfg.task == "grounding" else self._actions()
+        units.sort(key=lambda u: (u[2][-1] if u[2] else "", u[0]))  # by screenshot: its frame is read once a pass
         for unit in units:  # read every image a unit needs first: the groups need every hash before any split
             for sid in unit[2]:
                 image = self.images.get(sid)
@@ -420,8 +436,7 @@ class _Plan:
                 "step": metas[0].get("step"),
                 "target": self.target.name,
             }
-            pics = tuple((self.images.get(s).data, self.images.get(s).name) for s in sids)
-            sample = Sample(pics, tuple(t for *_, t, _ in items), provenance)
+            sample = Sample(tuple(sids), tuple(t for *_, t, _ in items), provenance)
             key = items[0][0] if len(items) == 1 else stable_id(sid, [k for k, *_ in items])
             index = [
                 {
@@ -442,8 +457,8 @@ class _Plan:
 
     def _grounding_turn(self, label: dict[str, Any]) -> Turn:
         cfg, target = self.cfg, self.target
-        image = self.images.get(label["screenshot_id"])
-        width, height = image.frame.size
+        frame = self.images.frame(label["screenshot_id"])
+        width, height = frame.size
         if (label["image_width"], label["image_height"]) != (width, height):
             raise _Held("box_outside_image", f"label is for a {label['image_width']}x{label['image_height']} image")
         box = (label["x0"], label["y0"], label["x1"], label["y1"])
@@ -451,7 +466,7 @@ class _Plan:
         why = box_outside(box, width, height, cfg.box_slack)
         if why:
             raise _Held("box_outside_image", why)
-        if one_colour(image.frame, box, cfg.flat_tolerance):
+        if one_colour(frame, box, cfg.flat_tolerance):
             raise _Held("one_colour_box", f"box {list(box)} is one colour")
         values, why = rounding_error(target, box, point, width, height, cfg.min_iou)
         if why:
@@ -511,12 +526,11 @@ class _Plan:
 
     def _say(self, row: dict[str, Any], sid: str | None) -> str:
         image = self.images.get(sid) if sid else None
-        width, height = image.frame.size if image else (1000, 1000)
+        width, height = image.size if image else (1000, 1000)
         return self.target.action(row["action_type"], json.loads(row["action_args"]), width, height, row["thought"])
 
     def _step_turn(self, row: dict[str, Any], sid: str, history: list[dict[str, Any]]) -> Turn:
-        image = self.images.get(sid)
-        width, height = image.frame.size
+        width, height = self.images.get(sid).size
         args = json.loads(row["action_args"])
         if "x" in args and "y" in args:
             why = point_outside((args["x"], args["y"]), width, height, self.cfg.box_slack)

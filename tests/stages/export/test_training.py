@@ -117,6 +117,9 @@ def test_reviews_apply_and_filters_keep_only_what_was_asked(samples_out, tmp_pat
     assert none.new_rows == {} and none.dropped["filtered"] == len(tables["grounding"])
     sure = export_training_local(_cfg(out, tmp_path / "sure", target="pixel", min_confidence=1.0, recipes=("x",)))
     assert sure.new_rows == {}
+    small = export_training_local(_cfg(out, tmp_path / "small", target="pixel", max_file_bytes=1))  # a file a row
+    assert len(list((tmp_path / "small" / "data").rglob("*.parquet"))) == sum(small.new_rows.values()) == len(verdicts)
+    assert len(_rows(tmp_path / "small", offline)) == len(verdicts)
 
 
 def test_per_image_rows_hold_every_instruction_and_a_second_export_adds_only_new_rows(tmp_path, offline):
@@ -294,3 +297,14 @@ def test_upload_commits_what_the_local_export_writes_and_only_new_rows(samples_o
         assert export_main(args) == 0  # nothing new: no second commit
         assert len(hub.commits) == 1
     assert "nothing new" in capsys.readouterr().out
+
+
+def test_a_hub_export_and_a_training_export_never_share_a_repository(samples_out, tmp_path, capsys):
+    out, _ = samples_out
+    hub_dir, train_dir = tmp_path / "hub", tmp_path / "train"
+    assert export_main([str(out), "--local-dir", str(hub_dir)]) == 0
+    assert export_main([str(out), "--format", "trl", "--target", "pixel", "--local-dir", str(hub_dir)]) == 2
+    assert "holds a Hub export" in capsys.readouterr().err
+    assert export_main([str(out), "--format", "trl", "--target", "pixel", "--local-dir", str(train_dir)]) == 0
+    assert export_main([str(out), "--local-dir", str(train_dir)]) == 2
+    assert "not a screenmill export" in capsys.readouterr().err
