@@ -10,7 +10,9 @@ placeholders; the first user turn carries all of them. Columns by format:
                  ``images`` datasets (the processor's own chat template places the image tokens).
 ``llamafactory`` ``messages``: ``[{role, content}]`` strings with one ``<image>`` per image (LLaMA-Factory's sharegpt
                  format with OpenAI-style tags: ``dataset_info.json`` maps ``messages`` / ``images`` and the
-                 ``role`` / ``content`` / ``user`` / ``assistant`` tags; :func:`dataset_info`).
+                 ``role`` / ``content`` / ``user`` / ``assistant`` tags; :func:`dataset_info`). The features are
+                 those of LLaMA-Factory's own multimodal demo set (``BUAADreamer/mllm_demo``: ``messages`` list of
+                 ``{role, content}`` strings, ``images`` a sequence of ``Image``).
 ``swift``        ``messages`` as for LLaMA-Factory (ms-swift's standard ``messages`` + ``images`` keys) and
                  ``objects``: for a box target's grounding rows ``{ref, bbox, bbox_type: "real", image_id}`` with
                  ``<ref-object>`` in the prompt and ``<bbox>`` as the answer, so ms-swift itself writes the box in the

@@ -150,6 +150,11 @@ def test_per_image_rows_hold_every_instruction_and_a_second_export_adds_only_new
     assert sorted(lb for r in rows2 for lb in r["label_ids"]) == sorted(
         lb["label_id"] for lb in labels + [extra] + [lb for lb in more_labels if lb not in labels]
     )  # every label exactly once
+    # the features of LLaMA-Factory's own multimodal demo dataset (BUAADreamer/mllm_demo: its dataset card)
+    feats = datasets.load_dataset(str(dest), cache_dir=offline)["train" if first.new_rows.get("train") else "test"]
+    plain = {"role": datasets.Value("string"), "content": datasets.Value("string")}
+    assert feats.features["messages"] == datasets.List(plain)
+    assert feats.features["images"] == datasets.List(datasets.Image())
     info = json.loads((dest / "dataset_info.json").read_text())
     for entry in info.values():  # LLaMA-Factory's sharegpt + OpenAI-style tags (its data/README)
         assert entry["formatting"] == "sharegpt" and (dest / entry["file_name"]).is_dir()
