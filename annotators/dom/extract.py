@@ -287,11 +287,13 @@ EXTRACT_JS = r"""
   }
 
   // 4. Relations (read by annotators/dom/relations.py only; no text recipe depends on them): per element, `rel` =
-  // {region, row, fg, bg, under, bg_image, graphic}. `region`: the innermost landmark that is a top bar, side bar or
-  // dialog by its role and geometry ({kind: 'top' | 'side' | 'dialog', id}, nested ones of a kind folded into the
-  // outermost), `row`: its table row ({id, text}: the row's text), colours as [r, g, b, a]: its text (`fg`), its own
-  // background (`bg`), the first opaque background behind it (`under`); `bg_image`: a background image or gradient
-  // (its CSS text: a gradient names its colours); `graphic`: it is or holds an svg / img / icon glyph.
+  // {region, row, fg, bg, under, bg_image, graphic, up, zoom}. `region`: the innermost landmark that is a top bar,
+  // side bar or dialog by its role and geometry ({kind: 'top' | 'side' | 'dialog', id}, nested ones of a kind
+  // folded into the outermost), `row`: its table row ({id, text}: the row's text), colours as [r, g, b, a]: its
+  // text (`fg`), its own background (`bg`), the first opaque background behind it (`under`); `bg_image`: a
+  // background image or gradient (its CSS text: a gradient names its colours); `graphic`: it is or holds an svg /
+  // img / icon glyph; `up`: ids of it, its parent and grandparent (what it is grouped with); `zoom`: the page's
+  // (its boxes are zoomed by it).
   const rgba = (c) => {
     const m = /rgba?\(([^)]+)\)/.exec(c || '');
     if (!m) return null;
@@ -299,7 +301,7 @@ EXTRACT_JS = r"""
     return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
   };
   const REGION_ROLES = new Set(['banner', 'navigation', 'complementary', 'dialog', 'alertdialog', 'search']);
-  const regionIds = new Map(), rowIds = new Map();
+  const regionIds = new Map(), rowIds = new Map(), upIds = new Map();
   const idOf = (map, e) => { if (!map.has(e)) map.set(e, map.size); return map.get(e); };
   const regionKind = (e) => {
     const r = e.computedRole || e.getAttribute('role') || '';
@@ -338,6 +340,8 @@ EXTRACT_JS = r"""
       fg: rgba(cs.color), bg: rgba(cs.backgroundColor), under: underOf(el),
       bg_image: cs.backgroundImage === 'none' ? null : cs.backgroundImage.slice(0, 400),
       graphic: ['svg', 'img', 'i'].includes(el.tagName.toLowerCase()) || !!el.querySelector('svg, img, i, [role=img]'),
+      up: [el, el.parentElement, el.parentElement?.parentElement].filter(Boolean).map((e) => idOf(upIds, e)),
+      zoom: visualViewport.scale,
     };
   }
 

@@ -9,8 +9,8 @@ The recipes (names and phrasings in :mod:`screenmill.annotators.wording`, chosen
   :data:`BELOW_GAP` CSS px above it, overlapping it across, nothing between them) that no other element shows or is
   named, where the field is the one nearest under it and no other field sits beside it;
 * ``dom-left-of`` (relational): ``click the icon to the left of "Settings"``: an icon (:func:`is_icon`) just left of
-  a text (at most :data:`LEFT_GAP` CSS px, on its line, nothing between them) that no other element shows or is
-  named;
+  a text (at most :data:`LEFT_GAP` CSS px, on its line, nothing between them, the two of one group: a parent or
+  grandparent in common) that no other element shows or is named;
 * ``dom-landmark`` (relational): ``click the "Search" button in the top bar`` (``side bar``, ``dialog``): a control
   in the only region of that kind on the screenshot (the extraction's ``rel.region``: by landmark role and
   geometry), the only one there of its role and name;
@@ -101,11 +101,16 @@ def candidates(elements: list[dict], recipes: frozenset[str]) -> Iterator[tuple[
                 yield recipe, instruction, text, i
 
 
+def _zoom(el: dict) -> float:
+    """The page's zoom: boxes are CSS px times it (below 1 in a zoomed-out mobile page), so are the distances here."""
+    return float(el["rel"].get("zoom") or 1.0)
+
+
 def is_icon(el: dict) -> bool:
     """An icon: a named image outside controls, or a control that shows no text, no form field, at most
     :data:`ICON_MAX_SIDE` CSS px a side."""
     x0, y0, x1, y1 = el["box"]
-    if x1 - x0 > ICON_MAX_SIDE or y1 - y0 > ICON_MAX_SIDE:
+    if max(x1 - x0, y1 - y0) > ICON_MAX_SIDE * _zoom(el):
         return False
     if el["kind"] == "icon":
         return True
@@ -152,7 +157,8 @@ def _said(elements: list[dict]) -> Counter:
 
 
 def _is_text(el: dict) -> bool:
-    return el["kind"] == "text" and nameable(el.get("text"))
+    """A text that anchors an expression: a whole text element (no line of a longer one) an instruction can quote."""
+    return el["kind"] == "text" and el.get("role") != "line" and nameable(el.get("text"))
 
 
 def _noun(el: dict) -> str | None:
@@ -200,7 +206,8 @@ def _below(elements, usable, said):
         above = [
             t
             for t in texts
-            if 0 <= fy0 - elements[t]["box"][3] <= BELOW_GAP and _overlap(fx0, fx1, *elements[t]["box"][0::2]) > 0
+            if 0 <= fy0 - elements[t]["box"][3] <= BELOW_GAP * _zoom(elements[i])
+            and _overlap(fx0, fx1, *elements[t]["box"][0::2]) > 0
         ]
         if not above:
             continue
@@ -239,15 +246,17 @@ def _left_of(elements, usable, said):
         for t in usable:
             tx0, ty0, tx1, ty1 = elements[t]["box"]
             line = _overlap(y0, y1, ty0, ty1) >= 0.5 * min(y1 - y0, ty1 - ty0)
-            if t != i and line and -1 <= tx0 - x1 <= LEFT_GAP:
+            if t != i and line and -1 <= tx0 - x1 <= LEFT_GAP * _zoom(el):
                 right.append(t)
         if len(right) != 1:
             continue
         t = right[0]
         text = elements[t].get("text")
         own = (el.get("name") or "").casefold() == (text or "").casefold()  # an icon titled as its text
-        if elements[t]["kind"] != "text" or not nameable(text) or said[text.casefold()] - own != 1:
+        if not _is_text(elements[t]) or said[text.casefold()] - own != 1:
             continue
+        if not set(el["rel"].get("up", ())) & set(elements[t]["rel"].get("up", ())):
+            continue  # not of one group (an item, a row): a side bar's icon beside a card's text is not "its" icon
         tx0, ty0, _, ty1 = elements[t]["box"]
         # the icon is what is nearest left of the text: nothing else on its line ends between them
         nearer = [
