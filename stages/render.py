@@ -52,10 +52,10 @@ from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost
 from screenmill.annotators.dom.labels import ALL_RECIPE_VERSIONS, RECIPE_VERSIONS, dom_labels
 from screenmill.annotators.dom.page import RenderError, Screen, Viewport
 from screenmill.annotators.process import per_process
+from screenmill.annotators.wording import DOM_RECIPE_FAMILIES
 from screenmill.schemas.images import ImageLimits, ImageRejected, inspect_image
 from screenmill.schemas.keys import item_key, stable_id
 from screenmill.schemas.records import ActionStep, Done, RenderSettings, Screenshot, utcnow
-from screenmill.annotators.wording import DOM_RECIPE_FAMILIES
 from screenmill.schemas.tables import image_path
 from screenmill.stages.base import Failure, Stage, StageDoFn, StageOutputs
 from screenmill.stages.done import rejected_done
@@ -151,8 +151,11 @@ class RenderConfig:
             "max_text_chars": b.max_text_chars,
             "dom_recipes": dict(sorted(RECIPE_VERSIONS.items())),
             # only when asked for: the default's hash is the one it was before these recipes existed
-            **({"dom_recipe_mix": {r: ALL_RECIPE_VERSIONS[r] for r in sorted(self.recipes)}}
-               if self.dom_recipes != ("text",) else {}),
+            **(
+                {"dom_recipe_mix": {r: ALL_RECIPE_VERSIONS[r] for r in sorted(self.recipes)}}
+                if self.dom_recipes != ("text",)
+                else {}
+            ),
         }
 
 

@@ -9,6 +9,8 @@ elements, each a dict in the frame's CSS pixels (its viewport, after scrolling):
 
 ``href`` is a link's resolved target, ``field`` a form field's ``name`` (else ``id``, ``autocomplete``): what
 exploration (:mod:`screenmill.annotators.dom.explore`) reads; no label depends on them.
+``rel`` (the script's last block) holds what :mod:`screenmill.annotators.dom.relations` reads for the expressions
+beyond the text: the element's landmark region, table row, colours and parents (the block's comment says each).
 
 Which elements (the rules the DOM labels stand on; :mod:`screenmill.annotators.dom.labels` makes the instructions):
 

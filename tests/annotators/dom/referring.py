@@ -56,7 +56,8 @@ RESOLVE_JS = r"""
     const [name, noun, cell] = args;
     const rows = all.filter((e) => e.matches('tr, [role=row]') && low(e.innerText).includes(low(cell)));
     if (rows.length > 1) return 'ambiguous';
-    if (rows.length) found = all.filter((e) => rows[0].contains(e) && is(e, noun) && low(e.computedName) === low(name));
+    const named = (e) => is(e, noun) && low(e.computedName) === low(name);
+    if (rows.length) found = all.filter((e) => rows[0].contains(e) && named(e));
   } else if (form === 'below' || form === 'left') {
     const anchors = showing(args[0]);
     if (anchors.length > 1) return 'ambiguous';
@@ -134,7 +135,8 @@ RESOLVE_JS = r"""
   } else if (form === 'size') {
     const area = (e) => { const c = clip(e.getBoundingClientRect()); return (c.r - c.l) * (c.b - c.t); };
     const buttons = all.filter((e) => is(e, 'button')).sort((p, q) => area(q) - area(p));
-    found = buttons.length > 1 && area(buttons[0]) < 1.5 * area(buttons[1]) ? buttons.slice(0, 2) : buttons.slice(0, 1);
+    const close = buttons.length > 1 && area(buttons[0]) < 1.5 * area(buttons[1]);
+    found = buttons.slice(0, close ? 2 : 1);
   } else if (form === 'icon') {
     if (showing(args[0]).length) return 'ambiguous';  // a text of those words: the icon of it?
     found = outermost(all.filter((e) => e.matches('svg, img, i, [role=img], ' + CONTROL) && !norm(e.innerText) &&
