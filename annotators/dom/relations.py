@@ -81,8 +81,8 @@ def candidates(elements: list[dict], recipes: frozenset[str]) -> Iterator[tuple[
     ones) that name exactly one of ``elements`` (one screenshot, CSS px).
 
     Yields:
-        ``(recipe, instruction, element_text, element index)``; ``element_text`` is the name the instruction
-        quotes (the icon's name, the colour's element name) so that a checker can tell the element.
+        ``(recipe, instruction, element_text, element index)``; ``element_text`` is the element's own name where it
+        has one (a field's name, label or placeholder; an icon's name), else the text the instruction quotes.
     """
     usable = [i for i, el in enumerate(elements) if not el.get("frame") and el.get("rel")]
     said = _said(elements)
@@ -233,7 +233,8 @@ def _below(elements, usable, said):
         beside = [f for f in fields if f != i and _overlap(fy0, fy1, elements[f]["box"][1], elements[f]["box"][3]) > 0]
         if between or beside or under[0][1] != i or (len(under) > 1 and under[1][0] < fy1):
             continue
-        yield wording.below(text), text, i
+        field = elements[i]
+        yield wording.below(text), field.get("name") or field.get("label") or field.get("placeholder") or text, i
 
 
 def _left_of(elements, usable, said):

@@ -63,6 +63,7 @@ def verdicts(rendered):
     return out
 
 
+@pytest.mark.slow  # a whole run of real Chromium renders, checked in another browser
 def test_every_new_expression_names_one_element_and_its_point_hits_it(verdicts):
     per_recipe = defaultdict(Counter)
     for recipe, _, _, verdict in verdicts:
@@ -75,6 +76,7 @@ def test_every_new_expression_names_one_element_and_its_point_hits_it(verdicts):
     assert not wrong  # on these pages every one hits
 
 
+@pytest.mark.slow  # a whole run of real Chromium renders, checked in another browser
 def test_what_two_elements_could_fit_is_not_written(rendered):
     _, _, labels = rendered
     said = Counter((label["screenshot_id"], label["instruction"].casefold()) for label in labels)
@@ -92,6 +94,7 @@ def test_what_two_elements_could_fit_is_not_written(rendered):
     assert 'click the icon to the left of "Favourites"' in new  # an image and a text of one list item
 
 
+@pytest.mark.slow  # a whole run of real Chromium renders, checked in another browser
 def test_the_manifest_counts_labels_per_recipe(rendered):
     manifest, _, labels = rendered
     render = manifest["counts"]["render"]
@@ -127,6 +130,7 @@ def test_colours_are_named_only_where_clear(rgba, name, possible):
     assert colour_names(list(rgba)) == (name, possible)
 
 
+@pytest.mark.slow  # a whole run of real Chromium renders, checked in another browser
 def test_the_checker_itself_tells_ambiguous_and_wrong_expressions(rendered):
     from tests.annotators.dom.referring import resolve
     from tests.annotators.dom.verify import DESKTOP, _loaded, open_browser
