@@ -144,7 +144,7 @@ def choose_instructions(elements: list[dict], recipes: frozenset[str] = frozense
     """
     cands = [c for i, el in enumerate(elements) for c in _candidates(i, el)] + _positional(elements)
     if recipes - set(DOM_RECIPES):
-        cands += [_Candidate(*c) for c in relations.candidates(elements, recipes)]
+        cands += [_Candidate(*c) for c in relations.candidates(elements, recipes, FIELD_TYPES)]
     owners: dict[str, set[int]] = defaultdict(set)
     showing: dict[str, set[int]] = defaultdict(set)
     for c in cands:

@@ -76,9 +76,12 @@ _RGB = re.compile(r"rgba?\(([\d.]+,\s*[\d.]+,\s*[\d.]+)")
 _WORDS = re.compile(r"^[A-Za-z]+(?: [A-Za-z]+)?$")
 
 
-def candidates(elements: list[dict], recipes: frozenset[str]) -> Iterator[tuple[str, str, str, int]]:
+def candidates(
+    elements: list[dict], recipes: frozenset[str], field_types: frozenset[str]
+) -> Iterator[tuple[str, str, str, int]]:
     """The instructions of ``recipes`` (among :data:`screenmill.annotators.wording.DOM_RECIPE_FAMILIES`' non-text
-    ones) that name exactly one of ``elements`` (one screenshot, CSS px).
+    ones) that name exactly one of ``elements`` (one screenshot, CSS px); ``field_types``: the ``input_type`` s of
+    the form fields ``dom-below`` names (``labels.FIELD_TYPES``).
 
     Yields:
         ``(recipe, instruction, element_text, element index)``; ``element_text`` is the element's own name where it
@@ -86,6 +89,7 @@ def candidates(elements: list[dict], recipes: frozenset[str]) -> Iterator[tuple[
     """
     usable = [i for i, el in enumerate(elements) if not el.get("frame") and el.get("rel")]
     said = _said(elements)
+    fields = [i for i in usable if elements[i].get("input_type") in field_types]
     makers = (
         (wording.DOM_ROW, _rows),
         (wording.DOM_BELOW, _below),
@@ -97,7 +101,7 @@ def candidates(elements: list[dict], recipes: frozenset[str]) -> Iterator[tuple[
     )
     for recipe, make in makers:
         if recipe in recipes:
-            for instruction, text, i in make(elements, usable, said):
+            for instruction, text, i in make(elements, usable, said, fields):
                 yield recipe, instruction, text, i
 
 
@@ -169,7 +173,7 @@ def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
     return min(a1, b1) - max(a0, b0)
 
 
-def _rows(elements, usable, said):
+def _rows(elements, usable, said, _fields):
     rows: dict[int, list[int]] = defaultdict(list)
     row_text: dict[int, str] = {}
     for i in usable:
@@ -192,14 +196,7 @@ def _rows(elements, usable, said):
                     break
 
 
-def _fields(elements, usable):
-    from screenmill.annotators.dom.labels import FIELD_TYPES
-
-    return [i for i in usable if elements[i].get("input_type") in FIELD_TYPES]
-
-
-def _below(elements, usable, said):
-    fields = _fields(elements, usable)
+def _below(elements, usable, said, fields):
     texts = [i for i in usable if _is_text(elements[i])]
     for i in fields:
         fx0, fy0, fx1, fy1 = elements[i]["box"]
@@ -237,7 +234,7 @@ def _below(elements, usable, said):
         yield wording.below(text), field.get("name") or field.get("label") or field.get("placeholder") or text, i
 
 
-def _left_of(elements, usable, said):
+def _left_of(elements, usable, said, _fields):
     for i in usable:
         el = elements[i]
         if not is_icon(el):
@@ -271,7 +268,7 @@ def _left_of(elements, usable, said):
             yield wording.left_of(text), el.get("name") or text, i
 
 
-def _landmarks(elements, usable, said):
+def _landmarks(elements, usable, said, _fields):
     regions: dict[str, set[int]] = defaultdict(set)
     for i in usable:
         region = elements[i]["rel"].get("region")
@@ -311,7 +308,7 @@ def _colour_of(el: dict) -> tuple[str | None, set[str]]:
     return name, possible | fg_possible | (under_possible if not name else set())
 
 
-def _colours(elements, usable, said):
+def _colours(elements, usable, said, _fields):
     for role in ("button", "link"):
         members = [i for i in usable if elements[i].get("role") == role and elements[i]["kind"] == "control"]
         named = {i: _colour_of(elements[i]) for i in members}
@@ -328,7 +325,7 @@ def _area(el: dict) -> float:
     return max(x1 - x0, 0) * max(y1 - y0, 0)
 
 
-def _sizes(elements, usable, said):
+def _sizes(elements, usable, said, _fields):
     buttons = [i for i in range(len(elements)) if elements[i].get("role") == "button"]
     if len(buttons) < 2:
         return
@@ -337,7 +334,7 @@ def _sizes(elements, usable, said):
         yield wording.by_size("button"), elements[big].get("name") or "", big
 
 
-def _icons(elements, usable, said):
+def _icons(elements, usable, said, _fields):
     made: Counter = Counter()
     found = []
     for i in usable:
