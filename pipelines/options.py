@@ -345,6 +345,11 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--explore", type=int, default=0, help="explore each page setting for K actions (0: off)")
     g.add_argument("--explore-seed", type=int, default=0, help="the exploration policy's seed")
     g.add_argument("--explore-step-timeout", type=float, default=10.0, help="seconds per exploration step")
+    g.add_argument(
+        "--dom-recipes",
+        default="text",
+        help="DOM label recipe families: text,relational,visual,icon (default: text, the string-match recipes)",
+    )
 
 
 def render_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> RenderConfig | None:
@@ -370,6 +375,7 @@ def render_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) ->
         explore=args.explore,
         explore_seed=args.explore_seed,
         explore_step_timeout_s=args.explore_step_timeout,
+        dom_recipes=tuple(f.strip() for f in args.dom_recipes.split(",") if f.strip()),
     )
 
 
