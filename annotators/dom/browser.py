@@ -17,7 +17,10 @@ unloaded survives to the next page of the same setting (Chromium clears no ``fil
 Exploration keeps a fresh context per episode. Every document of a tab gets
 :data:`screenmill.annotators.dom.page.STILL_CSS` from an init script, before its first paint (no restyle after load).
 
-Containment, every page and every frame: requests go through the page's fence
+Containment, every page and every frame: the browser runs in a :class:`screenmill.annotators.dom.jail.Jail` (a
+network namespace whose only way out is a forwarder allowed per page to the page's origins, WebRTC without UDP, as
+``nobody`` with Chromium's sandbox where the host allows it: ``fence_settings`` says which layers are on); requests go
+through the page's fence
 (:class:`screenmill.annotators.dom.fence.Fence`: ``file://`` under the page's root, ``http(s)``/``ws(s)`` to its own
 origin and ``allow_origins``, the rest aborted and counted); service workers blocked, downloads refused, dialogs
 dismissed, popups closed; ``max_dom_nodes``: a page with more elements is ``page_too_large``. What a render does in
@@ -174,7 +177,11 @@ class BrowserHost:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="screenmill-browser", daemon=True)
         self._thread.start()
-        self._call(self._launch(), timeout=120)
+        try:
+            self._call(self._launch(), timeout=120)
+        except BaseException:
+            self.close()  # the driver, the loop and the jail (its namespace holder) go too
+            raise
         return self
 
     def close(self) -> None:
