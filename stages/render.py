@@ -5,7 +5,8 @@ file there is an asset they may load) and ``urls`` (a file of ``file://`` / ``ht
 comments). Each page is rendered under every setting (viewport x colour scheme) into up to ``screens`` screenshots
 down the page, in one headless Chromium per worker process (:class:`screenmill.annotators.dom.browser.BrowserHost`,
 held by :func:`screenmill.annotators.process.per_process`), fenced: requests only under the page's root folder and to
-allowed origins.
+allowed origins, in a network namespace of its own (:mod:`screenmill.annotators.dom.jail`; a worker whose browser
+lacks the namespace or Chromium's sandbox counts ``browsers_without_namespace`` / ``browsers_without_sandbox``).
 
 Each screenshot is written once, content-addressed, under ``OUT/images/`` (temp name → rename), checked like any input
 (:func:`screenmill.schemas.images.inspect_image`) and goes on as a :class:`Screenshot` (``page_uri``, ``page_sha256``,
@@ -306,7 +307,11 @@ class _Render(StageDoFn):
 
         def start_browser() -> BrowserHost:
             c.counter("browsers_started").inc()  # one per worker process (and per browser config)
-            return BrowserHost(b).start()
+            host = BrowserHost(b).start()
+            fence = host.fence_settings  # a layer of the fence missing on this worker: in the manifest's counts
+            c.counter("browsers_without_namespace").inc(0 if fence["network_namespace"] else 1)
+            c.counter("browsers_without_sandbox").inc(0 if fence["sandbox"] else 1)
+            return host
 
         # the browser is fetched per page, inside a bundle (where counters count), built on first use
         self._browser = lambda: per_process("browser", dataclasses.astuple(b), start_browser, BrowserHost.close)
