@@ -46,7 +46,12 @@ def main(argv: list[str] | None = None) -> int:
     module_name, func_name, _ = _COMMANDS[argv[0]]
     import importlib
 
-    result = getattr(importlib.import_module(module_name), func_name)(argv[1:])
+    from screenmill.pipelines.argcheck import UsageError
+
+    try:
+        result = getattr(importlib.import_module(module_name), func_name)(argv[1:])
+    except UsageError as e:  # a bad command line: its one line is on stderr already
+        return e.code
     return result if isinstance(result, int) else 0
 
 

@@ -8,7 +8,6 @@ point as a ring, the typed text beside it), next to the frame that followed.
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
 import os
@@ -18,17 +17,9 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from PIL import Image, ImageDraw
+from screenmill.pipelines import argcheck as check
 from screenmill.schemas.images import load_rgb
-from screenmill.schemas.tables import read_shards, report_dir, table
-
-
-def _output_root(path: str) -> str:
-    probe = os.path.abspath(path)
-    while probe != os.path.dirname(probe):
-        if os.path.isdir(os.path.join(probe, table("screenshots").name)):
-            return probe
-        probe = os.path.dirname(probe)
-    raise SystemExit(f"screenmill inspect: no output root (a folder with screenshots/) above {path}")
+from screenmill.schemas.tables import find_output_root, read_shards, report_dir
 
 
 def render(labels: list[dict], image_bytes: bytes, max_width: int = 1600):
@@ -100,14 +91,19 @@ def _episodes(shots: list[dict], out: str, limit: int) -> list[str]:
     return cards
 
 
+@check.returns_code
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="screenmill inspect", description=__doc__.splitlines()[0])
-    p.add_argument("path", help="output root, partition folder or grounding shard")
-    p.add_argument("--out", default=None, help="gallery folder (default: <output root>/_inspect)")
-    p.add_argument("--limit", type=int, default=50, help="at most this many screenshots")
+    p = check.ArgumentParser(prog="screenmill inspect", description=__doc__.splitlines()[0])
+    p.add_argument(
+        "path", metavar="PATH", type=check.in_output_tree, help="output root, partition folder or grounding shard"
+    )
+    p.add_argument(
+        "--out", type=check.output_dir, default=None, help="gallery folder (default: <output root>/_inspect)"
+    )
+    p.add_argument("--limit", type=check.POSITIVE, default=50, help="at most this many screenshots")
     args = p.parse_args(argv)
 
-    root = _output_root(args.path)
+    root = find_output_root(args.path) or args.path
     if args.path.endswith(".parquet"):
         with FileSystems.open(args.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
             grounding = pq.read_table(f).to_pylist()

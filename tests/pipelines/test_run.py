@@ -250,8 +250,8 @@ def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_co
 @pytest.mark.parametrize(
     ("option", "reason"),
     [
-        (("--ocr-min-label-confidence", "1.5"), "label_min_confidence must be in \\[0, 1\\], got 1.5"),
-        (("--ocr-threads", "-2"), "intra_op_threads"),
+        (("--ocr-min-label-confidence", "1.5"), "--ocr-min-label-confidence: must be in 0..1, got 1.5"),
+        (("--ocr-threads", "-2"), "--ocr-threads: must be >= 1, got -2"),
     ],
 )
 def test_run_refuses_a_bad_ocr_option_before_reading_a_screenshot(tmp_path, option, reason):
