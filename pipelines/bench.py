@@ -25,7 +25,7 @@ import zlib
 from pathlib import Path
 
 from screenmill.pipelines import argcheck as check
-from screenmill.pipelines.bench_common import scale_ratios
+from screenmill.pipelines.bench_common import check_run_options, scale_ratios
 
 _CLASS = ((1600, 2600), (900, 1500))  # width, height ranges of "1920×1080-class" screenshots
 
@@ -141,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return bench_explore(argv[1:])
     args, extra = p.parse_known_args(argv)
+    check_run_options(p.prog, extra)
     results = {}
     with tempfile.TemporaryDirectory(prefix="screenmill-bench-") as tmp:
         for label, n in (("1x", args.n), ("10x", args.n * 10)):

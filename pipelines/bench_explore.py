@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from screenmill.pipelines import argcheck as check
-from screenmill.pipelines.bench_common import ROOT, run_sampled
+from screenmill.pipelines.bench_common import ROOT, check_run_options, run_sampled
 
 
 def episode_figures(out: Path) -> dict:
@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=check.int_list, default="0,1,2", help="comma-separated seeds, one run each")
     p.add_argument("--json", type=check.output_file_in_dir, default=None, help="also write the results here")
     args, extra = p.parse_known_args(argv)
+    check_run_options(p.prog, extra)
     extra = extra or ["--viewports", "1280x800"]
     seeds = args.seeds
     with tempfile.TemporaryDirectory(prefix="screenmill-bench-explore-") as tmp:

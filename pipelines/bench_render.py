@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from screenmill.pipelines import argcheck as check
-from screenmill.pipelines.bench_common import ROOT, run_sampled, scale_ratios
+from screenmill.pipelines.bench_common import ROOT, check_run_options, run_sampled, scale_ratios
 
 STAMP = '<p style="position:fixed;right:4px;bottom:2px;margin:0;font:11px sans-serif;color:#555">copy {i}</p>'
 
@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--json", type=check.output_file_in_dir, default=None, help="also write the results here")
     args, extra = p.parse_known_args(argv)
+    check_run_options(p.prog, extra)
     extra = extra or ["--viewports", "1280x800"]
     results = {}
     with tempfile.TemporaryDirectory(prefix="screenmill-bench-render-") as tmp:

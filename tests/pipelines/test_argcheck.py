@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from screenmill.pipelines import argcheck
-from screenmill.pipelines.cli import main
+from screenmill.pipelines.cli import _COMMANDS, main
 
 #: (command line, with {T} for the work folder; the argument the one line must name). Each is one class of bad input.
 BAD = [
@@ -104,6 +104,10 @@ BAD = [
     ("bench explore --steps 0", "--steps: must be in 1..100"),
     ("bench explore --seeds a,b", "--seeds: not comma-separated integers"),
     ("bench vllm --modes pipeline,warp", "--modes: must be among"),
+    ("bench render --viewports 12x", "--viewports: viewport '12x' is not WIDTHxHEIGHT"),  # an option for run
+    ("bench explore --dt today", "--dt: not a date"),
+    ("bench cpu --annotator gpt", "--annotator: invalid choice"),
+    ("frobnicate {T}/tree", "unknown command 'frobnicate'"),
 ]
 
 
@@ -128,6 +132,14 @@ def _tree(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
+def _prog(argv: list[str]) -> str:
+    """The name a command's one line starts with: ``screenmill run``, ``screenmill bench render`` …"""
+    if argv[0] not in _COMMANDS:
+        return "screenmill"
+    sub = argv[1:2] if argv[0] == "bench" and argv[1:2] in (["vllm"], ["render"], ["explore"]) else []
+    return " ".join(["screenmill", argv[0], *sub])
+
+
 @pytest.mark.parametrize(("line", "says"), BAD, ids=[line.split(" {T}")[0] + f" [{says[:28]}]" for line, says in BAD])
 def test_a_bad_command_line_is_one_line_exit_2_and_creates_nothing(work, capsys, monkeypatch, line, says):
     monkeypatch.chdir(work)  # a command that wrongly wrote into the working folder would show in the listing
@@ -136,12 +148,7 @@ def test_a_bad_command_line_is_one_line_exit_2_and_creates_nothing(work, capsys,
     code = main(argv)
     out, err = capsys.readouterr()
     assert code == 2, err
-    command = "screenmill " + (
-        " ".join(argv[:2]) if argv[:2] in (["bench", "render"], ["bench", "explore"]) else argv[0]
-    )
-    if argv[:2] == ["bench", "vllm"]:
-        command = "screenmill bench vllm"
-    assert err.count("\n") == 1 and err.startswith(f"{command}: "), err
+    assert err.count("\n") == 1 and err.startswith(f"{_prog(argv)}: "), err
     assert says.replace("{T}", str(work)) in err, err
     assert "Traceback" not in err and out == ""
     assert _tree(work) == before
