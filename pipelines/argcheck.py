@@ -35,6 +35,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterable
+from typing import NoReturn
 
 ArgumentTypeError = argparse.ArgumentTypeError
 
@@ -47,10 +48,11 @@ class UsageError(SystemExit):
         self.code = 2
 
 
-def fail(prog: str, message: str) -> UsageError:
-    """Print ``<prog>: <message>`` as one line on stderr and raise :class:`UsageError` (exit code 2).
+def fail(prog: str, message: object) -> NoReturn:
+    """Print ``<prog>: <message>`` as one line on stderr (white space folded) and raise :class:`UsageError`.
 
-    ``raise fail(...)`` reads well at a call site; the function raises itself, the return is for type checkers.
+    Raises:
+        UsageError: always; exit code 2, its text the line printed.
     """
     line = f"{prog}: {' '.join(str(message).split())}"
     print(line, file=sys.stderr)

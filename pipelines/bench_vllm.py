@@ -20,6 +20,7 @@ from pathlib import Path
 from screenmill.annotators.vllm import bench
 from screenmill.annotators.vllm.bench import DEFAULT_MODES, MODES, RECIPES
 from screenmill.pipelines import argcheck as check
+from screenmill.pipelines.bench_common import check_run_options
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--json", type=check.output_file_in_dir, default=None, help="also write the results here")
     args, run_extra = p.parse_known_args(argv)
+    check_run_options(p.prog, run_extra)  # before the screens are made
     modes = [m for m in args.modes.split(",") if m]
     if args.pack != 1 and args.recipe == "propose-elements":
         check.fail(p.prog, "--pack: packs localize requests; propose-elements makes one per screenshot")
