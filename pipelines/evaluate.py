@@ -30,7 +30,6 @@ import dataclasses
 import datetime as _dt
 import json
 
-from apache_beam.io.filesystems import FileSystems
 from screenmill.annotators.evaluate.ambiguity import ambiguous_labels
 from screenmill.annotators.evaluate.matching import (
     ICONS_CHOICES,
@@ -138,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     body["icons"] = "count" if icons else "apart"
     body.update(to_dict(report, details=True))
     body["splits"] = {name: to_dict(rep) for name, rep in splits.items()}
+    from apache_beam.io.filesystems import FileSystems  # here: a bad command line is answered without Beam
+
     with FileSystems.create(path) as f:
         f.write(json.dumps(body, indent=2).encode("utf-8"))
     print(f"report: {path}")

@@ -9,14 +9,11 @@ point as a ring, the typed text beside it), next to the frame that followed.
 from __future__ import annotations
 
 import html
+import io
 import json
 import os
 import sys
 
-import pyarrow.parquet as pq
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
-from PIL import Image, ImageDraw
 from screenmill.pipelines import argcheck as check
 from screenmill.schemas.images import load_rgb
 from screenmill.schemas.tables import find_output_root, read_shards, report_dir
@@ -24,6 +21,8 @@ from screenmill.schemas.tables import find_output_root, read_shards, report_dir
 
 def render(labels: list[dict], image_bytes: bytes, max_width: int = 1600):
     """Draw ``labels`` (grounding rows) on the image; returns a Pillow image at most ``max_width`` wide."""
+    from PIL import ImageDraw
+
     im = load_rgb(image_bytes)
     scale = min(1.0, max_width / im.width)
     if scale < 1.0:
@@ -39,12 +38,17 @@ def render(labels: list[dict], image_bytes: bytes, max_width: int = 1600):
 
 
 def _read(uri: str) -> bytes:
+    from apache_beam.io.filesystem import CompressionTypes
+    from apache_beam.io.filesystems import FileSystems
+
     with FileSystems.open(uri, compression_type=CompressionTypes.UNCOMPRESSED) as f:
         return f.read()
 
 
 def episode_strip(frame: dict, after: dict | None, height: int = 360):
     """One step of an episode: ``frame`` (a screenshots row) with its ``recorded_action`` drawn, beside ``after``."""
+    from PIL import Image, ImageDraw
+
     try:
         action = json.loads(frame["recorded_action"] or "{}")
     except ValueError:
@@ -105,8 +109,9 @@ def main(argv: list[str] | None = None) -> int:
 
     root = find_output_root(args.path) or args.path
     if args.path.endswith(".parquet"):
-        with FileSystems.open(args.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            grounding = pq.read_table(f).to_pylist()
+        import pyarrow.parquet as pq
+
+        grounding = pq.read_table(io.BytesIO(_read(args.path))).to_pylist()
     else:
         grounding = read_shards(root, "grounding").to_pylist()
     shots, shot_rows = {}, read_shards(root, "screenshots").to_pylist()

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import sys
 
-from apache_beam.io.filesystems import FileSystems
 from screenmill.pipelines import argcheck as check
 from screenmill.schemas.phash import to_hex
-from screenmill.stages.guard import hash_image_dir
 
 
 def format_hash_lines(hashes: list[tuple[str, int]], source: str) -> str:
@@ -48,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         "--skip-unreadable", action="store_true", help="leave out images that cannot be decoded (listed on stderr)"
     )
     args = p.parse_args(argv)
+    from apache_beam.io.filesystems import FileSystems  # after the parse: a bad command line is answered without Beam
+    from screenmill.stages.guard import hash_image_dir
 
     def skip(name: str, error: Exception) -> None:
         print(f"screenmill leakage-hashes: skipped {name}: {error}", file=sys.stderr)
