@@ -15,16 +15,7 @@ import sys
 
 from screenmill.pipelines import argcheck as check
 from screenmill.stages.clients.retry import GaveUp
-from screenmill.stages.export.hub import (
-    ExportConfig,
-    ExportError,
-    HubRepo,
-    export_to_hub,
-    export_to_local,
-    format_summary,
-    token_from_env,
-    write_report,
-)
+from screenmill.stages.export.config import ExportConfig
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one export; return the exit code (0 done, 1 Hub failure, 2 bad settings)."""
     args = build_parser().parse_args(argv)
+    from screenmill.stages.export.hub import (  # after the parse: a bad command line is answered without Beam
+        ExportError,
+        HubRepo,
+        export_to_hub,
+        export_to_local,
+        format_summary,
+        token_from_env,
+        write_report,
+    )
+
     try:
         cfg = ExportConfig(
             output=args.output,
