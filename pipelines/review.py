@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-confidence", type=check.SHARE, default=policy.min_confidence)
     p.add_argument("--disagreement-iou", type=check.SHARE, default=policy.disagreement_iou)
     p.add_argument("--qa-rate", type=check.SHARE, default=policy.qa_rate)
-    p.add_argument("--quota", type=check.POSITIVE, default=None, help="max routed labels per annotator + recipe")
+    p.add_argument("--quota", type=check.NON_NEGATIVE, default=None, help="max routed labels per annotator + recipe")
     p.add_argument("--files-root", default="/", help="LOCAL_FILES_DOCUMENT_ROOT of the Label Studio server")
     p.add_argument("--chunk-size", type=check.POSITIVE, default=200, help="tasks per import request")
     return p
