@@ -186,3 +186,27 @@ def test_a_user_sees_one_line_and_exit_2_from_the_real_command(work):
     reason = "not a screenmill output tree (no _runs/ nor table folder)"
     assert proc.stderr == f"screenmill convert: OUT: {reason}: {work / 'notree'}\n"
     assert proc.stdout == "" and _tree(work) == before
+
+
+def test_the_light_commands_answer_before_importing_beam(work):
+    """eval, inspect, export, convert, leakage-hashes and selftest check their command line before Beam is imported
+    (docs/commands.md); one fresh process runs them all."""
+    lines = [
+        ["eval", str(work / "notree"), "--truth-from-dom"],
+        ["inspect", str(work / "missing")],
+        ["export", str(work / "missing"), "--local-dir", str(work / "D")],
+        ["convert", str(work / "tree"), "--to", "coco", "--dest", str(work / "D")],
+        ["leakage-hashes", str(work / "afile"), "--out", str(work / "h.txt")],
+        ["selftest", "--workdir", str(work / "afile")],
+    ]
+    code = (
+        "import json, sys\nfrom screenmill.pipelines.cli import main\n"
+        f"codes = [main(argv) for argv in {lines!r}]\n"
+        "print(json.dumps([codes, 'apache_beam' in sys.modules]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    before = _tree(work)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=work)
+    assert json.loads(proc.stdout) == [[2] * len(lines), False], proc.stderr
+    assert len(proc.stderr.splitlines()) == len(lines) and "Traceback" not in proc.stderr
+    assert _tree(work) == before
