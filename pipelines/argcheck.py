@@ -130,45 +130,42 @@ def input_pattern(text: str) -> str:
     return text
 
 
+def _existing(text: str, is_kind: Callable[[str], bool], noun: str) -> str:
+    if not is_remote(text) and not is_kind(text):
+        raise ArgumentTypeError(f"{f'not a {noun}' if os.path.exists(text) else f'no such {noun}'}: {text}")
+    return text
+
+
 def existing_path(text: str) -> str:
     """An existing local file or folder (remote: unchecked)."""
-    if not is_remote(text) and not os.path.exists(text):
-        raise ArgumentTypeError(f"no such file or folder: {text}")
-    return text
+    return _existing(text, os.path.exists, "file or folder")
 
 
 def existing_dir(text: str) -> str:
     """An existing local folder (remote: unchecked)."""
-    if not is_remote(text) and not os.path.isdir(text):
-        raise ArgumentTypeError(f"{'not a folder' if os.path.exists(text) else 'no such folder'}: {text}")
-    return text
+    return _existing(text, os.path.isdir, "folder")
 
 
 def existing_file(text: str) -> str:
     """An existing local file (remote: unchecked)."""
-    if not is_remote(text) and not os.path.isfile(text):
-        raise ArgumentTypeError(f"{'not a file' if os.path.exists(text) else 'no such file'}: {text}")
-    return text
+    return _existing(text, os.path.isfile, "file")
 
 
 def output_dir(text: str) -> str:
     """A folder to write into: absent (created by the command) or an existing folder; never a file."""
-    if is_remote(text):
-        return text
-    if os.path.exists(text) and not os.path.isdir(text):
-        raise ArgumentTypeError(f"is a file, not a folder: {text}")
-    above = _file_above(text)
-    if above:
-        raise ArgumentTypeError(f"{above} is a file, so {text} cannot be made")
-    return text
+    return _writable(text, folder=True)
 
 
 def output_file(text: str) -> str:
     """A file to write: absent or an existing file; never a folder."""
+    return _writable(text, folder=False)
+
+
+def _writable(text: str, folder: bool) -> str:
     if is_remote(text):
         return text
-    if os.path.isdir(text):
-        raise ArgumentTypeError(f"is a folder, not a file: {text}")
+    if os.path.exists(text) and os.path.isdir(text) != folder:
+        raise ArgumentTypeError(f"is a {'file, not a folder' if folder else 'folder, not a file'}: {text}")
     above = _file_above(text)
     if above:
         raise ArgumentTypeError(f"{above} is a file, so {text} cannot be made")
