@@ -45,6 +45,7 @@ BAD = [
     ("run --input {T}/in --output {T}/out --dt 2024-02-30", "--dt: not a date YYYY-MM-DD"),
     ("run --input {T}/in --output {T}/out --dt yesterday", "--dt: not a date YYYY-MM-DD"),
     ("run --input {T}/in --output {T}/out --pages {T}/site --explore 2 --screens 2", "does not go with --screens"),
+    ("run --input {T}/in --output {T}/out --runner", "--runner needs a value"),
     # inspect
     ("inspect {T}/missing", "PATH: no such file or folder"),
     ("inspect {T}/notree", "PATH: not in a screenmill output tree"),
