@@ -13,39 +13,52 @@ from __future__ import annotations
 import argparse
 import sys
 
+from screenmill.pipelines import argcheck as check
 from screenmill.stages.clients.retry import GaveUp
-from screenmill.stages.export.hub import (
-    ExportConfig,
-    ExportError,
-    HubRepo,
-    export_to_hub,
-    export_to_local,
-    format_summary,
-    token_from_env,
-    write_report,
-)
+from screenmill.stages.export.config import ExportConfig
 
 
 def build_parser() -> argparse.ArgumentParser:
     defaults = ExportConfig(output=".", local_dir=".")
-    p = argparse.ArgumentParser(prog="screenmill export", description=__doc__.splitlines()[0])
-    p.add_argument("output", metavar="OUT", help="a `screenmill run` output root")
+    p = check.ArgumentParser(prog="screenmill export", description=__doc__.splitlines()[0])
+    p.add_argument("output", metavar="OUT", type=check.output_tree, help="a `screenmill run` output root")
     p.add_argument("--repo", default=None, metavar="ORG/NAME", help="the Hub dataset repository")
-    p.add_argument("--local-dir", default=None, metavar="DIR", help="write the repository here instead of uploading")
-    p.add_argument("--dt", default=None, help="only this date partition of the tables (default: all)")
-    p.add_argument("--test-fraction", type=float, default=defaults.test_fraction, help="share in the test split")
+    p.add_argument(
+        "--local-dir",
+        type=check.output_dir,
+        default=None,
+        metavar="DIR",
+        help="write the repository here instead of uploading",
+    )
+    p.add_argument("--dt", type=check.date, default=None, help="only this date partition of the tables (default: all)")
+    p.add_argument("--test-fraction", type=check.SHARE, default=defaults.test_fraction, help="share in the test split")
     p.add_argument("--seed", default=defaults.seed, help="salt of the split hash (keep it for the repository's life)")
     p.add_argument("--license", default=defaults.license, help="license id for the card (default: %(default)s)")
     p.add_argument("--public", action="store_true", help="create the repository public (default: private)")
     p.add_argument("--pretty-name", default=None, help="the card's title (default: the repository name)")
-    p.add_argument("--max-file-rows", type=int, default=defaults.max_file_rows, help="rows per Parquet file")
-    p.add_argument("--max-file-mb", type=int, default=defaults.max_file_bytes // 2**20, help="image MiB per file")
+    p.add_argument(
+        "--max-file-rows", type=check.POSITIVE, default=defaults.max_file_rows, help="rows per Parquet file"
+    )
+    p.add_argument(
+        "--max-file-mb", type=check.POSITIVE, default=defaults.max_file_bytes // 2**20, help="image MiB per file"
+    )
     return p
 
 
+@check.returns_code
 def main(argv: list[str] | None = None) -> int:
     """Run one export; return the exit code (0 done, 1 Hub failure, 2 bad settings)."""
     args = build_parser().parse_args(argv)
+    from screenmill.stages.export.hub import (  # after the parse: a bad command line is answered without Beam
+        ExportError,
+        HubRepo,
+        export_to_hub,
+        export_to_local,
+        format_summary,
+        token_from_env,
+        write_report,
+    )
+
     try:
         cfg = ExportConfig(
             output=args.output,
