@@ -32,7 +32,6 @@ from typing import Any
 
 import pyarrow as pa
 
-FORMATS = ("trl", "llamafactory", "swift")
 IMAGE_TOKEN = "<image>"
 
 _IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])

@@ -273,9 +273,8 @@ def test_the_command_refuses_bad_settings_with_one_line(samples_out, tmp_path, c
     dest = tmp_path / "bad"
     assert export_main([str(out), "--format", "trl", "--local-dir", str(dest)]) == 2
     assert "--target" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as exit_:  # argparse: an unknown target is a usage error
-        export_main([str(out), "--format", "trl", "--target", "x", "--local-dir", str(dest)])
-    assert exit_.value.code == 2 and "qwen2.5-vl" in capsys.readouterr().err
+    assert export_main([str(out), "--format", "trl", "--target", "x", "--local-dir", str(dest)]) == 2
+    assert "qwen2.5-vl" in capsys.readouterr().err  # the choices are named
     code = export_main([str(out), "--format", "trl", "--target", "holo2", "--task", "navigation", "--per", "image",
                         "--local-dir", str(dest)])  # fmt: skip
     err = capsys.readouterr().err
