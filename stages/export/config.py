@@ -1,6 +1,6 @@
-"""The export's settings (:class:`ExportConfig`), apart from the exporter so that ``screenmill export`` can read its
-defaults and check its command line without importing Beam or pyarrow (:mod:`screenmill.stages.export.hub` does the
-work)."""
+"""The export's settings (:class:`ExportConfig`; :class:`TrainingConfig` for ``--format``), apart from the exporters
+so that ``screenmill export`` can read its defaults and check its command line without importing Beam or pyarrow
+(:mod:`screenmill.stages.export.hub` and :mod:`screenmill.stages.export.training` do the work)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import dataclasses
 import os
 import re
 from typing import Any
+
+from screenmill.annotators.targets import TARGETS
 
 SPLIT_UNIT = "episode_id, else screenshot_id"
 
@@ -75,4 +77,98 @@ class ExportConfig:
     @property
     def name(self) -> str:
         """The dataset's name in the card: the repository id, else the local folder's name."""
+        return self.repo_id or os.path.basename(os.path.abspath(self.local_dir or "dataset"))
+
+
+FORMATS = ("trl", "llamafactory", "swift")  # the trainer row formats: screenmill.stages.export.trainers
+TASKS = ("grounding", "navigation")
+PER = ("instruction", "image")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingConfig:
+    """What to export for training, where to, and the thresholds of the checks.
+
+    Attributes:
+        output: the screenmill output root.
+        fmt: the trainer format (:data:`FORMATS`: :mod:`screenmill.stages.export.trainers`).
+        target: the model convention (:data:`screenmill.annotators.targets.TARGETS`).
+        task: ``grounding`` or ``navigation``.
+        per: ``instruction`` (one label per row) or ``image`` (grounding only: one screenshot per row).
+        local_dir, repo_id: where to (one of them; ``repo_id`` alone uploads).
+        history: previous screenshots per navigation row (the current one comes on top).
+        annotators, recipes: keep only these (None: all); min_confidence: keep labels at least this confident.
+        dt: only this date partition of the tables.
+        test_fraction, seed: the split (kept for the repository's life).
+        max_file_rows, max_file_bytes: rows / image bytes per Parquet file at most (one row may exceed the bytes).
+        box_slack: pixels a box may pass its image's edge (``box_outside_image``).
+        flat_tolerance: channel range at or under which a box's region is one colour (``one_colour_box``).
+        min_iou: least IoU a box target keeps after rounding (``rounding_leaves_box``).
+        phash_bits: perceptual hashes within this many bits are one image (the split follows the group).
+        license, private, pretty_name: as for the Hub export.
+
+    Raises:
+        ValueError: a field is out of range or unknown (the message names it).
+    """
+
+    output: str
+    fmt: str
+    target: str
+    task: str = "grounding"
+    per: str = "instruction"
+    local_dir: str | None = None
+    repo_id: str | None = None
+    history: int = 3
+    annotators: tuple[str, ...] | None = None
+    recipes: tuple[str, ...] | None = None
+    min_confidence: float | None = None
+    dt: str | None = None
+    test_fraction: float = 0.1
+    seed: str = ""
+    max_file_rows: int = 10_000
+    max_file_bytes: int = 256 * 2**20
+    box_slack: float = 0.5
+    flat_tolerance: int = 0
+    min_iou: float = 0.9
+    phash_bits: int = 4
+    license: str = "other"
+    private: bool = True
+    pretty_name: str | None = None
+
+    def __post_init__(self):
+        if not self.output:
+            raise ValueError("TrainingConfig.output must be set")
+        if self.fmt not in FORMATS:
+            raise ValueError(f"--format {self.fmt!r}: expected one of {', '.join(FORMATS)}")
+        if self.target not in TARGETS:
+            raise ValueError(f"--target {self.target!r}: expected one of {', '.join(TARGETS)}")
+        if self.task not in TASKS or self.per not in PER:
+            raise ValueError(f"--task must be one of {TASKS} and --per one of {PER}")
+        if self.task == "navigation" and self.per == "image":
+            raise ValueError("--per image is for --task grounding (navigation rows are steps)")
+        if not self.local_dir and not self.repo_id:
+            raise ValueError("the training export needs --local-dir or --repo")
+        if not 0 <= self.history <= 16:
+            raise ValueError(f"--history must be 0..16, got {self.history}")
+        if self.min_confidence is not None and not 0.0 <= self.min_confidence <= 1.0:
+            raise ValueError(f"--min-confidence must be in [0, 1], got {self.min_confidence}")
+        if not 0.0 <= self.test_fraction < 1.0 or self.max_file_rows < 1 or self.max_file_bytes < 1:
+            raise ValueError("test_fraction must be in [0, 1), max_file_rows and max_file_bytes >= 1")
+        if self.box_slack < 0 or self.flat_tolerance < 0 or not 0 < self.min_iou <= 1 or not 0 <= self.phash_bits:
+            raise ValueError("box_slack, flat_tolerance >= 0, min_iou in (0, 1], phash_bits >= 0")
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What every later export into the same repository must repeat."""
+        return {
+            "format": self.fmt,
+            "target": self.target,
+            "task": self.task,
+            "per": self.per,
+            "history": self.history,
+            "split": {"unit": "image group", "test_fraction": self.test_fraction, "seed": self.seed},
+        }
+
+    @property
+    def name(self) -> str:
         return self.repo_id or os.path.basename(os.path.abspath(self.local_dir or "dataset"))

@@ -76,6 +76,16 @@ BAD = [
     ("export {T}/tree --local-dir {T}/afile", "--local-dir: is a file, not a folder"),
     ("export {T}/tree --local-dir {T}/D --test-fraction 2", "--test-fraction: must be in 0..1"),
     ("export {T}/tree --local-dir {T}/D --dt 2024-1-1", "--dt: not a date"),
+    ("export {T}/tree --local-dir {T}/D --format trl", "--target: --format needs --target"),
+    ("export {T}/tree --local-dir {T}/D --format trl --target qwen9", "--target: invalid choice"),
+    (
+        "export {T}/tree --local-dir {T}/D --format swift --target holo2 --task navigation --per image",
+        "--per: --per image",
+    ),
+    (
+        "export {T}/tree --local-dir {T}/D --format trl --target holo2 --min-confidence 2",
+        "--min-confidence: must be in 0..1",
+    ),
     # convert
     ("convert {T}/notree --to screenspot --dest {T}/D", "OUT: not a screenmill output tree"),
     ("convert {T}/tree --to coco --dest {T}/D", "--to: invalid choice"),
