@@ -177,3 +177,15 @@ def outlined_crop(image, box: Sequence[int]):
         (x0 - left, y0 - top, x1 - left - 1, y1 - top - 1), outline=OUTLINE_RGB, width=OUTLINE_PX
     )
     return crop
+
+
+def element_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The element lines of existing grounding labels (rows of a ``grounding`` table, e.g. a DOM run's): one
+    ``{"image": <screenshot_id>, "box": [x0, y0, x1, y1]}`` per distinct element box (several labels of one element
+    give one line), boxes rounded to whole pixels, in order; point-only labels (a box of no size) give none."""
+    seen: dict[tuple, None] = {}
+    for r in rows:
+        box = tuple(round(r[k]) for k in ("x0", "y0", "x1", "y1"))
+        if box[0] < box[2] and box[1] < box[3]:
+            seen.setdefault((r["screenshot_id"], *box), None)
+    return [json.dumps({"image": sid, "box": list(box)}) for sid, *box in sorted(seen)]

@@ -111,3 +111,18 @@ def test_answer_becomes_a_label_target_on_the_element():
     assert target.instruction == "open the settings"
     assert target.box == (100.0, 40.0, 300.0, 80.0) and target.point == (200.0, 60.0)
     assert target.native_box == (100, 40, 300, 80) and target.native_point is None
+
+
+def test_element_lines_from_grounding_rows_one_per_box():
+    rows = [
+        {"screenshot_id": "b" * 64, "x0": 10.2, "y0": 5.0, "x1": 50.0, "y1": 25.0},
+        {"screenshot_id": "b" * 64, "x0": 10.0, "y0": 5.0, "x1": 50.0, "y1": 25.0},  # another label, same element
+        {"screenshot_id": "a" * 64, "x0": 3.0, "y0": 3.0, "x1": 3.0, "y1": 3.0},  # a point: no element box
+        {"screenshot_id": "a" * 64, "x0": 0.0, "y0": 0.0, "x1": 8.0, "y1": 9.0},
+    ]
+    lines = d.element_lines(rows)
+    assert [json.loads(x) for x in lines] == [
+        {"image": "a" * 64, "box": [0, 0, 8, 9]},
+        {"image": "b" * 64, "box": [10, 5, 50, 25]},
+    ]
+    assert [d.parse_element_line(x, "f") for x in lines] == [("a" * 64, "0,0,8,9"), ("b" * 64, "10,5,50,25")]

@@ -446,3 +446,38 @@ def test_synthesize_task_labels_each_episode_once(tiny_model, tmp_path, samples_
         assert args["task"].strip() and args["frames"] == frames[a["episode_id"]]
     assert manifest["counts"]["infer"]["forwarded"] == len(actions)
     assert not read_shards(str(out), "grounding").num_rows
+
+
+def test_describe_element_labels_each_box_with_its_description(tiny_model, tmp_path):
+    from screenmill.annotators.wording import MAX_INSTRUCTION_NAME
+
+    inputs = tmp_path / "in"
+    _screens(inputs, 2, seed=3000)  # 320x200 and 360x210
+    elements = tmp_path / "elements.jsonl"
+    lines = [
+        {"image": "screen_0.png", "box": [10, 20, 110, 60]},
+        {"image": "screen_0.png", "box": [200, 150, 300, 190]},
+        {"image": "screen_1.png", "box": [0, 0, 40, 40]},
+        {"image": "screen_1.png", "box": [300, 100, 400, 120]},  # past the 360 px edge
+        {"image": "not_there.png", "box": [0, 0, 10, 10]},
+    ]
+    elements.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    out = tmp_path / "out"
+    manifest = _run(tiny_model, inputs, out, "--recipe", "describe-element", "--instructions", str(elements))
+
+    rows = read_shards(str(out), "grounding").to_pylist()
+    dead = read_shards(str(out), "_dead_letter/infer").to_pylist()
+    reasons = [d["reason"] for d in dead]
+    assert reasons.count("element_outside_image") == 1 and reasons.count("instruction_without_image") == 1
+    assert set(reasons) <= KNOWN_INFER_REASONS | {"element_outside_image", "instruction_without_image"}
+    assert len(rows) + len(dead) == 5
+    total, forwarded, dropped = _accounted(manifest, "infer")
+    assert (total, forwarded + dropped) == (5, 5)
+    # three requests, each the screenshot and the element's crop: 2 screenshots and 3 crops decoded and encoded
+    _check_accounting(manifest, requests=3, images=5, sent=5, fresh=True)
+    boxes = {(10.0, 20.0, 110.0, 60.0), (200.0, 150.0, 300.0, 190.0), (0.0, 0.0, 40.0, 40.0)}
+    for r in rows:
+        assert r["recipe"] == "describe-element" and r["coord_system"] == "pixel"
+        assert (r["x0"], r["y0"], r["x1"], r["y1"]) in boxes
+        assert (r["click_x"], r["click_y"]) == ((r["x0"] + r["x1"]) / 2, (r["y0"] + r["y1"]) / 2)
+        assert 0 < len(r["instruction"]) <= MAX_INSTRUCTION_NAME and r["instruction"] == r["instruction"].strip()
