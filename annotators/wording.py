@@ -29,6 +29,7 @@ accidents (making them one would change labels the tables hold):
 from __future__ import annotations
 
 import enum
+import unicodedata
 from collections.abc import Sequence
 
 #: The DOM producer's label recipes (:mod:`screenmill.annotators.dom.labels`): by visible text, by accessible name,
@@ -79,6 +80,8 @@ ROLE_NOUNS = {
 PLACEHOLDER_INSTRUCTION = "click the field with placeholder"
 #: The opening quotes :func:`positional_template` puts the ordinal before.
 _QUOTES = "\"'“‘«「"
+#: The Unicode categories :func:`printable` removes: control, format, surrogate, private use, unassigned.
+_UNPRINTABLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn"))
 #: The height (px of the boxes given) of a band of :attr:`Rows.BANDS`.
 ROW_BAND = 8
 
@@ -116,6 +119,13 @@ def reading_order(boxes: Sequence[Sequence[float]], rows: Rows) -> list[int]:
         else:
             lines.append((boxes[i][1], boxes[i][3], [i]))
     return [i for _, _, members in lines for i in sorted(members, key=lambda i: boxes[i][0])]
+
+
+def printable(text: str) -> str:
+    """``text`` without control, format, surrogate, unassigned or Private Use Area code points (icon-font glyphs),
+    whitespace collapsed (``"\\uf013  Settings"`` → ``"Settings"``)."""
+    kept = "".join(" " if unicodedata.category(ch) in _UNPRINTABLE else ch for ch in text)
+    return " ".join(kept.split())
 
 
 def quoted(name: str) -> str:

@@ -179,7 +179,8 @@ def add_vlm_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         "--instructions",
         type=check.existing_file,
         default=None,
-        help="JSONL {image, instruction} for localize recipes",
+        help="JSONL {image, instruction} for localize recipes; {image, box: [x0, y0, x1, y1] pixels} for "
+        "describe-element",
     )
     v.add_argument(
         "--history", type=check.int_range(0, 3), default=3, help="previous screenshots per navigate step (0..3)"

@@ -143,6 +143,12 @@ REASONS: tuple[Reason, ...] = (
     _r("model_output_schema", "infer", "the answer does not match the recipe's schema (`payload_ref` = raw text)"),
     _r("coords_out_of_bounds", "infer", "the answer points outside the image"),
     _r(
+        "element_outside_image",
+        "infer",
+        "a `describe-element` line's box is not inside the screenshot it names (`--instructions` lines "
+        "`{image, box}`, pixels)",
+    ),
+    _r(
         "instruction_without_image",
         "infer",
         "an `--instructions` line names no input screenshot (a file ingest set aside as a `duplicate` still names "
