@@ -40,8 +40,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from screenmill.annotators.outputs import AnswerRejected
 from screenmill.schemas.coords import box_to_pixels, point_to_pixels
-from screenmill.schemas.records import Rejected
 
 LOCALIZE_PROMPT = (
     "Localize an element on the GUI image according to the provided target and output a click position. "
@@ -95,10 +95,6 @@ MAX_TASK_FRAMES = 4
 #: ``action_args`` ``{"task", "frames"}`` (the step indices of the frames the model saw), no ``screenshot_id``.
 TASK_STEP = -1
 TASK_ACTION = "task"
-
-
-class AnswerRejected(Rejected):
-    """A model answer that cannot become a label; ``reason`` is a stable dead-letter code."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from screenmill.annotators.outputs import AnswerRejected
 from screenmill.annotators.wording import MAX_INSTRUCTION_NAME, printable
 
 NAME = "describe-element"
@@ -78,8 +79,6 @@ def parse_description(obj: Mapping[str, Any], frame: Any, fields: Mapping[str, A
         AnswerRejected: ``model_output_schema`` when the cleaned description is blank, has no letter or digit, or is
             longer than :data:`MAX_INSTRUCTION_NAME` characters.
     """
-    from screenmill.annotators.recipes import AnswerRejected
-
     text = clean_description(obj["description"])
     if not any(map(str.isalnum, text)):
         raise AnswerRejected("model_output_schema", f"the description {obj['description'][:80]!r} names nothing")
