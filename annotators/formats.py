@@ -418,14 +418,9 @@ def needs_reencoding(shot: Mapping[str, Any]) -> bool:
     return int(shot["exif_orientation"] or 1) != 1 or shot["source_mode"] != "RGB"
 
 
-def frame_bytes(data: bytes, fmt: str, size: tuple[int, int]) -> bytes:
-    """Encode the frame the coordinates refer to (:func:`screenmill.schemas.images.load_rgb`: EXIF-oriented 8-bit RGB,
-    alpha on white), without EXIF, in the same format: JPEG at quality 95, PNG and WebP losslessly.
-
-    Args:
-        data: the file's bytes.
-        fmt: its Pillow format name (``PNG``, ``JPEG``, ``WEBP``).
-        size: the oriented ``(width, height)`` the screenshots row recorded.
+def decode_frame(data: bytes, size: tuple[int, int]):
+    """The frame the coordinates refer to (:func:`screenmill.schemas.images.load_rgb`: EXIF-oriented 8-bit RGB, alpha
+    on white) of a screenshot whose oriented size the run recorded as ``size`` = ``(width, height)``.
 
     Raises:
         Unwritable: ``bad_image`` when the bytes do not decode; ``frame_mismatch`` when the frame is not ``size``.
@@ -440,6 +435,26 @@ def frame_bytes(data: bytes, fmt: str, size: tuple[int, int]) -> bytes:
         raise Unwritable("bad_image", f"cannot decode: {type(e).__name__}: {e}") from None
     if frame.size != (width, height):
         raise Unwritable("frame_mismatch", f"the frame is {frame.size}, the screenshot row says {(width, height)}")
+    return frame
+
+
+def frame_bytes(data: bytes, fmt: str, size: tuple[int, int]) -> bytes:
+    """Encode the frame the coordinates refer to (:func:`screenmill.schemas.images.load_rgb`: EXIF-oriented 8-bit RGB,
+    alpha on white), without EXIF, in the same format: JPEG at quality 95, PNG and WebP losslessly.
+
+    Args:
+        data: the file's bytes.
+        fmt: its Pillow format name (``PNG``, ``JPEG``, ``WEBP``).
+        size: the oriented ``(width, height)`` the screenshots row recorded.
+
+    Raises:
+        Unwritable: ``bad_image`` when the bytes do not decode; ``frame_mismatch`` when the frame is not ``size``.
+    """
+    return encode_frame(decode_frame(data, size), fmt)
+
+
+def encode_frame(frame, fmt: str) -> bytes:
+    """A decoded frame in Pillow format ``fmt``, without EXIF: JPEG at quality 95, PNG and WebP losslessly."""
     fmt = fmt.upper()
     options = {"JPEG": {"quality": 95}, "WEBP": {"lossless": True}}.get(fmt, {})
     out = io.BytesIO()

@@ -96,6 +96,25 @@ class OcrLabelSettings:
     glyph_min_confidence: float = 0.9
     max_batch_size: int = 8
 
+    def __post_init__(self):
+        """Checks the settings (ValueError naming the class and the setting) before any screenshot is read, so a
+        producer built directly gets the same checks as the run's config."""
+        name = type(self).__name__
+        if not self.run_id or not self.config_hash:
+            raise ValueError(f"{name}: run_id and config_hash must be set")
+        if "{text}" not in self.instruction_template:
+            raise ValueError(f"{name}.instruction_template must contain '{{text}}'")
+        if self.max_batch_size <= 0 or self.min_element_chars <= 0:
+            raise ValueError(f"{name}: max_batch_size and min_element_chars must be > 0")
+        if not 0.0 <= self.glyph_min_confidence <= 1.0:
+            raise ValueError(f"{name}.glyph_min_confidence must be in [0, 1], not {self.glyph_min_confidence}")
+        from screenmill.annotators.ocr import OcrConfig
+
+        try:  # the OCR's own options (ValueError for a value out of range, TypeError for an unknown option)
+            OcrConfig(**dict(self.annotator_options))
+        except TypeError as e:
+            raise ValueError(f"{name}.annotator_options: {e}") from e
+
     def label_settings(self) -> dict[str, Any]:
         """These settings' values by name (the fields of :class:`OcrLabelSettings`, not a subclass's own)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(OcrLabelSettings)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from screenmill.schemas.records import ActionStep, GroundingLabel
+from screenmill.schemas.records import ActionStep, GroundingLabel, Rejected
 
 #: The labelling stage's output of action steps (producers that ``makes_actions``).
 ACTIONS = "actions"
@@ -47,3 +47,8 @@ class Count:
 
 #: What a screenshot-at-a-time producer yields for a screenshot.
 Produced = GroundingLabel | ActionStep | Failed | Count
+
+
+class AnswerRejected(Rejected):
+    """A model answer that cannot become a label; ``reason`` is a stable dead-letter code (raised by the recipes'
+    parsers, :mod:`screenmill.annotators.recipes` and :mod:`screenmill.annotators.recipes_describe`)."""

@@ -19,6 +19,8 @@ Registry (:data:`RECIPES`, :func:`get_recipe`):
                      does it for explored trajectories); one answer per episode.
 ``propose-elements`` screenshot → interactive elements, each with an instruction and a box (``norm_1000``):
                      synthetic grounding data the way UGround / OS-Atlas make it.
+``describe-element`` screenshot + an element's box (pixels) → ``{"description"}``: the element's purpose as a
+                     functional referring expression (:mod:`screenmill.annotators.recipes_describe`).
 
 Errors raise :class:`AnswerRejected` with a stable ``reason`` (``model_output_not_json``, ``model_output_schema``,
 ``coords_out_of_bounds``), which the stage dead-letters with the raw text.
@@ -38,8 +40,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from screenmill.annotators.outputs import AnswerRejected
 from screenmill.schemas.coords import box_to_pixels, point_to_pixels
-from screenmill.schemas.records import Rejected
 
 LOCALIZE_PROMPT = (
     "Localize an element on the GUI image according to the provided target and output a click position. "
@@ -86,17 +88,13 @@ PROPOSE_PROMPT = (
 )
 
 _NORM = {"type": "integer", "minimum": 0, "maximum": 1000}
-KINDS = ("localize", "propose", "step", "explain", "task")
+KINDS = ("localize", "propose", "step", "explain", "task", "describe")
 MAX_PACK = 64  # instructions per packed request
 MAX_TASK_FRAMES = 4
 #: A task recipe's answer is an ``actions`` row of the episode as a whole: ``step`` -1, ``action_type`` ``task``,
 #: ``action_args`` ``{"task", "frames"}`` (the step indices of the frames the model saw), no ``screenshot_id``.
 TASK_STEP = -1
 TASK_ACTION = "task"
-
-
-class AnswerRejected(Rejected):
-    """A model answer that cannot become a label; ``reason`` is a stable dead-letter code."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -163,8 +161,8 @@ class Recipe:
         name: registry key.
         version: bump whenever the prompt, schema or parsing changes (it is part of ``label_id``).
         kind: ``localize`` (instruction in → one target), ``propose`` (→ many targets), ``step`` (→ a policy
-            step), ``explain`` (a recorded action → its thought and instruction: inverse labelling) or ``task`` (a
-            whole episode → the task it accomplishes).
+            step), ``explain`` (a recorded action → its thought and instruction: inverse labelling), ``task`` (a
+            whole episode → the task it accomplishes) or ``describe`` (an element's box → its purpose).
         coord_system: the system the answer's numbers are in (see :mod:`screenmill.schemas.coords`).
         template: ``str.format`` template; ``{schema}`` is filled with the compact answer schema.
         answer_schema: JSON schema of the answer (used for structured outputs and for validation).
@@ -460,6 +458,8 @@ ACTION_TYPES = tuple(a["properties"]["action"]["const"] for a in _ACTION_SCHEMA[
 
 
 def _registry() -> dict[str, Recipe]:
+    from screenmill.annotators import recipes_describe  # imports nothing of this module at import time
+
     recipes = [
         Recipe(
             name="holo2-localize",
@@ -563,6 +563,7 @@ def _registry() -> dict[str, Recipe]:
             parse=_parse_propose,
             defaults={"max_elements": 20},
         ),
+        Recipe(**recipes_describe.RECIPE_FIELDS),
     ]
     return {r.name: r for r in recipes}
 

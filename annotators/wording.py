@@ -30,6 +30,7 @@ accidents (making them one would change labels the tables hold):
 from __future__ import annotations
 
 import enum
+import unicodedata
 from collections.abc import Sequence
 
 #: The DOM producer's label recipes (:mod:`screenmill.annotators.dom.labels`): by visible text, by accessible name,
@@ -83,6 +84,8 @@ ROLE_NOUNS = {
 PLACEHOLDER_INSTRUCTION = "click the field with placeholder"
 #: The opening quotes :func:`positional_template` puts the ordinal before.
 _QUOTES = "\"'“‘«「"
+#: The Unicode categories :func:`printable` removes: control, format, surrogate, private use, unassigned.
+_UNPRINTABLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn"))
 #: The height (px of the boxes given) of a band of :attr:`Rows.BANDS`.
 ROW_BAND = 8
 
@@ -120,6 +123,13 @@ def reading_order(boxes: Sequence[Sequence[float]], rows: Rows) -> list[int]:
         else:
             lines.append((boxes[i][1], boxes[i][3], [i]))
     return [i for _, _, members in lines for i in sorted(members, key=lambda i: boxes[i][0])]
+
+
+def printable(text: str) -> str:
+    """``text`` without control, format, surrogate, unassigned or Private Use Area code points (icon-font glyphs),
+    whitespace collapsed (``"\\uf013  Settings"`` → ``"Settings"``)."""
+    kept = "".join(" " if unicodedata.category(ch) in _UNPRINTABLE else ch for ch in text)
+    return " ".join(kept.split())
 
 
 def quoted(name: str) -> str:
@@ -185,3 +195,60 @@ def positional_template(template: str) -> str:
     if at and template[at - 1] in _QUOTES:
         at -= 1
     return template[:at] + "the {ordinal} " + template[at:]
+
+
+# Referring expressions beyond the text (issue 49; :mod:`screenmill.annotators.dom.relations` writes them, each proven
+# unique on its screenshot): by place in a table row, below a label, left of a text, in a landmark; by colour, by size;
+# an icon by its name's noun.
+DOM_ROW = "dom-row"
+DOM_BELOW = "dom-below"
+DOM_LEFT_OF = "dom-left-of"
+DOM_LANDMARK = "dom-landmark"
+DOM_COLOUR = "dom-colour"
+DOM_SIZE = "dom-size"
+DOM_ICON = "dom-icon"
+#: The recipe families ``--dom-recipes`` chooses among: ``text`` is :data:`DOM_RECIPES` (the default), the others
+#: the expressions above.
+DOM_RECIPE_FAMILIES = {
+    "text": DOM_RECIPES,
+    "relational": (DOM_ROW, DOM_BELOW, DOM_LEFT_OF, DOM_LANDMARK),
+    "visual": (DOM_COLOUR, DOM_SIZE),
+    "icon": (DOM_ICON,),
+}
+#: What a region of :func:`in_region` is called.
+REGION_NOUNS = {"top": "top bar", "side": "side bar", "dialog": "dialog"}
+
+
+def in_row(name: str, noun: str, anchor: str) -> str:
+    """``click the "Edit" button in the row of "Alice Smith"``."""
+    return f"click the {quoted(name)} {noun} in the row of {quoted(anchor)}"
+
+
+def below(anchor: str) -> str:
+    """``click the field below "Email"``."""
+    return f"click the field below {quoted(anchor)}"
+
+
+def left_of(anchor: str) -> str:
+    """``click the icon to the left of "Settings"``."""
+    return f"click the icon to the left of {quoted(anchor)}"
+
+
+def in_region(name: str, noun: str, region: str) -> str:
+    """``click the "Search" button in the top bar`` (``region``: a key of :data:`REGION_NOUNS`)."""
+    return f"click the {quoted(name)} {noun} in the {REGION_NOUNS[region]}"
+
+
+def by_colour(colour: str, noun: str) -> str:
+    """``click the green button``."""
+    return f"click the {colour} {noun}"
+
+
+def by_size(noun: str) -> str:
+    """``click the large button``."""
+    return f"click the large {noun}"
+
+
+def icon(noun: str) -> str:
+    """``click the search icon`` (``noun``: the icon's name, lower case)."""
+    return f"click the {noun} icon"

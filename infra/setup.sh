@@ -60,8 +60,11 @@ fi
 "${pip[@]}" install -q -e "$here[dev,review,hub,dask,dataflow,render]"
 "${pip[@]}" uninstall -q -y opencv-python 2>/dev/null || true
 
+# 5. TRL for the trainer test of the training export (only adds trl + accelerate: everything installed is pinned).
+VENV="$venv" bash "$here/infra/train/install.sh"
+
 touch "$stamp"
-# 5. The system Chromium that playwright drives (apt; never `playwright install`).
+# 6. The system Chromium that playwright drives (apt; never `playwright install`).
 browser
 # 6. Desktop apps under Xvfb with their accessibility tree (apt; nothing in the venv).
 desktop

@@ -13,7 +13,6 @@ model load included, paid once a run); ``--ocr-n 0`` skips it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -25,7 +24,8 @@ import time
 import zlib
 from pathlib import Path
 
-from screenmill.pipelines.bench_common import scale_ratios
+from screenmill.pipelines import argcheck as check
+from screenmill.pipelines.bench_common import check_run_options, scale_ratios
 
 _CLASS = ((1600, 2600), (900, 1500))  # width, height ranges of "1920×1080-class" screenshots
 
@@ -115,17 +115,18 @@ def _measure(folder: Path, out: Path, extra: list[str], annotator: str = "none")
     }
 
 
+@check.returns_code
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="screenmill bench", description=__doc__.splitlines()[0])
+    p = check.ArgumentParser(prog="screenmill bench", description=__doc__.splitlines()[0])
     p.add_argument(
         "what",
         choices=("cpu", "vllm", "render", "explore"),
         help="cpu: ingest + tile + write; vllm, render, explore: see `bench X -h`",
     )
-    p.add_argument("--n", type=int, default=200, help="screenshots in the small run (the large one is 10x)")
-    p.add_argument("--samples", default=str(Path(__file__).resolve().parents[1] / "samples"))
-    p.add_argument("--ocr-n", type=int, default=8, help="screenshots in the OCR run (0: no OCR run)")
-    p.add_argument("--json", default=None, help="also write the results here")
+    p.add_argument("--n", type=check.POSITIVE, default=200, help="screenshots in the small run (the large one is 10x)")
+    p.add_argument("--samples", type=check.existing_dir, default=str(Path(__file__).resolve().parents[1] / "samples"))
+    p.add_argument("--ocr-n", type=check.NON_NEGATIVE, default=8, help="screenshots in the OCR run (0: no OCR run)")
+    p.add_argument("--json", type=check.output_file_in_dir, default=None, help="also write the results here")
     argv = list(argv or [])
     if argv[:1] == ["vllm"]:
         from screenmill.pipelines.bench_vllm import main as bench_vllm
@@ -140,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return bench_explore(argv[1:])
     args, extra = p.parse_known_args(argv)
+    check_run_options(p.prog, extra)
     results = {}
     with tempfile.TemporaryDirectory(prefix="screenmill-bench-") as tmp:
         for label, n in (("1x", args.n), ("10x", args.n * 10)):

@@ -138,3 +138,16 @@ def run_sampled(run_argv: list[str], bench: str) -> tuple[str, float, TreeSample
     if proc.returncode != 0:
         raise SystemExit(f"bench {bench}: run failed\n{stderr[-3000:]}")
     return stdout, wall, sampler
+
+
+def check_run_options(prog: str, run_argv: list[str]) -> None:
+    """Check the options a benchmark hands to ``screenmill run`` with run's own parser (its messages named ``prog``),
+    so that a bad one ends the benchmark before any input is made or run started.
+
+    Raises:
+        screenmill.pipelines.argcheck.UsageError: a bad option (its one line is on stderr).
+    """
+    if run_argv:
+        from screenmill.pipelines.options import run_parser
+
+        run_parser(prog, "").parse_known_args(["--output", "mem://not-written", *run_argv])

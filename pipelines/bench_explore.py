@@ -10,12 +10,12 @@ are ``samples/pages``; any folder of ``*.html`` (a site) works.
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 from pathlib import Path
 
-from screenmill.pipelines.bench_common import ROOT, run_sampled
+from screenmill.pipelines import argcheck as check
+from screenmill.pipelines.bench_common import ROOT, check_run_options, run_sampled
 
 
 def episode_figures(out: Path) -> dict:
@@ -46,15 +46,19 @@ def measure(pages: Path, out: Path, steps: int, seed: int, extra: list[str]) -> 
             "peak_rss_mib": sampler.peak_rss / 2**20}  # fmt: skip
 
 
+@check.returns_code
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="screenmill bench explore", description=__doc__.splitlines()[0])
-    p.add_argument("--pages", default=str(ROOT / "samples" / "pages"), help="folder of *.html pages (a site)")
-    p.add_argument("--steps", type=int, default=8, help="K, actions per episode")
-    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds, one run each")
-    p.add_argument("--json", default=None, help="also write the results here")
+    p = check.ArgumentParser(prog="screenmill bench explore", description=__doc__.splitlines()[0])
+    p.add_argument(
+        "--pages", type=check.pages, default=str(ROOT / "samples" / "pages"), help="folder of *.html pages (a site)"
+    )
+    p.add_argument("--steps", type=check.int_range(1, 100), default=8, help="K, actions per episode")
+    p.add_argument("--seeds", type=check.int_list, default="0,1,2", help="comma-separated seeds, one run each")
+    p.add_argument("--json", type=check.output_file_in_dir, default=None, help="also write the results here")
     args, extra = p.parse_known_args(argv)
+    check_run_options(p.prog, extra)
     extra = extra or ["--viewports", "1280x800"]
-    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    seeds = args.seeds
     with tempfile.TemporaryDirectory(prefix="screenmill-bench-explore-") as tmp:
         results = [measure(Path(args.pages), Path(tmp) / f"out_{s}", args.steps, s, extra) for s in seeds]
     print(f"{'seed':>4} {'episodes':>8} {'steps':>6} {'no-op':>6} {'blocked':>7} {'wall s':>7} {'cpu s':>7} "

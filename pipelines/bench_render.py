@@ -11,12 +11,12 @@ the sum of their CPU times. Screenshots per CPU second is the per-core figure. T
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 from pathlib import Path
 
-from screenmill.pipelines.bench_common import ROOT, run_sampled, scale_ratios
+from screenmill.pipelines import argcheck as check
+from screenmill.pipelines.bench_common import ROOT, check_run_options, run_sampled, scale_ratios
 
 STAMP = '<p style="position:fixed;right:4px;bottom:2px;margin:0;font:11px sans-serif;color:#555">copy {i}</p>'
 
@@ -57,12 +57,16 @@ def measure(pages: Path, out: Path, extra: list[str]) -> dict:
     }
 
 
+@check.returns_code
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="screenmill bench render", description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=20, help="pages in the small run (the large one is 10x)")
-    p.add_argument("--pages", default=str(ROOT / "samples" / "pages"), help="folder of *.html to copy")
-    p.add_argument("--json", default=None, help="also write the results here")
+    p = check.ArgumentParser(prog="screenmill bench render", description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=check.POSITIVE, default=20, help="pages in the small run (the large one is 10x)")
+    p.add_argument(
+        "--pages", type=check.pages, default=str(ROOT / "samples" / "pages"), help="folder of *.html to copy"
+    )
+    p.add_argument("--json", type=check.output_file_in_dir, default=None, help="also write the results here")
     args, extra = p.parse_known_args(argv)
+    check_run_options(p.prog, extra)
     extra = extra or ["--viewports", "1280x800"]
     results = {}
     with tempfile.TemporaryDirectory(prefix="screenmill-bench-render-") as tmp:

@@ -13,33 +13,40 @@ requests and compares labels/s.
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 from pathlib import Path
 
 from screenmill.annotators.vllm import bench
 from screenmill.annotators.vllm.bench import DEFAULT_MODES, MODES, RECIPES
+from screenmill.pipelines import argcheck as check
+from screenmill.pipelines.bench_common import check_run_options
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="screenmill bench vllm", description=__doc__.splitlines()[0])
+    p = check.ArgumentParser(prog="screenmill bench vllm", description=__doc__.splitlines()[0])
     p.add_argument("--recipe", default="holo2-localize", choices=RECIPES, help="what every request asks")
-    p.add_argument("--n", type=int, default=32, help="screenshots")
-    p.add_argument("--per-shot", type=int, default=2, help="instructions per screenshot (localize recipes)")
-    p.add_argument("--naive-batch", type=int, default=8, help="units per generate() in the naive mode")
-    p.add_argument("--modes", default=",".join(DEFAULT_MODES), help=f"comma-separated subset of {','.join(MODES)}")
+    p.add_argument("--n", type=check.POSITIVE, default=32, help="screenshots")
+    p.add_argument("--per-shot", type=check.POSITIVE, default=2, help="instructions per screenshot (localize recipes)")
+    p.add_argument("--naive-batch", type=check.POSITIVE, default=8, help="units per generate() in the naive mode")
     p.add_argument(
-        "--pack", type=int, default=1, help="localize: also the pipeline with --pack K, labels/s packed vs unpacked"
+        "--modes",
+        type=check.among(MODES),
+        default=",".join(DEFAULT_MODES),
+        help=f"comma-separated subset of {','.join(MODES)}",
     )
-    p.add_argument("--json", default=None, help="also write the results here")
+    p.add_argument(
+        "--pack",
+        type=check.POSITIVE,
+        default=1,
+        help="localize: also the pipeline with --pack K, labels/s packed vs unpacked",
+    )
+    p.add_argument("--json", type=check.output_file_in_dir, default=None, help="also write the results here")
     args, run_extra = p.parse_known_args(argv)
+    check_run_options(p.prog, run_extra)  # before the screens are made
     modes = [m for m in args.modes.split(",") if m]
-    unknown = set(modes) - set(MODES)
-    if unknown:
-        raise SystemExit(f"bench vllm: unknown modes {sorted(unknown)}")
     if args.pack != 1 and args.recipe == "propose-elements":
-        raise SystemExit("bench vllm: --pack packs localize requests; propose-elements makes one per screenshot")
+        check.fail(p.prog, "--pack: packs localize requests; propose-elements makes one per screenshot")
 
     from screenmill.pipelines import options
     from screenmill.pipelines import run as run_mod
@@ -53,12 +60,12 @@ def main(argv: list[str] | None = None) -> int:
             "--input", str(folder), "--output", str(Path(tmp) / "out"), "--quiet", "--annotator", "vllm",
             "--recipe", args.recipe, *localize, "--engine-arg", "disable_log_stats=false", *run_extra,
         ]  # fmt: skip
-        run_args, _ = run_mod.build_parser().parse_known_args(run_argv)  # run's parser: the shared option groups
+        run_args, _ = options.run_parser(p.prog, "").parse_known_args(run_argv)  # run's option groups, checks
         try:  # what `screenmill run` refuses up front (a bad option, a missing model dir, no vLLM) ends here too
             vlm_cfg = options.vlm_config(run_args, "bench", ImageLimits())
             vlm_cfg.preflight()
         except (ImportError, FileNotFoundError, ValueError, KeyError) as e:
-            raise SystemExit(f"screenmill bench vllm: {e.args[0] if e.args else e}") from None
+            check.fail(p.prog, e.args[0] if e.args else e)
         machine = bench.machine_profile()  # before the engine exists: nothing else runs on the cores
         print(bench.describe_machine(machine))
         results = bench.measure(

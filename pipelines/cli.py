@@ -41,12 +41,17 @@ def main(argv: list[str] | None = None) -> int:
         print(_usage())
         return 0
     if argv[0] not in _COMMANDS:
-        print(f"screenmill: unknown command {argv[0]!r}\n\n{_usage()}", file=sys.stderr)
+        print(f"screenmill: unknown command {argv[0]!r} (`screenmill --help` lists the commands)", file=sys.stderr)
         return 2
     module_name, func_name, _ = _COMMANDS[argv[0]]
     import importlib
 
-    result = getattr(importlib.import_module(module_name), func_name)(argv[1:])
+    from screenmill.pipelines.argcheck import UsageError
+
+    try:
+        result = getattr(importlib.import_module(module_name), func_name)(argv[1:])
+    except UsageError as e:  # a bad command line: its one line is on stderr already
+        return e.code
     return result if isinstance(result, int) else 0
 
 

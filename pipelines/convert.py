@@ -21,14 +21,29 @@ import os
 import sys
 
 from screenmill.annotators.formats import IMAGE_MODES, PLATFORMS, REVIEW_MODES, TARGETS, VARIANTS, convert_rows
+from screenmill.pipelines import argcheck as check
+
+
+def _split_name(text: str) -> str:
+    if not text or os.sep in text or text.startswith("."):
+        raise check.ArgumentTypeError(f"{text!r} must be a plain file-name part")
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``screenmill convert`` argument parser."""
-    p = argparse.ArgumentParser(prog="screenmill convert", description=__doc__.splitlines()[0])
-    p.add_argument("output", metavar="OUT", help="a screenmill output root (with a grounding table)")
+    p = check.ArgumentParser(prog="screenmill convert", description=__doc__.splitlines()[0])
+    p.add_argument(
+        "output", metavar="OUT", type=check.output_tree, help="a screenmill output root (with a grounding table)"
+    )
     p.add_argument("--to", required=True, choices=TARGETS, help="the benchmark format")
-    p.add_argument("--dest", required=True, metavar="DIR", help="folder for the JSON file, images and dead letters")
+    p.add_argument(
+        "--dest",
+        required=True,
+        type=check.output_dir,
+        metavar="DIR",
+        help="folder for the JSON file, images and dead letters",
+    )
     p.add_argument("--images", choices=IMAGE_MODES, default="copy", help="how images reach DEST (default: copy)")
     p.add_argument(
         "--reviewed",
@@ -36,7 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="apply",
         help="apply: drop rejected, use fixes (default); accept-only: only accepted/fixed; ignore: no review",
     )
-    p.add_argument("--split", default="screenmill", help="split name: names the file, fills data_source")
+    p.add_argument(
+        "--split", type=_split_name, default="screenmill", help="split name: names the file, fills data_source"
+    )
     p.add_argument(
         "--screenspot-variant",
         choices=VARIANTS,
@@ -53,15 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@check.returns_code
 def main(argv: list[str] | None = None) -> int:
     """Run the conversion; return the exit code (0 done, 2 bad arguments or no grounding table in OUT)."""
     try:
         args = build_parser().parse_args(argv)
-    except SystemExit as e:  # argparse exits 2 on bad arguments, 0 on --help
+    except SystemExit as e:  # --help: 0 (a bad command line returns 2 through check.returns_code)
         return int(e.code or 0)
-    if not args.split or os.sep in args.split or args.split.startswith("."):
-        print(f"screenmill convert: --split {args.split!r} must be a plain file-name part", file=sys.stderr)
-        return 2
     from apache_beam.io.filesystems import FileSystems
     from screenmill.schemas.tables import read_shards, table
 

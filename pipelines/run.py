@@ -20,6 +20,7 @@ import time
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 from screenmill.annotators.vllm.expand import FeedingPolicy
+from screenmill.pipelines import argcheck
 from screenmill.pipelines import options as opts
 from screenmill.schemas.keys import new_run_id
 from screenmill.schemas.tables import dead_letter_table, manifest_path
@@ -97,7 +98,7 @@ def build_pipeline(
     try:
         beam_args = resolve_runner(beam_args)
     except ValueError as e:
-        raise SystemExit(f"screenmill run: {e}") from None
+        argcheck.fail("screenmill run", e)
     runner = runner_name(beam_args)
     cfg = opts.run_configs(args, run_id, check_imports=is_local_runner(runner))
     run_hash = cfg.config_hash

@@ -25,6 +25,7 @@ from screenmill.annotators.vllm.memory import (
 )
 from screenmill.annotators.vllm.memory_report import sizing_json, sizing_report
 from screenmill.annotators.vllm.shapes import BUILTIN_CONFIGS, load_config, write_config
+from screenmill.pipelines import argcheck as check
 from screenmill.pipelines.options import add_engine_options
 
 
@@ -38,8 +39,13 @@ def _parse_size(text: str) -> tuple[int, int]:
     return w, h
 
 
+def _config(text: str) -> str:
+    """A builtin config name, or an existing config.json / model folder."""
+    return text if text in BUILTIN_CONFIGS else check.existing_path(text)
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = check.ArgumentParser(
         prog="screenmill size",
         description="GPU memory sizing for a hybrid Mamba-2/attention (NemotronH / Holotron) model config: "
         "max_num_seqs and token budget per GPU. All figures are per GPU (one tensor-parallel rank).",
@@ -47,11 +53,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--config",
         required=True,
+        type=_config,
         help=f"config.json, a model folder holding one, or a builtin: {', '.join(sorted(BUILTIN_CONFIGS))}",
     )
     g = p.add_mutually_exclusive_group()
     g.add_argument("--gpu", choices=(*GPUS, "all"), default="all", help="GPU preset (default: all presets)")
-    g.add_argument("--gpu-mem-gib", type=float, default=None, help="a GPU with this much memory (GiB) instead")
+    g.add_argument(
+        "--gpu-mem-gib",
+        type=check.float_range(0, above=True),
+        default=None,
+        help="a GPU with this much memory (GiB) instead",
+    )
     engine = add_engine_options(
         p,
         names=(
@@ -70,22 +82,40 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kv-cache-dtype", choices=("auto", "fp8"), default="auto", help="attention KV dtype")
     p.add_argument("--mamba-ssm-cache-dtype", choices=SSM_CACHE_DTYPES, default="auto", help="SSM-state dtype")
     r = p.add_argument_group("request length (default: one 1920×1080 screenshot + 160 prompt + 256 answer tokens)")
-    r.add_argument("--tokens-per-request", type=int, default=None, help="average tokens per request, all told")
+    r.add_argument(
+        "--tokens-per-request", type=check.POSITIVE, default=None, help="average tokens per request, all told"
+    )
     r.add_argument("--image-size", type=_parse_size, default=(1920, 1080), help="WIDTHxHEIGHT of a screenshot")
-    r.add_argument("--images-per-request", type=int, default=1, help="1; up to 4 for navigate-step with history")
-    r.add_argument("--max-tiles", type=int, default=None, help="tile cap (default: the config's, else 12)")
-    r.add_argument("--prompt-tokens", type=int, default=160, help="chat template + instruction text")
-    r.add_argument("--answer-tokens", type=int, default=None, help="answer budget (default 256, or the recipe's)")
-    r.add_argument("--recipe", default=None, help="take --answer-tokens from this recipe's max_tokens")
+    r.add_argument(
+        "--images-per-request", type=check.int_range(1, 4), default=1, help="1; up to 4 for navigate-step with history"
+    )
+    r.add_argument("--max-tiles", type=check.POSITIVE, default=None, help="tile cap (default: the config's, else 12)")
+    r.add_argument("--prompt-tokens", type=check.NON_NEGATIVE, default=160, help="chat template + instruction text")
+    r.add_argument(
+        "--answer-tokens", type=check.POSITIVE, default=None, help="answer budget (default 256, or the recipe's)"
+    )
+    r.add_argument(
+        "--recipe", type=check.recipe, default=None, help="take --answer-tokens from this recipe's max_tokens"
+    )
     e = p.add_argument_group("calibration")
-    e.add_argument("--overhead-gib", type=float, default=3.0, help="CUDA context + graph pool + slack (default 3)")
-    e.add_argument("--max-num-seqs-cap", type=int, default=512, help="upper bound for the recommendation")
-    e.add_argument("--kernel-block-size", type=int, default=CUDA_KERNEL_BLOCK, help="attention kernel block (16)")
+    e.add_argument(
+        "--overhead-gib", type=check.float_range(0), default=3.0, help="CUDA context + graph pool + slack (default 3)"
+    )
+    e.add_argument("--max-num-seqs-cap", type=check.POSITIVE, default=512, help="upper bound for the recommendation")
+    e.add_argument(
+        "--kernel-block-size", type=check.POSITIVE, default=CUDA_KERNEL_BLOCK, help="attention kernel block (16)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of the report")
-    p.add_argument("--dump-config", default=None, help="write the (builtin) config as config.json to this path")
+    p.add_argument(
+        "--dump-config",
+        type=check.output_file_in_dir,
+        default=None,
+        help="write the (builtin) config as config.json to this path",
+    )
     return p
 
 
+@check.returns_code
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:

@@ -481,3 +481,60 @@ def point_in_box(point: Sequence[float], box: Sequence[float]) -> bool:
 def _ordered(box: tuple[float, ...]) -> Box:
     x0, y0, x1, y1 = box
     return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
+
+
+# ------------------------------------------------------------------------------------- a target model's frame
+
+
+def smart_resize(
+    height: int, width: int, factor: int = 28, min_pixels: int = 56 * 56, max_pixels: int = 28 * 28 * 1280
+) -> tuple[int, int]:
+    """The size Qwen2-VL / Qwen2.5-VL / UI-TARS processors resize an image to: ``(height, width)``, each a multiple
+    of ``factor``, with ``min_pixels <= h * w <= max_pixels``, the aspect ratio kept as closely as that allows.
+
+    The formula of ``transformers``' ``Qwen2VLImageProcessor`` (what a trainer's processor does; ``qwen_vl_utils``
+    differs only for a side under ``factor / 2``): each side rounded to the nearest multiple of ``factor`` (Python's
+    ``round``: halves to even); when that exceeds ``max_pixels``, both sides are scaled by
+    ``sqrt(h * w / max_pixels)`` and floored to a multiple; when it falls under ``min_pixels``, scaled up by
+    ``sqrt(min_pixels / (h * w))`` and ceiled. Height and width are rounded independently, so x and y scale by
+    different ratios.
+
+    Raises:
+        ValueError, TypeError: a size or parameter is not a positive integer; ``min_pixels > max_pixels``; an aspect
+            ratio over 200 (the processors refuse those too).
+    """
+    height, width = positive_int("height", height), positive_int("width", width)
+    factor = positive_int("factor", factor)
+    min_pixels, max_pixels = positive_int("min_pixels", min_pixels), positive_int("max_pixels", max_pixels)
+    if min_pixels > max_pixels:
+        raise ValueError(f"min_pixels {min_pixels} is over max_pixels {max_pixels}")
+    if max(height, width) / min(height, width) > 200:
+        raise ValueError(f"aspect ratio of {width}x{height} is over 200")
+    h_bar = round(height / factor) * factor  # may be 0: the min_pixels branch below lifts it (as transformers does)
+    w_bar = round(width / factor) * factor
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt(height * width / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def quantize(values: Sequence[float], decimals: int, limits: Sequence[float]) -> tuple[float, ...]:
+    """Round each value to ``decimals`` places, halves up (``floor(v * 10**d + 0.5) / 10**d``), then clamp it into
+    ``[0, limit]`` (``limits`` cycles, so ``(x_max, y_max)`` serves points and ``x0, y0, x1, y1`` boxes alike).
+
+    Raises:
+        ValueError, TypeError: a value is not a finite real number; ``decimals`` is negative.
+    """
+    if decimals < 0:
+        raise ValueError(f"decimals must be >= 0, got {decimals}")
+    scale = 10**decimals
+    out = []
+    for v, hi in zip(_numbers(values, len(values), "value"), itertools.cycle(limits)):
+        q = math.floor(v * scale + 0.5) / scale
+        out.append(min(max(q, 0.0), float(hi)))
+    return tuple(out)

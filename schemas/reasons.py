@@ -159,6 +159,12 @@ REASONS: tuple[Reason, ...] = (
     _r("model_output_schema", "infer", "the answer does not match the recipe's schema (`payload_ref` = raw text)"),
     _r("coords_out_of_bounds", "infer", "the answer points outside the image"),
     _r(
+        "element_outside_image",
+        "infer",
+        "a `describe-element` line's box is not inside the screenshot it names (`--instructions` lines "
+        "`{image, box}`, pixels)",
+    ),
+    _r(
         "instruction_without_image",
         "infer",
         "an `--instructions` line names no input screenshot (a file ingest set aside as a `duplicate` still names "
@@ -192,12 +198,12 @@ REASONS: tuple[Reason, ...] = (
     _r("bad_manifest", "export/<config>", "a run manifest in `_runs/` that does not parse (config `runs`)"),
     _r(
         "missing_image",
-        "export/<config> convert",
+        "export/<config> export/training convert",
         "no file of the screenshot can be read any more",
     ),
     _r(
         "changed_since_run",
-        "export/<config>",
+        "export/<config> export/training",
         "the screenshot's file was read but its size or sha256 is no longer its id",
     ),
     _r(
@@ -212,9 +218,24 @@ REASONS: tuple[Reason, ...] = (
         "export/<config> convert",
         "a row whose screenshot is in no screenshots table",
     ),
+    # export --format (screenmill export --format trl|llamafactory|swift): stage export/training, checks before writing
+    _r("box_outside_image", "export/training", "the label's box (or an action's point) leaves its image"),
+    _r("one_colour_box", "export/training", "the label's box lies over a region of one colour (nothing to point at)"),
+    _r(
+        "rounding_leaves_box",
+        "export/training",
+        "after the target's rounding the point, converted back, leaves the box (or the box's IoU falls below the "
+        "threshold)",
+    ),
+    _r(
+        "split_leak",
+        "export/training",
+        "a perceptual-hash twin of the image is already exported in both splits: no split keeps the group whole",
+    ),
+    _r("action_not_in_grammar", "export/training", "the target's navigation grammar has no such action"),
+    _r("bad_image", "export/training convert", "the screenshot's file does not decode"),
     # convert (screenmill convert): its _dead_letter.jsonl
     _r("image_changed", "convert", "the screenshot's file size or bytes are other than the run recorded"),
-    _r("bad_image", "convert", "the screenshot's file does not decode"),
     _r(
         "frame_mismatch",
         "convert",

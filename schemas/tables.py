@@ -273,3 +273,25 @@ def committed_tables(output: str, dt: str | None = None) -> list[str]:
         if is_part(m.path) and not name.startswith(STAGING + "/") and re.fullmatch(TABLE_NAME_RE, name):
             names.add(name)
     return sorted(names)
+
+
+def is_output_root(path: str) -> bool:
+    """True when the local folder ``path`` is an output root: it has ``_runs/`` or a table's folder."""
+    import os
+
+    return any(os.path.isdir(os.path.join(path, name)) for name in (RUNS, *TABLES))
+
+
+def find_output_root(path: str) -> str | None:
+    """The output root a local path is in: ``path`` itself or the nearest folder above it with ``screenshots/``
+    (``path`` may be a partition folder or a shard); None when there is none."""
+    import os
+
+    probe = os.path.abspath(path)
+    if os.path.isdir(probe) and is_output_root(probe):
+        return probe
+    while probe != os.path.dirname(probe):
+        if os.path.isdir(os.path.join(probe, table("screenshots").name)):
+            return probe
+        probe = os.path.dirname(probe)
+    return None

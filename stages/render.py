@@ -5,7 +5,8 @@ file there is an asset they may load) and ``urls`` (a file of ``file://`` / ``ht
 comments). Each page is rendered under every setting (viewport x colour scheme) into up to ``screens`` screenshots
 down the page, in one headless Chromium per worker process (:class:`screenmill.annotators.dom.browser.BrowserHost`,
 held by :func:`screenmill.annotators.process.per_process`), fenced: requests only under the page's root folder and to
-allowed origins.
+allowed origins, in a network namespace of its own (:mod:`screenmill.annotators.dom.jail`; a worker whose browser
+lacks the namespace or Chromium's sandbox counts ``browsers_without_namespace`` / ``browsers_without_sandbox``).
 
 Each screenshot is written once, content-addressed, under ``OUT/images/`` (temp name → rename), checked like any input
 (:func:`screenmill.schemas.images.inspect_image`) and goes on as a :class:`Screenshot` (``page_uri``, ``page_sha256``,
@@ -36,6 +37,7 @@ Reasons: ``render_timeout``, ``render_failed``, ``explore_timeout`` (all retried
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import glob
 import hashlib
@@ -48,9 +50,10 @@ from collections.abc import Iterator
 import apache_beam as beam
 from screenmill.annotators.dom import explore
 from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost
-from screenmill.annotators.dom.labels import RECIPE_VERSIONS, dom_labels
+from screenmill.annotators.dom.labels import ALL_RECIPE_VERSIONS, RECIPE_VERSIONS, dom_labels
 from screenmill.annotators.dom.page import RenderError, Screen, Viewport
 from screenmill.annotators.process import per_process
+from screenmill.annotators.wording import DOM_RECIPE_FAMILIES
 from screenmill.schemas.images import ImageLimits, ImageRejected, inspect_image
 from screenmill.schemas.keys import item_key, stable_id
 from screenmill.schemas.records import ActionStep, Done, RenderSettings, Screenshot, utcnow
@@ -87,6 +90,7 @@ class RenderConfig:
         explore: actions per episode (0: no exploration, screens are rendered).
         explore_seed: the exploration policy's seed.
         explore_step_timeout_s: the time limit of one exploration step.
+        dom_recipes: the DOM recipe families to write (keys of ``DOM_RECIPE_FAMILIES``; ``text`` alone by default).
     """
 
     output: str
@@ -102,6 +106,7 @@ class RenderConfig:
     explore: int = 0
     explore_seed: int = 0
     explore_step_timeout_s: float = 10.0
+    dom_recipes: tuple[str, ...] = ("text",)
 
     def __post_init__(self):
         if not (self.pages or self.urls):
@@ -117,10 +122,19 @@ class RenderConfig:
             raise ValueError(f"--urls {self.urls}: no such file")
         if self.pages and not list_pages(self.pages):
             raise ValueError(f"--pages {self.pages}: no .html / .htm pages there")
+        unknown = [f for f in self.dom_recipes if f not in DOM_RECIPE_FAMILIES]
+        if unknown or not self.dom_recipes:
+            known = ", ".join(DOM_RECIPE_FAMILIES)
+            raise ValueError(f"--dom-recipes must be among {known}, got {','.join(unknown) or 'none'}")
         if self.explore:
             if self.screens != 1:
                 raise ValueError("--explore explores from the first screen: it does not go with --screens > 1")
             self.explore_settings  # noqa: B018 - checks steps and the step timeout
+
+    @property
+    def recipes(self) -> frozenset[str]:
+        """The DOM recipes to write (those of the families of ``dom_recipes``)."""
+        return frozenset(r for f in self.dom_recipes for r in DOM_RECIPE_FAMILIES[f])
 
     @property
     def explore_settings(self) -> explore.ExploreSettings:
@@ -137,6 +151,12 @@ class RenderConfig:
             "max_dom_nodes": b.max_dom_nodes,
             "max_text_chars": b.max_text_chars,
             "dom_recipes": dict(sorted(RECIPE_VERSIONS.items())),
+            # only when asked for: the default's hash is the one it was before these recipes existed
+            **(
+                {"dom_recipe_mix": {r: ALL_RECIPE_VERSIONS[r] for r in sorted(self.recipes)}}
+                if self.dom_recipes != ("text",)
+                else {}
+            ),
         }
 
 
@@ -308,7 +328,11 @@ class _Render(StageDoFn):
 
         def start_browser() -> BrowserHost:
             c.counter("browsers_started").inc()  # one per worker process (and per browser config)
-            return BrowserHost(b).start()
+            host = BrowserHost(b).start()
+            fence = host.fence_settings  # a layer of the fence missing on this worker: in the manifest's counts
+            c.counter("browsers_without_namespace").inc(0 if fence["network_namespace"] else 1)
+            c.counter("browsers_without_sandbox").inc(0 if fence["sandbox"] else 1)
+            return host
 
         # the browser is fetched per page, inside a bundle (where counters count), built on first use
         self._browser = lambda: per_process("browser", dataclasses.astuple(b), start_browser, BrowserHost.close)
@@ -436,7 +460,11 @@ class _Render(StageDoFn):
             recorded_action=recorded,
         )
         yield shot
-        labels = dom_labels(shot, screen.elements, (v.width, v.height), v.scale, cfg.config_hash or "", self.run_id)
+        labels = dom_labels(
+            shot, screen.elements, (v.width, v.height), v.scale, cfg.config_hash or "", self.run_id, cfg.recipes
+        )
+        for recipe, n in collections.Counter(label.recipe for label in labels).items():
+            self.counters.counter(f"labels_{recipe}").inc(n)  # made here; the kept ones are the grounding rows
         if labels:  # one element per screenshot, not per label: Beam's cost is per element until the join
             yield beam.pvalue.TaggedOutput(LABELS, (render_origin(shot), tuple(labels)))
 

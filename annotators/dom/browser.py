@@ -17,7 +17,10 @@ unloaded survives to the next page of the same setting (Chromium clears no ``fil
 Exploration keeps a fresh context per episode. Every document of a tab gets
 :data:`screenmill.annotators.dom.page.STILL_CSS` from an init script, before its first paint (no restyle after load).
 
-Containment, every page and every frame: requests go through the page's fence
+Containment, every page and every frame: the browser runs in a :class:`screenmill.annotators.dom.jail.Jail` (a
+network namespace whose only way out is a forwarder allowed per page to the page's origins, WebRTC without UDP, as
+``nobody`` with Chromium's sandbox where the host allows it: ``fence_settings`` says which layers are on); requests go
+through the page's fence
 (:class:`screenmill.annotators.dom.fence.Fence`: ``file://`` under the page's root, ``http(s)``/``ws(s)`` to its own
 origin and ``allow_origins``, the rest aborted and counted); service workers blocked, downloads refused, dialogs
 dismissed, popups closed; ``max_dom_nodes``: a page with more elements is ``page_too_large``. What a render does in
@@ -41,6 +44,7 @@ import threading
 from typing import Any
 
 from screenmill.annotators.dom.fence import Fence, origin_of
+from screenmill.annotators.dom.jail import Jail, say_once
 from screenmill.annotators.dom.page import STILL_INIT_JS, RenderedPage, RenderError, Viewport, shoot
 from screenmill.annotators.wording import MAX_INSTRUCTION_NAME
 
@@ -51,7 +55,6 @@ INSTALL_HINT = (
 )
 LAUNCH_ARGS = (
     "--headless",
-    "--no-sandbox",
     "--disable-gpu",
     "--disable-dev-shm-usage",
     "--disable-quic",
@@ -67,6 +70,7 @@ LAUNCH_ARGS = (
     "--disable-features=BackForwardCache",
 )
 _log = logging.getLogger("screenmill.render")
+_SANDBOX = {"works": True}  # Chromium's own sandbox started in this process (probed on the first launch)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,6 +157,14 @@ class BrowserHost:
         self.contexts = 0  # fresh contexts opened (a tab kept for the next page opens none)
         self._root_stays: dict[str, bool] = {}  # page root -> no symlink leaves it (checked once: Fence.fast_pattern)
         self._lock = threading.Lock()
+        self._jail: Jail | None = None
+        self.sandbox = False  # Chromium's own sandbox is on (known once launched)
+
+    @property
+    def fence_settings(self) -> dict:
+        """The network layers this host's browser has (:attr:`screenmill.annotators.dom.jail.Jail.settings`) and
+        ``sandbox`` (Chromium's own sandbox on)."""
+        return {**(self._jail.settings if self._jail else {}), "sandbox": self.sandbox}
 
     def start(self) -> BrowserHost:
         try:
@@ -161,10 +173,15 @@ class BrowserHost:
             raise RuntimeError(INSTALL_HINT) from e
         if not os.access(self.config.chromium, os.X_OK):
             raise RuntimeError(f"{self.config.chromium} is missing; {INSTALL_HINT}")
+        self._jail = Jail(self.config.chromium)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="screenmill-browser", daemon=True)
         self._thread.start()
-        self._call(self._launch(), timeout=120)
+        try:
+            self._call(self._launch(), timeout=120)
+        except BaseException:
+            self.close()  # the driver, the loop and the jail (its namespace holder) go too
+            raise
         return self
 
     def close(self) -> None:
@@ -178,6 +195,9 @@ class BrowserHost:
         if self._thread is not None:
             self._thread.join(timeout=10)
         self._loop = None
+        if self._jail is not None:
+            self._jail.close()
+            self._jail = None
 
     def _call(self, coro, timeout: float):
         assert self._loop is not None, "BrowserHost.start() first"
@@ -193,7 +213,19 @@ class BrowserHost:
 
         if self._pw is None:
             self._pw = await async_playwright().start()
-        self._browser = await self._pw.chromium.launch(executable_path=self.config.chromium, args=list(LAUNCH_ARGS))
+        jail = self._jail
+        args = [*LAUNCH_ARGS, *jail.args()]
+        self.sandbox = _SANDBOX["works"] and not jail.runs_as_root
+        try:
+            self._browser = await self._pw.chromium.launch(
+                executable_path=jail.executable, args=args, chromium_sandbox=self.sandbox
+            )
+        except Exception as e:
+            if not self.sandbox:
+                raise
+            _SANDBOX["works"] = self.sandbox = False
+            say_once("sandbox", f"Chromium's sandbox did not start ({str(e).splitlines()[0]}): --no-sandbox")
+            self._browser = await self._pw.chromium.launch(executable_path=jail.executable, args=args)
         self._pages_since_launch = 0
         self._tabs, self._sessions = {}, {}  # the old browser's tabs went with it
         self.launches += 1
@@ -292,6 +324,7 @@ class BrowserHost:
             await self._relaunch()
         self._pages_since_launch += 1
         fence = Fence(uri, root, self.config.allow_origins)
+        self._jail.forwarder.allow(fence.origins)
         tab = self._tabs.pop((viewport, color_scheme), None) if reuse else None
         if tab is None:
             tab = await self._new_tab(viewport, color_scheme, fence)

@@ -9,6 +9,8 @@ elements, each a dict in the frame's CSS pixels (its viewport, after scrolling):
 
 ``href`` is a link's resolved target, ``field`` a form field's ``name`` (else ``id``, ``autocomplete``): what
 exploration (:mod:`screenmill.annotators.dom.explore`) reads; no label depends on them.
+``rel`` (the script's last block) holds what :mod:`screenmill.annotators.dom.relations` reads for the expressions
+beyond the text: the element's landmark region, table row, colours and parents (the block's comment says each).
 
 Which elements (the rules the DOM labels stand on; :mod:`screenmill.annotators.dom.labels` makes the instructions):
 
@@ -122,6 +124,7 @@ EXTRACT_JS = r"""
   };
 
   const out = [];
+  const outEls = [];  // the element of each entry of `out` (for the relations block at the end)
   let order = 0;
   const emit = (el, kind, rects, fields) => {
     if (!styleVisible(el)) return;
@@ -133,6 +136,7 @@ EXTRACT_JS = r"""
               role: fields.role, name: fields.name, text: fields.text ?? null, label: fields.label ?? null,
               placeholder: fields.placeholder ?? null, input_type: fields.input_type ?? null,
               href: fields.href ?? null, field: fields.field ?? null});
+    outEls.push(el);
   };
 
   // 1. Controls.
@@ -282,6 +286,65 @@ EXTRACT_JS = r"""
                                          b: Math.max(a.b, r.b)}));
     const r = role(owner);
     emit(owner, 'text', rects, {role: TEXT_ROLES.has(r) ? r : 'text', name: text, text, box});
+  }
+
+  // 4. Relations (read by annotators/dom/relations.py only; no text recipe depends on them): per element, `rel` =
+  // {region, row, fg, bg, under, bg_image, graphic, up, zoom}. `region`: the innermost landmark that is a top bar,
+  // side bar or dialog by its role and geometry ({kind: 'top' | 'side' | 'dialog', id}, nested ones of a kind
+  // folded into the outermost), `row`: its table row ({id, text}: the row's text), colours as [r, g, b, a]: its
+  // text (`fg`), its own background (`bg`), the first opaque background behind it (`under`); `bg_image`: a
+  // background image or gradient (its CSS text: a gradient names its colours); `graphic`: it is or holds an svg /
+  // img / icon glyph; `up`: ids of it, its parent and grandparent (what it is grouped with); `zoom`: the page's
+  // (its boxes are zoomed by it).
+  const rgba = (c) => {
+    const m = /rgba?\(([^)]+)\)/.exec(c || '');
+    if (!m) return null;
+    const p = m[1].split(/[\s,/]+/).filter(Boolean).map(parseFloat);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const REGION_ROLES = new Set(['banner', 'navigation', 'complementary', 'dialog', 'alertdialog', 'search']);
+  const regionIds = new Map(), rowIds = new Map(), upIds = new Map();
+  const idOf = (map, e) => { if (!map.has(e)) map.set(e, map.size); return map.get(e); };
+  const regionKind = (e) => {
+    const r = e.computedRole || e.getAttribute('role') || '';
+    if (!REGION_ROLES.has(r)) return null;
+    if (r === 'dialog' || r === 'alertdialog') return 'dialog';
+    const b = e.getBoundingClientRect();
+    const v = clipRect(asRect(b), {l: 0, t: 0, r: VW, b: VH});
+    if (b.top <= 0.1 * VH && b.bottom > 0 && v.r - v.l >= 0.6 * VW && b.height <= 0.25 * VH) return 'top';
+    if (r !== 'search' && v.b - v.t >= 0.5 * VH && v.r - v.l <= 0.35 * VW &&
+        (v.l <= 0.05 * VW || v.r >= 0.95 * VW)) return 'side';
+    return null;
+  };
+  const regionOf = (el) => {
+    let inner = null;
+    for (let e = el.parentElement; e && e !== document.documentElement; e = e.parentElement) {
+      const kind = regionKind(e);
+      if (!kind) continue;
+      if (!inner) inner = {kind, el: e};
+      else if (inner.kind === kind) inner = {kind, el: e};  // nested of one kind: the outermost
+    }
+    return inner && {kind: inner.kind, id: idOf(regionIds, inner.el)};
+  };
+  const underOf = (el) => {
+    for (let e = el.parentElement; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c && c[3] >= 0.9) return c;
+    }
+    return [255, 255, 255, 1];
+  };
+  for (let k = 0; k < out.length; k++) {
+    const el = outEls[k], cs = getComputedStyle(el);
+    const row = el.closest('tr, [role=row]');
+    out[k].rel = {
+      region: regionOf(el),
+      row: row ? {id: idOf(rowIds, row), text: norm(row.innerText)} : null,
+      fg: rgba(cs.color), bg: rgba(cs.backgroundColor), under: underOf(el),
+      bg_image: cs.backgroundImage === 'none' ? null : cs.backgroundImage.slice(0, 400),
+      graphic: ['svg', 'img', 'i'].includes(el.tagName.toLowerCase()) || !!el.querySelector('svg, img, i, [role=img]'),
+      up: [el, el.parentElement, el.parentElement?.parentElement].filter(Boolean).map((e) => idOf(upIds, e)),
+      zoom: visualViewport.scale,
+    };
   }
 
   // Iframes: where their content shows, for the caller to descend into.

@@ -29,6 +29,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
+from screenmill.annotators.dom import relations
 from screenmill.annotators.dom.extract import EXTRACT_VERSION
 from screenmill.annotators.wording import (
     DOM_FIELD,
@@ -57,6 +58,10 @@ VERSION = "1"
 #: role noun names whose text repeats, a ``<summary>``'s "History", is named by its place as a text is, where it had
 #: no label at all) and the extraction rules it stands on.
 RECIPE_VERSIONS = {r: f"5+x{EXTRACT_VERSION}" for r in DOM_RECIPES}
+#: Every recipe this producer can write, in the order an element's labels are written: the text recipes, then
+#: :mod:`screenmill.annotators.dom.relations`' (chosen with ``recipes``).
+ALL_RECIPE_VERSIONS = {**RECIPE_VERSIONS, **relations.RECIPE_VERSIONS}
+_ORDER = list(ALL_RECIPE_VERSIONS)
 
 FIELD_TYPES = frozenset(
     {"text", "email", "search", "url", "tel", "number", "password", "date", "time", "datetime-local", "month"}
@@ -126,8 +131,10 @@ def _positional(elements: list[dict]) -> list[_Candidate]:
     return out
 
 
-def choose_instructions(elements: list[dict]) -> list[_Candidate]:
-    """Every unambiguous referring expression of ``elements`` (one screenshot), in element order then recipe order.
+def choose_instructions(elements: list[dict], recipes: frozenset[str] = frozenset(DOM_RECIPES)) -> list[_Candidate]:
+    """Every unambiguous referring expression of ``elements`` (one screenshot) of ``recipes`` (default: the text
+    recipes, :data:`DOM_RECIPES`; others: :mod:`screenmill.annotators.dom.relations`), in element order then recipe
+    order.
 
     An instruction two elements would share is dropped for both, except that visible text wins over a name nobody
     sees: when one element shows the text (``dom-text``) and the others only have it as their accessible name (a
@@ -136,6 +143,8 @@ def choose_instructions(elements: list[dict]) -> list[_Candidate]:
     the tenth, or a text of the same words).
     """
     cands = [c for i, el in enumerate(elements) for c in _candidates(i, el)] + _positional(elements)
+    if recipes - set(DOM_RECIPES):
+        cands += [_Candidate(*c) for c in relations.candidates(elements, recipes, FIELD_TYPES)]
     owners: dict[str, set[int]] = defaultdict(set)
     showing: dict[str, set[int]] = defaultdict(set)
     for c in cands:
@@ -144,17 +153,24 @@ def choose_instructions(elements: list[dict]) -> list[_Candidate]:
             showing[c.instruction.casefold()].add(c.element)
     seen: set[str] = set()
     kept = []
-    for c in sorted(cands, key=lambda c: (c.element, DOM_RECIPES.index(c.recipe))):
+    for c in sorted(cands, key=lambda c: (c.element, _ORDER.index(c.recipe))):
         key = c.instruction.casefold()
         unique = len(owners[key]) == 1 or (c.recipe == DOM_TEXT and showing[key] == {c.element})
         if unique and key not in seen:
             seen.add(key)
-            kept.append(c)
+            if c.recipe in recipes:
+                kept.append(c)
     return kept
 
 
 def dom_labels(
-    shot: Screenshot, elements: list[dict], viewport: tuple[int, int], scale: float, config_hash: str, run_id: str
+    shot: Screenshot,
+    elements: list[dict],
+    viewport: tuple[int, int],
+    scale: float,
+    config_hash: str,
+    run_id: str,
+    recipes: frozenset[str] = frozenset(DOM_RECIPES),
 ) -> list[GroundingLabel]:
     """The DOM labels of one rendered screenshot: :func:`element_labels` with the DOM's provenance.
 
@@ -164,13 +180,15 @@ def dom_labels(
         viewport: the viewport's CSS size: the frame of the native numbers (``coord_system='pixel_resized'``).
         scale: device pixels per CSS px (the screenshot's pixels).
         config_hash / run_id: provenance.
+        recipes: which recipes to write (default: the text recipes; see :func:`choose_instructions`).
     """
     return element_labels(
         shot,
         elements,
         viewport,
         scale,
-        lambda r: LabelProvenance(NAME, VERSION, r, RECIPE_VERSIONS[r], config_hash, run_id),
+        lambda r: LabelProvenance(NAME, VERSION, r, ALL_RECIPE_VERSIONS[r], config_hash, run_id),
+        recipes,
     )
 
 
@@ -180,6 +198,7 @@ def element_labels(
     viewport: tuple[int, int],
     scale: float,
     provenance: Callable[[str], LabelProvenance],
+    recipes: frozenset[str] = frozenset(DOM_RECIPES),
 ) -> list[GroundingLabel]:
     """The labels of one screenshot's elements (the DOM's, or any producer's elements of the same shape: ``box`` and
     ``point`` in px of ``viewport``, ``text``, ``name``, ``role``, ``kind``, the field keys), worded by
@@ -190,7 +209,8 @@ def element_labels(
         elements: the elements (px of ``viewport``).
         viewport: the elements' frame: the frame of the native numbers (``coord_system='pixel_resized'``).
         scale: screenshot pixels per px of ``viewport``.
-        provenance: a DOM recipe name (:data:`DOM_RECIPES`) → the provenance its labels carry.
+        provenance: a recipe name (:data:`DOM_RECIPES`, or a relation recipe) → the provenance its labels carry.
+        recipes: which recipes to write (default: the text recipes; see :func:`choose_instructions`).
 
     Returns:
         Labels in element order, then recipe order; boxes and points in screenshot pixels, clamped to the image.
@@ -212,9 +232,9 @@ def element_labels(
 
     kept = [(e, b) for e in elements if (b := shown(e["box"]))[2] - b[0] >= scale and b[3] - b[1] >= scale]
     elements, boxes = [e for e, _ in kept], [b for _, b in kept]
-    builders = {r: LabelBuilder(shot, provenance(r), "pixel_resized", viewport) for r in DOM_RECIPES}
+    builders = {r: LabelBuilder(shot, provenance(r), "pixel_resized", viewport) for r in recipes}
     labels = []
-    for c in choose_instructions(elements):
+    for c in choose_instructions(elements, recipes):
         el = elements[c.element]
         x0, y0, x1, y1 = boxes[c.element]
         px = min(max(el["point"][0] * scale, x0), x1, w - 0.5)  # a pixel of the image, never its far edge

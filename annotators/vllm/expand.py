@@ -21,7 +21,11 @@ Work units by recipe kind (see :mod:`screenmill.annotators.recipes`; built in :m
 * ``task``: one request per episode (its last frame, up to 3 earlier ones: the first and evenly spaced, and the
   instructions of its actions in order) → one ``actions`` row for the episode as a whole (``step`` -1,
   ``action_type`` ``task``, ``action_args`` ``{"task", "frames"}``, ``source='model'``, no ``screenshot_id``): the
-  high-level task the episode accomplishes (reverse task synthesis).
+  high-level task the episode accomplishes (reverse task synthesis);
+* ``describe``: one request per (screenshot, element box) of a JSONL of ``{"image", "box": [x0, y0, x1, y1]}``
+  (pixels; joined like the localize lines): the screenshot and the element's outlined crop → one grounding label
+  with the element's box and its purpose as the instruction (:mod:`screenmill.annotators.recipes_describe`); a box
+  outside its screenshot is dead-lettered (``element_outside_image``).
 
 Packing (``VlmConfig.pack`` K > 1, localize recipes): a screenshot's instructions go K at a time into one request
 (:func:`screenmill.annotators.vllm.units.pack_units`, :meth:`screenmill.annotators.recipes.Recipe.packed`), so its
@@ -44,7 +48,7 @@ manifest's ``accounting`` section.
 Reason codes: ``changed_during_run`` / image reasons / ``unreadable`` (pixels), ``engine_failure`` (the engine
 refused or dropped the request), ``model_output_not_json``, ``model_output_schema``, ``coords_out_of_bounds``
 (the answer; ``payload_ref`` holds the raw text), ``instruction_without_image``, ``duplicate_instruction``,
-``episode_without_task``.
+``episode_without_task``, ``element_outside_image``.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
+from screenmill.annotators import recipes_describe as describing
 from screenmill.annotators.outputs import ACTIONS, FAILURES
 from screenmill.annotators.recipes import TASK_ACTION, TASK_STEP, AnswerRejected, Frame, Target
 from screenmill.annotators.vllm.engine import Request
@@ -130,6 +135,12 @@ class _RunEngine(StageDoFn):
             image = resize_for_plan(image, shot.tile_plan)
         return image
 
+    def _crop(self, shot: Screenshot, screen, box):
+        """The outlined crop of ``shot``'s element ``box`` (original pixels): cut from the decoded screenshot's future
+        ``screen``, decoded again when that one is pre-resized (its pixels are not the box's)."""
+        pixels = read_screenshot(shot, self._config.limits) if self._config.pre_resize else screen.result()
+        return describing.outlined_crop(pixels, box)
+
     def _image_id(self, shot: Screenshot) -> str:
         """What identifies the pixels sent for ``shot``: its content hash, plus the grid size when pre-resized."""
         plan = shot.tile_plan
@@ -156,6 +167,10 @@ class _RunEngine(StageDoFn):
             self._notes[key] = note
         shots = (*work.history, work.shot)
         images = [self._feeder.image(s.screenshot_id, functools.partial(self._decode, s)) for s in shots]
+        if self._recipe.kind == describing.KIND:  # the element's crop, cut from the screenshot's own pixels
+            box = describing.box_of(dict(work.fields))
+            crop = functools.partial(self._crop, work.shot, images[-1], box)
+            images.append(self._feeder.image(describing.crop_id(work.shot.screenshot_id, box), crop))
         yield from self._outcomes(self._feeder.add(key, images, functools.partial(self._request, work, key)))
 
     def _retry_unpacked(self):
@@ -178,8 +193,15 @@ class _RunEngine(StageDoFn):
             images=pixels,
             schema=self._schema(work),
             max_tokens=max_tokens,
-            image_ids=[self._image_id(s) for s in (*work.history, work.shot)],
+            image_ids=self._image_ids(work),
         )
+
+    def _image_ids(self, work: Work) -> list[str]:
+        """The multimodal ids of ``work``'s images, in the order they are sent (a describe unit's crop last)."""
+        ids = [self._image_id(s) for s in (*work.history, work.shot)]
+        if self._recipe.kind == describing.KIND:
+            ids.append(describing.crop_id(work.shot.screenshot_id, describing.box_of(dict(work.fields))))
+        return ids
 
     def _schema(self, work: Work) -> dict:
         """The structured-output schema of ``work``'s request: the recipe's answer, an array of them when packed."""
@@ -237,6 +259,8 @@ class _RunEngine(StageDoFn):
             return f"{shot.episode_id}#task"
         if "instruction" in fields:
             return f"{shot.source_uri}#instruction={fields['instruction']}"
+        if describing.BOX_FIELD in fields:
+            return f"{shot.source_uri}#box={fields[describing.BOX_FIELD]}"
         return shot.source_uri
 
     def _finish(self, work: Work, completion, note: str | None = None):
@@ -266,6 +290,8 @@ class _RunEngine(StageDoFn):
             args = {"frames": [s.step_index for s in (*work.history, work.shot)], "task": result.task}
             task = self._action_step(work, TASK_ACTION, args, None, index=TASK_ACTION, whole_episode=True)
             yield beam.pvalue.TaggedOutput(ACTIONS, task)
+        elif self._recipe.kind == describing.KIND:
+            yield from self._labels(work, [described_target(fields, result)], completion)
         else:
             yield from self._labels(work, result, completion)
 
@@ -365,6 +391,14 @@ class _RunEngine(StageDoFn):
             recipe_version=recipe.version,
             run_id=cfg.run_id,
         )
+
+
+def described_target(fields: dict, description) -> Target:
+    """A describe unit's answer → its label's target: the element's box (pixels, also the native box), its centre,
+    the description as the instruction."""
+    box = describing.box_of(fields)
+    x0, y0, x1, y1 = (float(v) for v in box)
+    return Target(description.instruction, None, None, (x0, y0, x1, y1), ((x0 + x1) / 2, (y0 + y1) / 2), box, None)
 
 
 class VlmRequests(beam.PTransform):

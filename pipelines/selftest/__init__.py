@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from screenmill.pipelines import argcheck as check
 from screenmill.pipelines.selftest.fixtures import (
     KillResult,
     captured,
@@ -96,14 +97,22 @@ def _section(name: str, fn: Callable[[], Any], crashes: list[str]) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="screenmill selftest", description=__doc__.splitlines()[0])
+    p = check.ArgumentParser(prog="screenmill selftest", description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="skip the kill -9 + rerun part (the slow one)")
-    p.add_argument("--workdir", default=None, help="work here (kept) instead of in a temporary folder (removed)")
-    p.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
+    p.add_argument(
+        "--workdir",
+        type=check.output_dir,
+        default=None,
+        help="work here (kept) instead of in a temporary folder (removed)",
+    )
+    p.add_argument(
+        "--json", type=check.output_file_in_dir, default=None, metavar="FILE", help="also write the figures as JSON"
+    )
     p.add_argument("--kill-annotator", choices=("none", "ocr"), default="none", help="annotator of the kill -9 runs")
     return p
 
 
+@check.returns_code
 def main(argv: list[str] | None = None) -> int:
     """Run the selftest, print the report; 0 when every expectation holds, else 1."""
     args = build_parser().parse_args(argv)

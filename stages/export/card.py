@@ -226,3 +226,88 @@ def run_provenance(manifest: Mapping[str, Any]) -> dict[str, Any]:
         "versions": {k: v for k, v in sorted((manifest.get("versions") or {}).items()) if k != "platform"},
         "rows": {t: v.get("rows", 0) for t, v in sorted((manifest.get("tables") or {}).items())},
     }
+
+
+def render_training_card(
+    state: Mapping[str, Any], counts: Mapping[str, int], sizes: Mapping[str, int], features
+) -> str:
+    """``README.md`` of a training export (:mod:`screenmill.stages.export.training`): YAML (configs, features, the
+    convention) and the convention in words, exactly, with the formula back to original pixels.
+
+    Args:
+        state: the export's ``_screenmill/training.json`` after this export.
+        counts, sizes: rows and Arrow bytes per split in the whole repository.
+        features: the rows' ``datasets.Features``.
+    """
+    yaml = import_optional("yaml")
+    conv, settings, checks = state["convention"], state["settings"], state.get("checks", {})
+    splits = [s for s in SPLITS if counts.get(s)]
+    meta = {
+        "license": state["license"],
+        "pretty_name": state["pretty_name"],
+        "tags": ["screenmill", "gui-agents", "computer-use", settings["format"], conv["target"]],
+        "size_categories": [_size_category(sum(counts.values()))],
+        "configs": [
+            {
+                "config_name": "default",
+                "default": True,
+                "data_files": [{"split": s, "path": f"data/{s}/*.parquet"} for s in splits],
+            }
+        ],
+        "dataset_info": {
+            "features": features._to_yaml_list(),
+            "splits": [{"name": s, "num_bytes": sizes[s], "num_examples": counts[s]} for s in splits],
+        },
+        "screenmill": {"settings": settings, "convention": conv},
+    }
+    resize = ""
+    if conv["system"] == "pixel_resized":
+        f, lo, hi = conv["factor"], conv["min_pixels"], conv["max_pixels"]
+        resize = (
+            f"Images are sent as they are; the model's processor resizes them with Qwen's `smart_resize` (factor {f}"
+            f"{' = patch 14 x merge 2' if f == 28 else ''}, min_pixels {lo}, max_pixels {hi}; height and width are "
+            "rounded to multiples of the factor independently, so x and y scale differently), and the coordinates "
+            f"are absolute pixels of that resized W' x H' image: `h = round(H / {f}) * {f}`, `w = round(W / {f}) * "
+            f"{f}` (Python's round, halves to even); if `h * w > {hi}`: `b = sqrt(H * W / {hi})`, `h = max({f}, "
+            f"floor(H / b / {f}) * {f})`, `w` likewise; if `h * w < {lo}`: `b = sqrt({lo} / (H * W))`, "
+            f"`h = ceil(H * b / {f}) * {f}`, `w` likewise; `H' = h`, `W' = w`."
+        )
+    lines = [
+        "---",
+        yaml.safe_dump(meta, sort_keys=False, allow_unicode=True).rstrip(),
+        "---",
+        "",
+        f"# {state['pretty_name']}",
+        "",
+        f"{settings['task'].capitalize()} samples for `{conv['target']}` ({conv['users']}) in the "
+        f"`{settings['format']}` trainer format, made by screenmill: images inside every row, prompt, answer and "
+        "provenance (screenshot_id, label_ids, annotator, recipe, review).",
+        "",
+        "## Coordinates",
+        "",
+        *_table(
+            ["field", "value"],
+            [[k, f"`{v}`"] for k, v in conv.items() if k not in ("users",)],
+        ),
+        f"Coordinate system `{conv['system']}`, {conv['geometry']} answers; rounding: {conv['rounding']}; clamp: "
+        f"{conv['clamp']}. {resize}".rstrip(),
+        "",
+        f"Back to original-image pixels (W x H after EXIF orientation): `{conv['to_original_pixels']}`. Converted",
+        "back this way, every exported point lies inside its labelled box (and every box keeps IoU >= "
+        f"{checks.get('min_iou')} with it); rows for which rounding breaks that are held back, not exported.",
+        "",
+        "## Splits",
+        "",
+        f"`test` holds a share of {settings['split']['test_fraction']} of the image groups (seed "
+        f"{settings['split']['seed']!r}): screenshots within {checks.get('phash_bits')} bits of perceptual hash, and "
+        "the screenshots of one "
+        "episode, form one group and share one split, so the same image is never on both sides.",
+        "",
+        *_table(["split", "rows"], [[s, counts[s]] for s in splits]),
+        "## Layout",
+        "",
+        "`data/<split>/<batch>-<chunk>.parquet`; each export adds new files and never rewrites earlier ones.",
+        "`_screenmill/` keeps the export index and state.",
+        "",
+    ]
+    return "\n".join(lines)

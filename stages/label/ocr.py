@@ -28,18 +28,9 @@ class AnnotateConfig(OcrLabelSettings):
     limits: ImageLimits = ImageLimits()
 
     def __post_init__(self):
-        if not self.run_id or not self.config_hash:
-            raise ValueError("AnnotateConfig: run_id and config_hash must be set")
+        super().__post_init__()  # the label settings' checks (OcrLabelSettings)
         if self.annotator not in ANNOTATORS:
             raise ValueError(f"AnnotateConfig.annotator {self.annotator!r} is not one of {ANNOTATORS}")
-        if "{text}" not in self.instruction_template:
-            raise ValueError("AnnotateConfig.instruction_template must contain '{text}'")
-        if self.max_batch_size <= 0 or self.min_element_chars <= 0:
-            raise ValueError("AnnotateConfig: max_batch_size and min_element_chars must be > 0")
-        try:  # the annotator's options, checked before any screenshot is read (not when a worker loads the model)
-            self.producer().ocr_config  # noqa: B018
-        except TypeError as e:
-            raise ValueError(f"AnnotateConfig.annotator_options: {e}") from e
 
     def producer(self) -> OcrProducer:
         """The label producer of this config (unloaded: its heavy imports happen in ``load()``)."""

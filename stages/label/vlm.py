@@ -26,7 +26,8 @@ class VlmConfig:
         engine: the vLLM engine settings.
         recipe: a registered recipe name (:data:`screenmill.annotators.recipes.RECIPES`).
         recipe_version: override of the recipe's version (None: the registered one).
-        instructions: JSONL of ``{"image", "instruction"}`` for localize recipes.
+        instructions: JSONL of ``{"image", "instruction"}`` for localize recipes, of ``{"image", "box"}`` (an
+            element's box in pixels) for ``describe-element``.
         history: previous screenshots sent with a step request (0..3).
         limits: image limits used when pixels are decoded.
         pre_resize: send images already resized to their tile grid (less CPU work on GPU hosts).
@@ -66,7 +67,7 @@ class VlmConfig:
         if self.pack != 1 and recipe.kind != "localize":
             raise ValueError(f"VlmConfig.pack: only localize recipes pack; {self.recipe} is a {recipe.kind} recipe")
         recipe.packed(self.pack)  # raises ValueError for a pack size out of range
-        if recipe.kind == "localize" and not self.instructions:
+        if recipe.kind in ("localize", "describe") and not self.instructions:
             raise ValueError(f"VlmConfig: recipe {self.recipe} needs an instructions file (--instructions)")
         if not 0 <= self.history <= 3:
             raise ValueError(f"VlmConfig.history must be 0..3, got {self.history}")

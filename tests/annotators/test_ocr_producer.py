@@ -157,6 +157,26 @@ def test_a_text_read_unsure_gets_no_label_but_still_counts_as_a_repeat():
         _labels(elements, annotator_options=(("label_min_confidence", 1.5),))
 
 
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"run_id": ""}, "run_id and config_hash"),
+        ({"instruction_template": "press it"}, "instruction_template"),
+        ({"max_batch_size": 0}, "max_batch_size"),
+        ({"glyph_min_confidence": 2.0}, "glyph_min_confidence"),
+        ({"annotator_options": (("no_such_option", 1),)}, "OcrProducer.annotator_options"),
+    ],
+)
+def test_a_producer_built_directly_checks_its_settings_like_the_run_config(settings, message):
+    """OcrProducer and the run's AnnotateConfig share OcrLabelSettings' checks: a bad setting fails at once."""
+    from screenmill.stages.label.ocr import AnnotateConfig
+
+    with pytest.raises(ValueError, match=message):
+        OcrProducer(**{"run_id": "r", "config_hash": "h", **settings})
+    with pytest.raises(ValueError, match=message.replace("OcrProducer", "AnnotateConfig")):
+        AnnotateConfig(**{"run_id": "r", "config_hash": "h", **settings})
+
+
 def test_the_ocr_revision_is_the_recipe_version_and_in_the_config_hash():
     assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == OCR_REVISION == "85"
     cfg = AnnotateConfig(run_id="r", config_hash="h")

@@ -18,6 +18,7 @@ def test_registry_has_the_recipes_with_schemas():
         "propose-elements",
         "explain-step",
         "synthesize-task",
+        "describe-element",
     }
     for recipe in RECIPES.values():
         assert recipe.version

@@ -58,7 +58,7 @@ def test_bench_cpu_reports_the_ocr_annotators_throughput(samples_dir, tmp_path, 
     ("args", "reason"),
     [
         (["--model", "/nonexistent/Holotron-12B"], "model directory '/nonexistent/Holotron-12B' does not exist"),
-        (["--model", "./x", "--max-in-flight", "0"], "max_in_flight must be >= 1"),
+        (["--model", "./x", "--max-in-flight", "0"], "--max-in-flight: must be >= 1"),
     ],
 )
 def test_bench_vllm_refuses_what_run_refuses_before_building_an_engine(args, reason):

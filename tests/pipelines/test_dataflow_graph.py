@@ -27,6 +27,7 @@ def _no_model_check(monkeypatch):
 
 def _graph(tmp_path, *extra: str):
     out = tmp_path / "out"
+    (tmp_path / "in").mkdir(exist_ok=True)  # the input must exist (screenmill run checks it before any work)
     pipeline, _ = build_pipeline(["--input", str(tmp_path / "in"), "--output", str(out), "--quiet", *extra])
     assert not out.exists()  # building touches nothing
     return pipeline.to_runner_api().components

@@ -53,7 +53,7 @@ def test_eval_scores_a_real_run_against_the_truth_set(samples_dir, tmp_path, cap
 def test_eval_refuses_truth_without_images(tmp_path, capsys):
     truth = tmp_path / "truth.jsonl"
     truth.write_text(json.dumps({"img_filename": "absent.png", "instruction": "OK", "bbox": [0, 0, 10, 10]}) + "\n")
-    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "_runs").mkdir(parents=True)  # an output tree (an empty one)
     assert eval_main([str(tmp_path / "out"), "--truth", str(truth)]) == 2
     assert "no truth image" in capsys.readouterr().out
 

@@ -31,6 +31,7 @@ def test_bad_settings_exit_2_without_calling_the_hub(tmp_path, monkeypatch, caps
     monkeypatch.setattr(huggingface_hub.HfApi, "create_repo", boom)
     for var in ("HF_TOKEN", "HUGGINGFACE_HUB_TOKEN"):
         monkeypatch.delenv(var, raising=False)
+    (tmp_path / "_runs").mkdir()  # an output tree (an empty one)
     assert main([str(tmp_path), "--repo", "org/name"]) == 2
     assert "HF_TOKEN" in capsys.readouterr().err
     assert main([str(tmp_path)]) == 2  # neither --repo nor --local-dir

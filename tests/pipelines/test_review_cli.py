@@ -14,6 +14,7 @@ def test_missing_settings_exit_2(tmp_path, monkeypatch, capsys):
     pytest.importorskip("label_studio_sdk")
     for var in ("LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY", "LABEL_STUDIO_TOKEN_FILE"):
         monkeypatch.delenv(var, raising=False)
+    (tmp_path / "_runs").mkdir()  # an output tree (an empty one)
     assert main(["status", str(tmp_path)]) == 2
     assert "LABEL_STUDIO_URL" in capsys.readouterr().err
 
@@ -24,6 +25,7 @@ def test_server_down_fails_cleanly_without_leaking_the_token(tmp_path, monkeypat
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", PLANTED)
     monkeypatch.delenv("LABEL_STUDIO_TOKEN_FILE", raising=False)
     caplog.set_level(logging.DEBUG)
+    (tmp_path / "out" / "_runs").mkdir(parents=True)  # an output tree (an empty one)
     assert main(["push", str(tmp_path / "out"), "--project", "p"]) == 1
     out, err = capsys.readouterr()
     assert "rerun to resume" in err

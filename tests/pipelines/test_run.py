@@ -222,7 +222,7 @@ def test_no_ocr_grouping_reaches_the_annotator_and_the_config_hash():
 
     configs = {}
     for argv in ([], ["--no-ocr-grouping"]):
-        args, _ = build_parser().parse_known_args(["--input", "in", "--output", "out", *argv])
+        args, _ = build_parser().parse_known_args(["--input", ".", "--output", "out", *argv])  # an input that exists
         configs[bool(argv)] = ocr_config(args, "r", ImageLimits())
     assert OcrConfig(**dict(configs[False].annotator_options)).group_lines is True
     assert OcrConfig(**dict(configs[True].annotator_options)).group_lines is False
@@ -240,7 +240,7 @@ def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_co
 
     configs = []
     for argv in ([], ["--ocr-min-label-confidence", "0.5"]):
-        args, _ = build_parser().parse_known_args(["--input", "in", "--output", "out", *argv])
+        args, _ = build_parser().parse_known_args(["--input", ".", "--output", "out", *argv])  # an input that exists
         configs.append(ocr_config(args, "r", ImageLimits()))
     assert configs[0].annotator_options == ()
     assert OcrConfig(**dict(configs[1].annotator_options)).label_min_confidence == 0.5
@@ -250,8 +250,8 @@ def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_co
 @pytest.mark.parametrize(
     ("option", "reason"),
     [
-        (("--ocr-min-label-confidence", "1.5"), "label_min_confidence must be in \\[0, 1\\], got 1.5"),
-        (("--ocr-threads", "-2"), "intra_op_threads"),
+        (("--ocr-min-label-confidence", "1.5"), "--ocr-min-label-confidence: must be in 0..1, got 1.5"),
+        (("--ocr-threads", "-2"), "--ocr-threads: must be >= 1, got -2"),
     ],
 )
 def test_run_refuses_a_bad_ocr_option_before_reading_a_screenshot(tmp_path, option, reason):

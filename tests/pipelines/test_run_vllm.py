@@ -61,6 +61,20 @@ def _screens(folder, n, seed: int = 0):
     (folder / "empty.png").write_bytes(b"")  # bad input still ends in ingest's dead letters
 
 
+def _run_lines(model_dir, inputs, tmp_path, recipe: str, lines: list[dict]):
+    """A run of ``recipe`` on ``inputs`` with ``lines`` as its ``--instructions`` file → (manifest, grounding rows,
+    ``infer`` dead letters)."""
+    path = tmp_path / "instructions.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    out = tmp_path / "out"
+    manifest = _run(model_dir, inputs, out, "--recipe", recipe, "--instructions", str(path))
+    return (
+        manifest,
+        read_shards(str(out), "grounding").to_pylist(),
+        read_shards(str(out), "_dead_letter/infer").to_pylist(),
+    )
+
+
 def _accounted(manifest, stage):
     c = manifest["counts"][stage]
     dropped = sum(v for k, v in c.items() if k.startswith("dropped_"))
@@ -180,19 +194,13 @@ def test_pixels_that_fail_at_the_model_stage_are_dead_lettered(tiny_model, tmp_p
 def test_localize_with_instructions_file(tiny_model, tmp_path):
     inputs = tmp_path / "in"
     _screens(inputs, 3, seed=1000)  # pixels of this test only
-    instructions = tmp_path / "instructions.jsonl"
     lines = [
         {"image": "screen_0.png", "instruction": "click Sign in"},
         {"image": "screen_0.png", "instruction": "open the menu"},
         {"image": "screen_2.png", "instruction": "click Sign in"},
         {"image": "not_there.png", "instruction": "click Help"},
     ]
-    instructions.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    out = tmp_path / "out"
-    manifest = _run(tiny_model, inputs, out, "--recipe", "holo2-localize", "--instructions", str(instructions))
-
-    rows = read_shards(str(out), "grounding").to_pylist()
-    dead = read_shards(str(out), "_dead_letter/infer").to_pylist()
+    manifest, rows, dead = _run_lines(tiny_model, inputs, tmp_path, "holo2-localize", lines)
     reasons = [d["reason"] for d in dead]
     assert reasons.count("instruction_without_image") == 1
     assert any(d["input_id"] == "not_there.png#instruction=click Help" for d in dead)
@@ -446,3 +454,32 @@ def test_synthesize_task_labels_each_episode_once(tiny_model, tmp_path, samples_
         assert args["task"].strip() and args["frames"] == frames[a["episode_id"]]
     assert manifest["counts"]["infer"]["forwarded"] == len(actions)
     assert not read_shards(str(out), "grounding").num_rows
+
+
+def test_describe_element_labels_each_box_with_its_description(tiny_model, tmp_path):
+    from screenmill.annotators.wording import MAX_INSTRUCTION_NAME
+
+    inputs = tmp_path / "in"
+    _screens(inputs, 2, seed=3000)  # 320x200 and 360x210
+    lines = [
+        {"image": "screen_0.png", "box": [10, 20, 110, 60]},
+        {"image": "screen_0.png", "box": [200, 150, 300, 190]},
+        {"image": "screen_1.png", "box": [0, 0, 40, 40]},
+        {"image": "screen_1.png", "box": [300, 100, 400, 120]},  # past the 360 px edge
+        {"image": "not_there.png", "box": [0, 0, 10, 10]},
+    ]
+    manifest, rows, dead = _run_lines(tiny_model, inputs, tmp_path, "describe-element", lines)
+    reasons = [d["reason"] for d in dead]
+    assert reasons.count("element_outside_image") == 1 and reasons.count("instruction_without_image") == 1
+    assert set(reasons) <= KNOWN_INFER_REASONS | {"element_outside_image", "instruction_without_image"}
+    assert len(rows) + len(dead) == 5
+    total, forwarded, dropped = _accounted(manifest, "infer")
+    assert (total, forwarded + dropped) == (5, 5)
+    # three requests, each the screenshot and the element's crop: 2 screenshots and 3 crops decoded and encoded
+    _check_accounting(manifest, requests=3, images=5, sent=5, fresh=True)
+    boxes = {(10.0, 20.0, 110.0, 60.0), (200.0, 150.0, 300.0, 190.0), (0.0, 0.0, 40.0, 40.0)}
+    for r in rows:
+        assert r["recipe"] == "describe-element" and r["coord_system"] == "pixel"
+        assert (r["x0"], r["y0"], r["x1"], r["y1"]) in boxes
+        assert (r["click_x"], r["click_y"]) == ((r["x0"] + r["x1"]) / 2, (r["y0"] + r["y1"]) / 2)
+        assert 0 < len(r["instruction"]) <= MAX_INSTRUCTION_NAME and r["instruction"] == r["instruction"].strip()

@@ -38,7 +38,7 @@ class _Labeller:
 
 
 def _default_args(*argv: str):
-    args, _ = build_parser().parse_known_args(["--input", "in", "--output", "out", *argv])
+    args, _ = build_parser().parse_known_args(["--input", ".", "--output", "out", *argv])  # an input that exists
     return args
 
 

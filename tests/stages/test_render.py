@@ -155,3 +155,46 @@ def test_eval_from_dom_without_dom_labels_says_so(tmp_path, capsys):
     (tmp_path / "grounding").mkdir()
     assert eval_main(["--truth-from-dom", str(tmp_path)]) == 2
     assert "no DOM labels" in capsys.readouterr().out
+
+
+def test_hostile_pages_in_a_run_reach_no_listener_and_the_normal_pages_are_labelled(tmp_path):
+    """``run --pages DIR --urls FILE`` with a hostile page among normal ones, as ``file://`` and from an allowed
+    loopback server (the URLs' own origin): no connection or datagram reaches the host's listeners, the canary file
+    is in no label, the normal pages are labelled as ever (the fence's own tests: annotators/dom/test_jail.py)."""
+    import functools
+    import http.server
+    import threading
+
+    from screenmill.annotators import netns
+
+    from tests.annotators.dom.hostile import CANARY_TEXT, Listeners, host_addresses, write_hostile
+
+    listeners = Listeners(host_addresses())
+    site, web, out = tmp_path / "site", tmp_path / "web", tmp_path / "out"
+    (tmp_path / "canary.txt").write_text(CANARY_TEXT, encoding="utf-8")
+    for folder, title in ((site, "Welcome"), (web, "Served")):
+        folder.mkdir()
+        (folder / "index.html").write_text(PAGE.format(title=title), encoding="utf-8")
+        write_hostile(folder, listeners.targets, tmp_path / "canary.txt")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(web))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.RequestHandlerClass.log_message = lambda *a: None
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+    urls = tmp_path / "urls.txt"
+    urls.write_text(f"{base}/hostile.html\n{base}/index.html\n", encoding="utf-8")
+    try:
+        m = run(_args(out, "--pages", str(site), "--urls", str(urls), "--render-timeout", "8"))
+        seen = listeners.settle()
+    finally:
+        listeners.close()
+        server.shutdown()
+    assert seen == [], seen
+    shots = read_shards(str(out), "screenshots").to_pylist()
+    labels = read_shards(str(out), "grounding").to_pylist()
+    for uri in ((site / "index.html").as_uri(), f"{base}/index.html"):
+        ids = {s["screenshot_id"] for s in shots if s["page_uri"] == uri}
+        assert 'click the "Docs" link' in {r["instruction"] for r in labels if r["screenshot_id"] in ids}, uri
+    assert not [r for r in labels if CANARY_TEXT in r["instruction"]]
+    if netns.why_no_namespace() is None:
+        assert not m["counts"]["render"].get("browsers_without_namespace")

@@ -231,18 +231,6 @@ def day2(o: Out, d1: dict) -> dict:
     }
 
 
-@pytest.fixture
-def offline(monkeypatch, tmp_path):
-    """No hub: offline flags, a private HF_HOME; returns a cache dir for load_dataset."""
-    for var in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
-        monkeypatch.setenv(var, "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
-    monkeypatch.setattr(hf.constants, "HF_HUB_OFFLINE", True)
-    return str(tmp_path / "hf_cache")
-
-
 def _cfg(o: Out, local=None, **kw) -> ExportConfig:
     base = {"output": str(o.out), "test_fraction": 0.5, "seed": SEED, "license": "cc-by-4.0"}
     return ExportConfig(**{**base, "local_dir": None if local is None else str(local), **kw})

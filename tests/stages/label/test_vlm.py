@@ -218,9 +218,9 @@ def test_remote_workers_check_the_architecture_imports_themselves(nemotron_vl_wi
 @pytest.mark.parametrize(
     ("option", "reason"),
     [
-        (("--render-threads", "-1"), "render_threads must be 0..64"),
-        (("--decode-threads", "65"), "decode_threads must be 1..64"),
-        (("--max-in-flight", "0"), "max_in_flight must be >= 1"),
+        (("--render-threads", "-1"), "--render-threads: must be in 0..64, got -1"),
+        (("--decode-threads", "65"), "--decode-threads: must be in 1..64, got 65"),
+        (("--max-in-flight", "0"), "--max-in-flight: must be >= 1, got 0"),
     ],
 )
 def test_run_refuses_bad_model_stage_options_with_the_reason(tmp_path, option, reason):
