@@ -267,6 +267,8 @@ def screenshot_origin(
     folder = (posixpath if "://" in uri else os.path).dirname(uri)
     folder_name = (posixpath if "://" in uri else os.path).basename(folder) or UNKNOWN
     render, page = shot.get("render"), shot.get("page_uri")
+    if shot.get("app"):  # a desktop app's screen (``--apps``)
+        return Origin("desktop", shot["app"]["name"])
     if render is not None or page:
         mobile = bool(render and render.get("mobile"))
         return Origin("mobile" if mobile else "web", page_application(page) if page else folder_name)

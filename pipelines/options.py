@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from apache_beam.transforms.resources import parse_resource_hints
+from screenmill.annotators.desktop.apps import parse_display
+from screenmill.annotators.desktop.session import SessionConfig
 from screenmill.annotators.dom.browser import BrowserConfig
 from screenmill.annotators.dom.page import Viewport
 from screenmill.annotators.recipes import MAX_PACK
@@ -40,6 +42,7 @@ from screenmill.stages.ingest import IngestConfig
 from screenmill.stages.label.ocr import AnnotateConfig
 from screenmill.stages.label.vlm import VlmConfig
 from screenmill.stages.render import COLOR_SCHEMES, RenderConfig
+from screenmill.stages.render_apps import AppsConfig
 from screenmill.stages.tile import TileConfig
 from screenmill.stages.write import WriteConfig
 
@@ -406,7 +409,10 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
         "--browser-recycle", type=check.POSITIVE, default=50, help="replace the browser after this many pages"
     )
     g.add_argument(
-        "--explore", type=check.int_range(0, 100), default=0, help="explore each page setting for K actions (0: off)"
+        "--explore",
+        type=check.int_range(0, 100),
+        default=0,
+        help="explore each page setting (and app) for K actions (0: off)",
     )
     g.add_argument("--explore-seed", type=int, default=0, help="the exploration policy's seed")
     g.add_argument("--explore-step-timeout", type=check.SECONDS, default=10.0, help="seconds per exploration step")
@@ -415,6 +421,43 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
         type=check.among(DOM_RECIPE_FAMILIES),
         default="text",
         help="DOM label recipe families: text,relational,visual,icon (default: text, the string-match recipes)",
+    )
+
+
+def add_apps_options(parser: argparse.ArgumentParser) -> None:
+    """Desktop apps run under Xvfb with accessibility labels (``RenderApps``)."""
+    g = parser.add_argument_group("apps: run desktop apps under Xvfb, label them from the accessibility tree")
+    g.add_argument(
+        "--apps",
+        type=check.existing_file,
+        default=None,
+        help="file of apps, one a line (a command, NAME: COMMAND, or JSON)",
+    )
+    g.add_argument(
+        "--displays",
+        type=check.displays,
+        default="1280x800",
+        help="WIDTHxHEIGHT[@SCALE],... e.g. 1280x800,1920x1080@2",
+    )
+    g.add_argument("--app-start-timeout", type=check.SECONDS, default=20.0, help="seconds for an app to come up")
+    g.add_argument("--app-step-timeout", type=check.SECONDS, default=10.0, help="seconds per step (tree read, settle)")
+    g.add_argument(
+        "--app-max-windows", type=check.POSITIVE, default=20, help="more top-level windows: app_window_storm"
+    )
+
+
+def apps_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> AppsConfig | None:
+    """The app stage's config, or None without ``--apps`` (ValueError for bad values)."""
+    if not args.apps:
+        return None
+    session = SessionConfig(
+        start_timeout_s=args.app_start_timeout,
+        step_timeout_s=args.app_step_timeout,
+        max_windows=args.app_max_windows,
+    )
+    displays = tuple(parse_display(d) for d in args.displays.split(",") if d.strip())
+    return AppsConfig(
+        args.output, run_id, args.apps, displays, session, limits, explore=args.explore, explore_seed=args.explore_seed
     )
 
 
@@ -456,6 +499,7 @@ class RunConfigs:
     render: RenderConfig | None
     guard: GuardConfig | None
     hints: dict[str, str]
+    apps: AppsConfig | None = None
 
     @property
     def config_hash(self) -> str:
@@ -468,6 +512,7 @@ class RunConfigs:
             "tile": self.tile,
             "annotate": self.label,
             **({"render": self.render} if self.render else {}),
+            **({"render_apps": self.apps} if self.apps else {}),
         }
 
 
@@ -486,12 +531,14 @@ def run_configs(args: argparse.Namespace, run_id: str, check_imports: bool) -> R
         if vllm:  # the hash must see the recipe version the code registers, not just its name
             label = dataclasses.replace(label, recipe_version=label.get_recipe(packed=False).version)
         render = render_config(args, run_id, limits)
-        rendering = [render.hash_view()] if render else []
+        apps = apps_config(args, run_id, limits)
+        rendering = ([render.hash_view()] if render else []) + ([apps.hash_view()] if apps else [])
         hashed = label.hash_view() if vllm else label  # the vLLM config's recipe version records its packing
         label = dataclasses.replace(label, config_hash=config_hash(hashed, tile, *rendering))
         run_hash = label.config_hash
         ingest = IngestConfig(pattern=args.input, run_id=run_id, limits=limits, config_hash=run_hash)
         render = render and dataclasses.replace(render, config_hash=run_hash)
+        apps = apps and dataclasses.replace(apps, config_hash=run_hash)
     except (ValueError, KeyError) as e:
         check.fail("screenmill run", e.args[0] if e.args else e)
     if vllm:
@@ -499,7 +546,8 @@ def run_configs(args: argparse.Namespace, run_id: str, check_imports: bool) -> R
             label.preflight(check_imports=check_imports)
         except (ImportError, FileNotFoundError, ValueError) as e:
             check.fail("screenmill run", e)
-    return RunConfigs(limits, tile, label, ingest, render, guard_config(args, run_id, limits), resource_hints(args))
+    guard = guard_config(args, run_id, limits)
+    return RunConfigs(limits, tile, label, ingest, render, guard, resource_hints(args), apps)
 
 
 def run_parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -523,4 +571,5 @@ def run_parser(prog: str, description: str) -> argparse.ArgumentParser:
     add_vlm_options(p)
     add_placement_options(p)
     add_render_options(p)
+    add_apps_options(p)
     return p

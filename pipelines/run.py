@@ -30,6 +30,7 @@ from screenmill.stages.guard import GuardBenchmarkLeakage
 from screenmill.stages.ingest import IngestScreenshots
 from screenmill.stages.label import LabelScreenshots
 from screenmill.stages.render import RenderPages, labels_of_kept, pages_done
+from screenmill.stages.render_apps import RenderApps
 from screenmill.stages.runners import default_runner, is_local_runner, resolve_runner, runner_name
 from screenmill.stages.store.commit import commit_run, recover
 from screenmill.stages.store.report import build_manifest, format_summary
@@ -89,8 +90,8 @@ def build_pipeline(
     """Parse ``screenmill run`` options and build the job's pipeline, without running it or touching the output."""
     parser = build_parser()
     args, beam_args = parser.parse_known_args(argv)
-    if not (args.input or args.pages or args.urls):
-        parser.error("give --input, --pages or --urls (or several)")
+    if not (args.input or args.pages or args.urls or args.apps):
+        parser.error("give --input, --pages, --urls or --apps (or several)")
     show_progress(not args.quiet)
     run_id = new_run_id()
     dt = args.dt or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
@@ -111,10 +112,17 @@ def build_pipeline(
     skip = done_index | "DoneHere" >> beam.Filter(lambda kv: kv[1] == run_hash) | "SkipKeys" >> beam.Keys()
     known = beam.pvalue.AsDict(done_index | "KnownKeys" >> beam.Map(lambda kv: (kv[0], True)))
     rendered = pipeline | "Render" >> RenderPages(cfg.render, done=skip) if cfg.render else None
-    shots = pipeline | "Ingest" >> IngestScreenshots(cfg.ingest, done=skip, rendered=rendered and rendered.good)
+    apps = pipeline | "RenderApps" >> RenderApps(cfg.apps, done=skip) if cfg.apps else None
+    made = [r.good for r in (rendered, apps) if r]  # screenshots the pipeline made itself (pages, apps)
+    made = (made | "RenderedShots" >> beam.Flatten() if len(made) > 1 else made[0]) if made else None
+    shots = pipeline | "Ingest" >> IngestScreenshots(cfg.ingest, done=skip, rendered=made)
     accepted, dead = (
         shots.good,
-        {"ingest": shots.dead_letter, **({"render": rendered.dead_letter} if rendered else {})},
+        {
+            "ingest": shots.dead_letter,
+            **({"render": rendered.dead_letter} if rendered else {}),
+            **({"render_apps": apps.dead_letter} if apps else {}),
+        },
     )
     if cfg.guard is not None:
         guarded = accepted | "Guard" >> GuardBenchmarkLeakage(cfg.guard)
@@ -133,6 +141,10 @@ def build_pipeline(
         _add(outputs, "grounding", labels_of_kept(tiled.good, rendered.labels), "WithDomLabels")
         if cfg.render.explore:
             _add(outputs, "actions", rendered.actions, "WithDomActions")
+    if apps:  # the accessibility labels of the app screenshots that got this far
+        _add(outputs, "grounding", labels_of_kept(tiled.good, apps.labels, "A11yLabels"), "WithA11yLabels")
+        if cfg.apps.explore:
+            _add(outputs, "actions", apps.actions, "WithA11yActions")
     if failures is None:
         failures = pipeline | "NoLabelStage" >> beam.Create([])
     marked = (tiled.good, failures) | "MarkDone" >> MarkDone(run_hash, run_id)
@@ -146,6 +158,8 @@ def build_pipeline(
     if rendered:
         pages = rendered.pages | "PagesDone" >> beam.FlatMap(pages_done, held, run_hash, run_id)
         done_rows += [pages, rendered.done]
+    if apps:
+        done_rows.append(apps.pages | "AppsDone" >> beam.FlatMap(pages_done, held, run_hash, run_id))
     done_rows = done_rows | "DoneRows" >> beam.Flatten()
     done_rows | "WriteDone" >> table("_done")
     for stage, records in dead.items():

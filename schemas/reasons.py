@@ -113,6 +113,22 @@ REASONS: tuple[Reason, ...] = (
         "the page went on to another while rendered (a meta refresh, a script's redirect): render that page instead",
     ),
     _r("bad_url", "render", "a `--urls` line that is not a `file://` or `http(s)://` URL"),
+    # render_apps: --apps
+    _r("bad_app_line", "render_apps", "an `--apps` line that does not parse (JSON, a command line, a display spec)"),
+    _r(
+        "app_start_failed",
+        "render_apps",
+        "the app's command could not be started (not found, not executable), it exited cleanly before showing a "
+        "window, or the desktop session did not come up",
+    ),
+    _r(
+        "app_timeout",
+        "render_apps",
+        "the app was not on the accessibility bus within `--app-start-timeout`, or a step (tree read, settle) over "
+        "`--app-step-timeout`: a hung app; retried by the next run",
+    ),
+    _r("app_crashed", "render_apps", "the app died (a signal or a non-zero exit) while starting or being labelled"),
+    _r("app_window_storm", "render_apps", "the app mapped more top-level windows than `--app-max-windows`"),
     # guard: --benchmark-images
     _r(
         "benchmark_leak",

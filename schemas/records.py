@@ -129,6 +129,39 @@ _RENDER_STRUCT = pa.struct(list(RenderSettings.SCHEMA))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class AppSettings(_Record):
+    """Which desktop app a rendered screenshot shows (``--apps``): its ``name``, the command line it was started with
+    (``command``, JSON list), the Debian package that owns the executable and that package's version (``dpkg-query``;
+    None when no package owns it), the toolkit the app reported on the accessibility bus (``GTK3``, ``GTK4``, ``Qt5``,
+    ...) and its version. The display (size, scale) is the screenshot's ``render`` (viewport = the display's logical
+    size, ``device_scale_factor`` = its scale)."""
+
+    name: str
+    command: str
+    package: str | None
+    package_version: str | None
+    toolkit: str
+    toolkit_version: str
+
+    SCHEMA: ClassVar[pa.Schema] = pa.schema(
+        [
+            _f("name", pa.string(), False),
+            _f("command", pa.string(), False),
+            _f("package", pa.string()),
+            _f("package_version", pa.string()),
+            _f("toolkit", pa.string(), False),
+            _f("toolkit_version", pa.string(), False),
+        ]
+    )
+
+    def to_row(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+_APP_STRUCT = pa.struct(list(AppSettings.SCHEMA))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Screenshot(_Record):
     """One accepted input image (an occurrence: the same bytes may be several steps of one episode).
 
@@ -136,7 +169,9 @@ class Screenshot(_Record):
     frame every coordinate refers to. ``source_mode`` is the Pillow mode before conversion to RGB. Episode steps also
     carry the episode's goal (``episode_task``) and the step's recorded action(s) as JSON (``recorded_action``).
     A screenshot the pipeline rendered from a web page (``source_uri`` under ``OUT/images/``) names the page
-    (``page_uri``), the sha256 of the page's document (``page_sha256``) and how it was rendered (``render``).
+    (``page_uri``), the sha256 of the page's document (``page_sha256``) and how it was rendered (``render``); one of a
+    desktop app (``--apps``) names the app (``app``, :class:`AppSettings`; ``page_uri`` is ``app:<name>``) and its
+    display (``render``).
     """
 
     screenshot_id: str
@@ -157,6 +192,7 @@ class Screenshot(_Record):
     page_uri: str | None = None
     page_sha256: str | None = None
     render: RenderSettings | None = None
+    app: AppSettings | None = None
 
     SCHEMA: ClassVar[pa.Schema] = pa.schema(
         [
@@ -178,6 +214,7 @@ class Screenshot(_Record):
             _f("page_uri", pa.string()),
             _f("page_sha256", pa.string()),
             _f("render", _RENDER_STRUCT),
+            _f("app", _APP_STRUCT),
             _f("schema_version", pa.int16(), False),
         ],
         metadata={"table": "screenshots"},
@@ -190,6 +227,8 @@ class Screenshot(_Record):
             row["tile_plan"] = TilePlan(**row["tile_plan"])
         if row.get("render") is not None:
             row["render"] = RenderSettings(**row["render"])
+        if row.get("app") is not None:
+            row["app"] = AppSettings(**row["app"])
         return super(Screenshot, cls).from_row(row)
 
 

@@ -206,6 +206,27 @@ def episode_key(uri: str, sha256: str, viewport: Viewport, scheme: str, seed: in
     return stable_id("explore", uri, sha256, viewport.spec, scheme, seed, steps, explore.EXPLORE_VERSION)
 
 
+def action_step(shot: Screenshot, step: explore.Step, scale: float, annotator: str, version: str, run_id: str):
+    """The :class:`ActionStep` of an explored step taken on ``shot`` (a page's or an app's): ``source='recorded'``,
+    ``action_args`` the recorded step (:meth:`explore.Step.recorded`) with its template ``instruction``."""
+    args = {k: val for k, val in step.recorded(scale).items() if k != "action"}
+    args["instruction"] = explore.instruction(step.action)
+    return ActionStep(
+        episode_id=shot.episode_id,
+        step=shot.step_index,
+        label_id=stable_id(shot.episode_id, shot.step_index, annotator, "explore", version),
+        screenshot_id=shot.screenshot_id,
+        action_type=explore.ACTION_OF[step.action.kind],
+        action_args=json.dumps(args, sort_keys=True, separators=(",", ":")),
+        thought=None,
+        source="recorded",
+        annotator=annotator,
+        annotator_version=version,
+        recipe_version=version,
+        run_id=run_id,
+    )
+
+
 def render_origin(shot: Screenshot) -> str:
     """Which render made ``shot`` (page, setting, scroll; episode and step for a frame of an exploration): the key
     its DOM labels travel with."""
@@ -390,22 +411,7 @@ class _Render(StageDoFn):
         yield beam.pvalue.TaggedOutput(PAGES, RenderedJob(key, tuple(ids)))
 
     def _action(self, shot: Screenshot, step: explore.Step, scale: float) -> ActionStep:
-        args = {k: val for k, val in step.recorded(scale).items() if k != "action"}
-        args["instruction"] = explore.instruction(step.action)
-        return ActionStep(
-            episode_id=shot.episode_id,
-            step=shot.step_index,
-            label_id=stable_id(shot.episode_id, shot.step_index, explore.NAME, "explore", explore.EXPLORE_VERSION),
-            screenshot_id=shot.screenshot_id,
-            action_type=explore.ACTION_OF[step.action.kind],
-            action_args=json.dumps(args, sort_keys=True, separators=(",", ":")),
-            thought=None,
-            source="recorded",
-            annotator=explore.NAME,
-            annotator_version=explore.EXPLORE_VERSION,
-            recipe_version=explore.EXPLORE_VERSION,
-            run_id=self.run_id,
-        )
+        return action_step(shot, step, scale, explore.NAME, explore.EXPLORE_VERSION, self.run_id)
 
     def _screen(
         self,

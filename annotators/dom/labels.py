@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from screenmill.annotators.dom import relations
 from screenmill.annotators.dom.extract import EXTRACT_VERSION
@@ -172,7 +172,7 @@ def dom_labels(
     run_id: str,
     recipes: frozenset[str] = frozenset(DOM_RECIPES),
 ) -> list[GroundingLabel]:
-    """The DOM labels of one rendered screenshot.
+    """The DOM labels of one rendered screenshot: :func:`element_labels` with the DOM's provenance.
 
     Args:
         shot: the screenshot (its id and size are stamped on every label).
@@ -180,6 +180,36 @@ def dom_labels(
         viewport: the viewport's CSS size: the frame of the native numbers (``coord_system='pixel_resized'``).
         scale: device pixels per CSS px (the screenshot's pixels).
         config_hash / run_id: provenance.
+        recipes: which recipes to write (default: the text recipes; see :func:`choose_instructions`).
+    """
+    return element_labels(
+        shot,
+        elements,
+        viewport,
+        scale,
+        lambda r: LabelProvenance(NAME, VERSION, r, ALL_RECIPE_VERSIONS[r], config_hash, run_id),
+        recipes,
+    )
+
+
+def element_labels(
+    shot: Screenshot,
+    elements: list[dict],
+    viewport: tuple[int, int],
+    scale: float,
+    provenance: Callable[[str], LabelProvenance],
+    recipes: frozenset[str] = frozenset(DOM_RECIPES),
+) -> list[GroundingLabel]:
+    """The labels of one screenshot's elements (the DOM's, or any producer's elements of the same shape: ``box`` and
+    ``point`` in px of ``viewport``, ``text``, ``name``, ``role``, ``kind``, the field keys), worded by
+    :func:`choose_instructions`.
+
+    Args:
+        shot: the screenshot (its id and size are stamped on every label).
+        elements: the elements (px of ``viewport``).
+        viewport: the elements' frame: the frame of the native numbers (``coord_system='pixel_resized'``).
+        scale: screenshot pixels per px of ``viewport``.
+        provenance: a recipe name (:data:`DOM_RECIPES`, or a relation recipe) → the provenance its labels carry.
         recipes: which recipes to write (default: the text recipes; see :func:`choose_instructions`).
 
     Returns:
@@ -202,15 +232,7 @@ def dom_labels(
 
     kept = [(e, b) for e in elements if (b := shown(e["box"]))[2] - b[0] >= scale and b[3] - b[1] >= scale]
     elements, boxes = [e for e, _ in kept], [b for _, b in kept]
-    builders = {
-        r: LabelBuilder(
-            shot,
-            LabelProvenance(NAME, VERSION, r, ALL_RECIPE_VERSIONS[r], config_hash, run_id),
-            "pixel_resized",
-            viewport,
-        )
-        for r in recipes
-    }
+    builders = {r: LabelBuilder(shot, provenance(r), "pixel_resized", viewport) for r in recipes}
     labels = []
     for c in choose_instructions(elements, recipes):
         el = elements[c.element]

@@ -106,21 +106,22 @@ def build_manifest(
 
 
 def _screenshots(counts: dict) -> int:
-    """Screenshots the run took in: files ingest saw and screens the render stage made."""
-    return counts.get("ingest", {}).get("total", 0) + counts.get("render", {}).get("screens", 0)
+    """Screenshots the run took in: files ingest saw and screens the render stages made (pages, apps)."""
+    made = sum(counts.get(stage, {}).get("screens", 0) for stage in ("render", "render_apps"))
+    return counts.get("ingest", {}).get("total", 0) + made
 
 
 def format_summary(manifest: dict[str, Any]) -> str:
     """The end-of-run summary a person reads: per-stage counts, dead letters by reason, tables, throughput."""
     lines = [f"screenmill run {manifest['run_id']}  ({manifest['wall_seconds']:.1f} s)"]
-    lines.append(f"{'stage':<10} {'in':>7} {'out':>7}  dead letters by reason")
-    for stage in ("render", "ingest", "guard", "tile", "annotate", "infer"):
+    lines.append(f"{'stage':<11} {'in':>7} {'out':>7}  dead letters by reason")
+    for stage in ("render", "render_apps", "ingest", "guard", "tile", "annotate", "infer"):
         c = manifest["counts"].get(stage)
         if c is None:
             continue
         drops = {k[len("dropped_") :]: v for k, v in sorted(c.items()) if k.startswith("dropped_") and v}
         text = ", ".join(f"{k}={v}" for k, v in drops.items()) or "-"
-        lines.append(f"{stage:<10} {c.get('total', 0):>7} {c.get('forwarded', 0):>7}  {text}")
+        lines.append(f"{stage:<11} {c.get('total', 0):>7} {c.get('forwarded', 0):>7}  {text}")
     flagged = manifest["counts"].get("guard", {}).get("flagged_benchmark_leak", 0)
     if flagged:
         lines.append(f"(guard flagged {flagged} screenshots that look like benchmark images: _dead_letter/guard)")
@@ -133,6 +134,12 @@ def format_summary(manifest: dict[str, Any]) -> str:
         lines.append(
             f"(render: {render.get('screens', 0)} screenshots; {render.get('skipped_done', 0)} page settings already "
             f"done; {render.get('blocked_requests', 0)} requests blocked by the fence)"
+        )
+    apps = manifest["counts"].get("render_apps", {})
+    if apps:
+        lines.append(
+            f"(render_apps: {apps.get('screens', 0)} screenshots; {apps.get('skipped_done', 0)} app settings already "
+            f"done; {apps.get('sessions', 0)} desktop sessions started)"
         )
     annotate = manifest["counts"].get("annotate", {})
     if annotate.get("unread_text_lines") or annotate.get("wrong_script_readings"):

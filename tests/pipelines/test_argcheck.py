@@ -20,7 +20,8 @@ BAD = [
     ("run --input {T}/missing --output {T}/out", "--input: no such folder or file"),
     ("run --input {T}/missing --pages {T}/site --output {T}/out", "--input: no such folder or file"),
     ("run --input {T}/in/*.nope --output {T}/out", "--input: nothing matches"),
-    ("run --output {T}/out", "give --input, --pages or --urls"),
+    ("run --output {T}/out", "give --input, --pages, --urls or --apps"),
+    ("run --apps {T}/missing.txt --output {T}/out", "--apps: no such file"),
     ("run --pages {T}/empty --output {T}/out", "--pages: no .html / .htm pages"),
     ("run --pages {T}/missing --output {T}/out", "--pages: no such folder"),
     ("run --urls {T}/missing.txt --output {T}/out", "--urls: no such file"),
@@ -33,6 +34,8 @@ BAD = [
     # run: formats, enums, numbers, dates
     ("run --input {T}/in --output {T}/out --viewports 12x", "--viewports: viewport '12x' is not WIDTHxHEIGHT"),
     ("run --input {T}/in --output {T}/out --viewports ,", "--viewports: no viewport given"),
+    ("run --input {T}/in --output {T}/out --displays 390x844@3m", "--displays: display '390x844@3m': mobile"),
+    ("run --input {T}/in --output {T}/out --app-step-timeout 0", "--app-step-timeout: must be"),
     ("run --input {T}/in --output {T}/out --color-schemes sepia", "--color-schemes: must be among light, dark"),
     ("run --input {T}/in --output {T}/out --annotator gpt", "--annotator: invalid choice"),
     ("run --input {T}/in --output {T}/out --codec lz4", "--codec: invalid choice"),

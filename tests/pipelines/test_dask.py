@@ -66,6 +66,17 @@ def _tables(out: Path) -> dict[str, list[str]]:
     return {name: _rows(out, name) for name in names}
 
 
+def _assert_same_rendered_tables(tables: dict[str, list[str]], direct: Path, dask: Path) -> None:
+    """The tables of ``dask`` are ``direct``'s (``tables``), row for row; a screenshot's ``source_uri`` (under its
+    output's ``images/``) differs by the output root only."""
+    for name, rows in tables.items():
+        if name == "screenshots":
+            rows = [r.replace(str(direct), "OUT") for r in rows]
+            assert rows == [r.replace(str(dask), "OUT") for r in _rows(dask, name)]
+        else:
+            assert _rows(dask, name) == rows, name
+
+
 def _run(inp: Path, out: Path, *extra: str) -> dict:
     return run(["--input", str(inp), "--output", str(out), "--dt", DT, "--quiet", *extra])
 
@@ -287,12 +298,26 @@ def test_render_job_on_dask_equals_the_default_runner_with_one_browser_per_worke
     got = run([*args, str(dask), *common, *dask_args(cluster)])
     tables = _tables(direct)
     assert {"screenshots", "grounding", "_done", "_dead_letter/render"} <= set(tables)
-    for name, rows in tables.items():
-        if name == "screenshots":  # source_uri differs by output root only
-            rows = [r.replace(str(direct), "OUT") for r in rows]
-            assert rows == [r.replace(str(dask), "OUT") for r in _rows(dask, name)]
-        else:
-            assert _rows(dask, name) == rows, name
+    _assert_same_rendered_tables(tables, direct, dask)
     assert got["counts"]["render"]["screens"] == want["counts"]["render"]["screens"] == 8
     assert 1 <= got["counts"]["render"]["browsers_started"] <= len(cluster.workers)  # one per worker process
     assert want["counts"]["render"]["browsers_started"] == 1
+
+
+def test_apps_job_on_dask_equals_the_default_runner(cluster, tmp_path):
+    """Desktop apps (--apps) on Dask: the same rows as the default runner (one session per worker process; a
+    screen does not depend on which session showed it: no pointer drawn, a fresh HOME per app)."""
+    from tests.stages.test_render_apps import _desktop_missing
+
+    if _desktop_missing():
+        pytest.skip(_desktop_missing())
+    apps = tmp_path / "apps.txt"
+    apps.write_text("galculator\nnot-installed-here\n", encoding="utf-8")
+    common = ["--apps", str(apps), "--annotator", "none", "--dt", DT, "--quiet"]
+    direct, dask = tmp_path / "direct", tmp_path / "dask"
+    want = run([*common, "--output", str(direct)])
+    got = run([*common, "--output", str(dask), *dask_args(cluster)])
+    tables = _tables(direct)
+    assert {"screenshots", "grounding", "_done", "_dead_letter/render_apps"} <= set(tables)
+    _assert_same_rendered_tables(tables, direct, dask)
+    assert got["counts"]["render_apps"]["screens"] == want["counts"]["render_apps"]["screens"] == 1

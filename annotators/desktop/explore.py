@@ -1,0 +1,129 @@
+"""Explore a desktop app step by step into an action trace (frames + recorded actions), as pages are explored.
+
+:func:`explore_app` takes the app's first settled screen (frame 0), then up to ``steps`` actions: each picks one of
+the labelled elements (:func:`screenmill.annotators.desktop.a11y.elements`) with a seeded policy (:func:`choose`),
+acts on it with ``xdotool`` at its click point, waits until the screen and the tree settle
+(:meth:`screenmill.annotators.desktop.session.DesktopSession.capture`) and records what came of it. The actions are
+the page explorer's (:mod:`screenmill.annotators.dom.explore`: :class:`Action`, :class:`Step`, their recorded format
+and instruction templates): a click, or for a text field a click, select-all and plausible text typed.
+
+The policy, seeded and deterministic (``random.Random(seed)`` over candidates in reading order): the controls not yet
+acted on (by role and name), buttons / menu items / tabs / text fields first; never one that would end the app
+(:data:`DENY_NAMES`: quit, exit) nor close, minimise or maximise one of its windows (:data:`DENY_IN_WINDOW`; a
+dialog's "Close" is fine). While a menu or dialog the last action opened is up (more X windows than before it), only
+its elements are candidates (a click elsewhere is eaten by the menu); when none of them is left, the opener is
+clicked again to close it, and if that changes nothing the episode ends. The episode also ends when nothing is left
+(fewer than ``steps`` actions).
+
+Outcomes: a step whose frame has the same sha256 as the previous one is a no-op (recorded, flagged). Failures are the
+session's (:class:`screenmill.annotators.desktop.session.AppError`): an app that dies or hangs mid-episode fails the
+episode.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from screenmill.annotators.desktop import a11y
+from screenmill.annotators.desktop.apps import AppSpec
+from screenmill.annotators.desktop.session import Capture, DesktopSession
+from screenmill.annotators.dom.explore import HIGH_ROLES, Action, ExploreSettings, Step, action_for, element_key
+
+#: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
+EXPLORE_VERSION = "1"
+#: Controls never acted on: they would end the app.
+DENY_NAMES = frozenset({"quit", "exit", "quit application"})
+#: Controls not acted on in the app's own windows (they would close, hide or resize them); a dialog's "Close" is.
+DENY_IN_WINDOW = frozenset({"close", "minimize", "minimise", "maximize", "maximise", "close window"})
+
+
+@dataclasses.dataclass(slots=True)
+class Frame:
+    """One settled screen of an episode and its labelled elements."""
+
+    capture: Capture
+    elements: list[dict]
+
+
+@dataclasses.dataclass(slots=True)
+class ExploredApp:
+    """An episode: ``frames`` (frame 0 the app as started, frame *i* after ``steps[i-1]``)."""
+
+    frames: list[Frame]
+    steps: list[Step]
+
+
+def candidates(elements: list[dict], visited: set[tuple], windows_before: int | None) -> list[tuple[int, dict]]:
+    """``(tier, element)`` of the elements the policy may act on: controls not visited nor denied; when a popup is up
+    (``windows_before``: the X windows before the action that opened it), only elements of windows above those."""
+    out = []
+    for el in elements:
+        name = (el.get("name") or el.get("text") or "").casefold()
+        if el["kind"] != "control" or name in DENY_NAMES or element_key(el) in visited:
+            continue
+        if windows_before is None and name in DENY_IN_WINDOW:
+            continue
+        if windows_before is not None and el["xwin"] < windows_before:
+            continue
+        out.append((0 if el["role"] in HIGH_ROLES or el["role"] == "textbox" else 1, el))
+    return out
+
+
+def choose(elements: list[dict], visited: set[tuple], rng: random.Random, windows_before: int | None) -> dict | None:
+    """The element to act on next (the best tier, a seeded choice among it in reading order), or None."""
+    fresh = candidates(elements, visited, windows_before)
+    if not fresh:
+        return None
+    best = min(t for t, _ in fresh)
+    group = sorted((el for t, el in fresh if t == best), key=lambda el: (round(el["box"][1]), round(el["box"][0])))
+    return rng.choice(group)
+
+
+def act(session: DesktopSession, action: Action, scale: float) -> None:
+    """Do ``action`` with xdotool at its point (logical px x ``scale``), then park the pointer in the corner."""
+    x, y = (round(v * scale) for v in action.point)
+    session.xdotool("mousemove", str(x), str(y), "click", "1")
+    if action.kind == "type":
+        session.xdotool("key", "ctrl+a")
+        session.xdotool("type", "--delay", "0", action.text or "")
+    w, h = session.screen_size
+    session.xdotool("mousemove", str(w - 1), str(h - 1))
+
+
+def explore_app(session: DesktopSession, app: AppSpec, settings: ExploreSettings) -> ExploredApp:
+    """Explore ``app`` (already started in ``session`` by :meth:`DesktopSession.run_app`) into an episode.
+
+    Raises:
+        AppError: the app died, hung or stormed mid-episode.
+    """
+    scale, screen = session.display.scale, session.screen_size
+    rng = random.Random(settings.seed)
+    first = session.capture(app)
+    frames = [Frame(first, a11y.elements(first, screen, scale))]
+    steps: list[Step] = []
+    visited: set[tuple] = set()
+    opener: tuple[Action, int] | None = None  # the click that opened the popup now up, and the windows before it
+    while len(steps) < settings.steps:
+        frame = frames[-1]
+        windows = len(frame.capture.x_windows)
+        if opener is not None and windows <= opener[1]:
+            opener = None  # the popup went away
+        el = choose(frame.elements, visited, rng, opener[1] if opener else None)
+        if el is not None:
+            visited.add(element_key(el))
+            action = action_for(el)
+        elif opener is not None:
+            action = opener[0]  # nothing left in the popup: click its opener again to close it
+        else:
+            break
+        act(session, action, scale)
+        capture = session.capture(app)
+        noop = capture.frame_sha == frame.capture.frame_sha
+        if el is not None and len(capture.x_windows) > windows:
+            opener = (action, windows)
+        steps.append(Step(action, noop, False, None, f"app:{app.name}"))
+        frames.append(Frame(capture, a11y.elements(capture, screen, scale)))
+        if el is None and noop:
+            break  # the opener did not close what it opened (a dialog): nothing more to do here
+    return ExploredApp(frames, steps)

@@ -1,0 +1,227 @@
+"""RenderApps through whole runs: real apps under Xvfb (GTK 3, GTK 4, Qt 5), their accessibility labels checked by an
+independent checker in fresh sessions, hostile apps dead-lettered while the run goes on."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import subprocess
+import threading
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+from screenmill.pipelines.run import run
+from screenmill.schemas.tables import read_shards
+
+pytestmark = pytest.mark.slow  # each test starts desktop sessions and real apps through a whole run
+
+CHECKER = Path(__file__).resolve().parents[1] / "annotators" / "desktop" / "point_check.py"
+APPS = {"GTK3": "galculator", "GTK4": "gnome-calculator", "Qt5": "speedcrunch"}
+#: The same apps on a display of scale 2 (logical 800x600, a 1600x1200 screen): checked like the others.
+HIDPI = {f"{t}@2": json.dumps({"name": f"{a}-x2", "command": [a], "display": "800x600@2"}) for t, a in APPS.items()}
+
+
+def _desktop_missing() -> str | None:
+    from screenmill.annotators.desktop.session import check_tools
+
+    try:
+        check_tools()
+    except RuntimeError as e:
+        return str(e)
+    missing = [a for a in APPS.values() if subprocess.run(["which", a], capture_output=True).returncode]
+    return f"test apps missing: {missing} (bash infra/desktop/install.sh)" if missing else None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _desktop():
+    why = _desktop_missing()
+    if why:
+        pytest.skip(why)
+
+
+def _args(out: Path, apps: Path, *extra: str) -> list[str]:
+    return ["--apps", str(apps), "--output", str(out), "--annotator", "none", "--dt", "2026-12-02", "--quiet", *extra]
+
+
+@pytest.fixture(scope="module")
+def apps_run(tmp_path_factory):
+    """One run over one app per toolkit (the session fixture the checks share)."""
+    root = tmp_path_factory.mktemp("apps")
+    apps = root / "apps.txt"
+    lines = ["# one app per toolkit", *APPS.values(), *HIDPI.values()]
+    apps.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = root / "out"
+    manifest = run(_args(out, apps))
+    return out, apps, manifest
+
+
+def test_apps_render_into_screenshots_with_a11y_labels(apps_run):
+    out, apps, m = apps_run
+    shots = [s for s in read_shards(str(out), "screenshots").to_pylist() if s["render"]["device_scale_factor"] == 1]
+    assert sorted(s["app"]["toolkit"] for s in shots) == sorted(APPS)
+    for s in shots:
+        assert hashlib.sha256(Path(s["source_uri"]).read_bytes()).hexdigest() == s["screenshot_id"]
+        app = s["app"]
+        assert s["page_uri"] == f"app:{app['name']}" and app["name"] == APPS[app["toolkit"]]
+        version = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", app["package"]], capture_output=True)
+        assert app["package_version"] == version.stdout.decode() and app["package"] == app["name"]
+        assert (s["width"], s["height"]) == (1280, 800) and s["render"]["device_scale_factor"] == 1
+    labels = read_shards(str(out), "grounding").to_pylist()
+    assert {r["annotator"] for r in labels} == {"a11y"} and all(r["recipe"].startswith("a11y-") for r in labels)
+    labels = [r for r in labels if r["screenshot_id"] in {s["screenshot_id"] for s in shots}]
+    by_app = defaultdict(set)
+    toolkit = {s["screenshot_id"]: s["app"]["toolkit"] for s in shots}
+    per_shot = Counter((r["screenshot_id"], r["instruction"].casefold()) for r in labels)
+    assert max(per_shot.values()) == 1  # never ambiguous: an instruction names one element of a screenshot
+    for r in labels:
+        by_app[toolkit[r["screenshot_id"]]].add(r["instruction"])
+        assert "Gtk" not in r["instruction"] and "Adw" not in r["instruction"]  # developer names dropped
+    assert {'click the "7" button', 'click the "File" menu item'} <= by_app["GTK3"]
+    assert {'click the "7" button', 'click "Undo"', 'click the "Close" button'} <= by_app["GTK4"]
+    assert 'click "7 7"' not in by_app["GTK4"]  # GTK 4's doubled names are halved
+    assert {'click the "Session" menu item', 'click "Type an expression here"'} <= by_app["Qt5"]
+    # a rerun does nothing new: every app setting is done under the same config
+    again = run(_args(out, apps))
+    assert again["counts"]["render_apps"]["skipped_done"] == 6
+    assert len(read_shards(str(out), "screenshots")) == 6
+
+
+@pytest.mark.parametrize("toolkit", sorted(APPS) + sorted(HIDPI))
+def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run, toolkit):
+    """Relaunch the app at the recorded settings in a fresh session; the deepest accessible at each label's click
+    point (asked of the toolkit by tests/annotators/desktop/point_check.py) has the label's name and role."""
+    from screenmill.annotators.desktop.apps import AppSpec
+    from screenmill.annotators.desktop.session import DesktopSession
+    from screenmill.annotators.dom.page import Viewport
+
+    out, _, _ = apps_run
+    kit, _, scale = toolkit.partition("@")
+    shots = read_shards(str(out), "screenshots").to_pylist()
+    shot = next(
+        s for s in shots if (s["app"]["toolkit"], s["render"]["device_scale_factor"]) == (kit, float(scale or 1))
+    )
+    assert (shot["width"], shot["height"]) == ((1280, 800) if not scale else (1600, 1200))
+    labels = [r for r in read_shards(str(out), "grounding").to_pylist() if r["screenshot_id"] == shot["screenshot_id"]]
+    assert len(labels) >= 10
+    r = shot["render"]
+    app = AppSpec(shot["app"]["name"], tuple(json.loads(shot["app"]["command"])))
+    session = DesktopSession(Viewport(r["viewport_width"], r["viewport_height"], r["device_scale_factor"])).start()
+    try:
+        session.run_app(app)
+        session.capture(app)  # settled
+        points = [{"x": x["click_x"], "y": x["click_y"], "text": x["element_text"], "role": x["role"]} for x in labels]
+        # the checker's control: each label's point asked for the next label's element (a different one, mostly)
+        texts = sorted({p["text"] for p in points})
+        decoys = [p | {"text": texts[(texts.index(p["text"]) + 1) % len(texts)]} for p in points]
+        got = session.exec(
+            ["/usr/bin/python3", "-I", str(CHECKER)],
+            json.dumps({"points": points + decoys, "scale": r["device_scale_factor"]}),
+        )
+    finally:
+        session.close()
+    assert got["rc"] == 0, got["stderr"]
+    results = json.loads(got["stdout"])["results"]
+    wrong = [(p, res["found"]) for p, res in zip(points, results[: len(points)], strict=True) if not res["ok"]]
+    precision = 1 - len(wrong) / len(points)
+    assert precision >= 0.99, (toolkit, precision, wrong[:5])
+    fooled = sum(res["ok"] for res in results[len(points) :])
+    print(f"checker {toolkit}: {len(points)} labels, precision {precision:.3f}, {fooled} of {len(decoys)} decoys")
+    assert fooled <= 0.1 * len(decoys), (toolkit, fooled)  # it tells one element from another
+
+
+def test_hostile_apps_are_dead_lettered_and_the_run_goes_on(tmp_path):
+    """A hang, a crash, a window storm and an app reaching for the network; a good app after them is labelled."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    seen: list = []
+    stop = threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                seen.append(listener.accept()[1])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    probe = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"
+    storm = "for i in $(seq 50); do xmessage -geometry +$((i*9))+$((i*7)) storm$i & done; sleep 1; exec galculator"
+    lines = [
+        "hang: sleep 600",
+        "crash: sh -c 'kill -SEGV $$'",
+        json.dumps({"name": "storm", "command": ["sh", "-c", storm]}),
+        json.dumps({"name": "net", "command": ["sh", "-c", f'/usr/bin/python3 -c "{probe}"; exec mousepad']}),
+        "good: galculator",
+    ]
+    apps = tmp_path / "apps.txt"
+    apps.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    try:
+        m = run(_args(out, apps, "--app-start-timeout", "4"))
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()
+    assert seen == []  # nothing reached this machine's loopback from inside the session
+    dead = {
+        r["input_id"].split(" ")[0]: r["reason"] for r in read_shards(str(out), "_dead_letter/render_apps").to_pylist()
+    }
+    assert dead == {"app:hang": "app_timeout", "app:crash": "app_crashed", "app:storm": "app_window_storm"}
+    shots = read_shards(str(out), "screenshots").to_pylist()
+    assert sorted(s["app"]["name"] for s in shots) == ["good", "net"]  # the net app runs (mousepad), offline
+    assert m["counts"]["render_apps"]["sessions"] >= 3  # a fresh session after each dead letter
+    labels = read_shards(str(out), "grounding").to_pylist()
+    assert {r["screenshot_id"] for r in labels} == {s["screenshot_id"] for s in shots}
+    leftover = subprocess.run(["pgrep", "-u", "nobody", "-f", "galculator|xmessage|sleep 600"], capture_output=True)
+    assert leftover.stdout == b""  # every process of every session is gone
+
+
+def test_explored_app_episodes_replay_to_the_same_frames(tmp_path):
+    """--explore on an app: frames, a11y labels per frame (an opened menu's items too), actions rows; the same seed
+    in a fresh session takes the same actions to the same frame hashes; an app that then hangs is a time-out."""
+    from screenmill.annotators.desktop.apps import AppSpec
+    from screenmill.annotators.desktop.explore import explore_app
+    from screenmill.annotators.desktop.session import AppError, DesktopSession, SessionConfig
+    from screenmill.annotators.dom.explore import ExploreSettings, instruction
+    from screenmill.annotators.dom.page import Viewport
+
+    apps = tmp_path / "apps.txt"
+    apps.write_text("galculator\n", encoding="utf-8")
+    out = tmp_path / "out"
+    m = run(_args(out, apps, "--explore", "5", "--explore-seed", "1"))
+    assert m["counts"]["render_apps"]["episodes"] == 1 and m["counts"]["render_apps"]["steps"] == 5
+    shots = sorted(read_shards(str(out), "screenshots").to_pylist(), key=lambda s: s["step_index"])
+    assert [s["step_index"] for s in shots] == list(range(6)) and len({s["episode_id"] for s in shots}) == 1
+    actions = sorted(read_shards(str(out), "actions").to_pylist(), key=lambda r: r["step"])
+    assert [r["step"] for r in actions] == list(range(5)) and {r["annotator"] for r in actions} == {"a11y"}
+    assert (
+        all(json.loads(s["recorded_action"])["type"] == "click" for s in shots[:5])
+        and shots[5]["recorded_action"] is None
+    )
+    labels = read_shards(str(out), "grounding").to_pylist()
+    by_step = {s["screenshot_id"]: s["step_index"] for s in shots}
+    menu_items = {r["element_text"] for r in labels if r["role"] == "menuitem" and by_step[r["screenshot_id"]] > 0}
+    assert menu_items - {"File", "Edit", "View", "Calculator", "Help"}  # a menu the episode opened is labelled
+
+    app = AppSpec("galculator", ("galculator",))
+    session = DesktopSession(Viewport(1280, 800), SessionConfig(step_timeout_s=6)).start()
+    try:
+        session.run_app(app)
+        again = explore_app(session, app, ExploreSettings(5, 1))
+        # then the app hangs (stopped): the next screen is a time-out, not a screenshot of a frozen window
+        assert session.exec(["sh", "-c", "kill -STOP $SCREENMILL_APP_PID"])["rc"] == 0
+        with pytest.raises(AppError) as hung:
+            session.capture(app)
+        assert hung.value.reason == "app_timeout"
+    finally:
+        session.close()
+    assert [hashlib.sha256(f.capture.png).hexdigest() for f in again.frames] == [s["screenshot_id"] for s in shots]
+    assert [instruction(s.action) for s in again.steps] == [
+        json.loads(r["action_args"])["instruction"] for r in actions
+    ]
