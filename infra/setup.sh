@@ -66,6 +66,6 @@ VENV="$venv" bash "$here/infra/train/install.sh"
 touch "$stamp"
 # 6. The system Chromium that playwright drives (apt; never `playwright install`).
 browser
-# 6. Desktop apps under Xvfb with their accessibility tree (apt; nothing in the venv).
+# 7. Desktop apps under Xvfb with their accessibility tree (apt; nothing in the venv).
 desktop
 echo "setup: ready -> $venv (activate with: source $venv/bin/activate)"
