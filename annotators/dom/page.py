@@ -3,9 +3,10 @@
 
 A page is loaded with its motion stopped (:data:`STILL_INIT_JS`, added to every document of a tab before its first
 paint) and its fonts ready (:func:`open_page`); each screen is scrolled to and settled (:data:`SETTLE_JS`), then
-captured (:func:`capture`: the DOM read of the page and the child frames that show through, :func:`extract`, and the
-PNG). What comes out is a :class:`Screen` per screenshot and a :class:`RenderedPage` per page and setting
-(:class:`Viewport`, colour scheme); what does not, a :class:`RenderError`.
+captured (:func:`capture`: the DOM read of the page and the child frames that show through, :func:`extract`, its
+names tidied by :func:`screenmill.annotators.dom.extract.tidy`, and the PNG). What comes out is a :class:`Screen`
+per screenshot and a :class:`RenderedPage` per page and setting (:class:`Viewport`, colour scheme); what does not, a
+:class:`RenderError`.
 
 Reasons (:class:`RenderError`) raised here: ``render_failed`` (navigation error, the page failing under a read),
 ``page_too_large``, ``blank_page`` (the first screen is one colour: :func:`screenmill.schemas.png.one_colour`),
@@ -23,7 +24,7 @@ import json
 import logging
 import re
 
-from screenmill.annotators.dom.extract import EXTRACT_JS, FRAME_HITS_JS
+from screenmill.annotators.dom.extract import EXTRACT_JS, FRAME_HITS_JS, tidy
 from screenmill.schemas.png import one_colour
 
 # Finish transitions and animations at once, hide the caret: the screenshot shows the state the DOM was read in.
@@ -268,7 +269,7 @@ async def extract(frame, max_text_chars: int) -> list[dict]:
 async def _read(frame, max_text_chars: int) -> tuple[list[dict], list[float], float]:
     """:func:`extract` with the frame's scroll (CSS px) and zoom (``visualViewport.scale``) read with it."""
     found = await _extract_frame(frame, 0, max_text_chars)
-    elements = found["elements"]
+    elements = [tidy(e) for e in found["elements"]]  # names as a person would say them
     zoom, dx, dy = found["zoom"]
     if (zoom, dx, dy) != (1, 0, 0):  # client CSS px -> the visual viewport's
         elements = [_zoomed(e, zoom, dx, dy) for e in elements]
