@@ -61,6 +61,23 @@ SETTLE_JS = r"""
   })));
 }
 """
+# What a frame waits for before it is shot (its layout done first, so what it needs has been asked for): the web
+# fonts, and the images in the viewport loaded and decoded (a script's lazy loader sets their src after the load, at
+# a time of its own; a large image is decoded off the main thread). At most :data:`READY_S` real seconds.
+READY_JS = r"""async () => {
+  document.documentElement.getBoundingClientRect();
+  await document.fonts.ready;
+  const shown = [...document.images].filter((i) => { const r = i.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth;
+  });
+  const loaded = (i) => i.complete ? Promise.resolve() : new Promise((ok) => {
+    i.addEventListener('load', ok, {once: true}); i.addEventListener('error', ok, {once: true}); });
+  await Promise.all(shown.map((i) => loaded(i).then(() => i.decode()).catch(() => null)));
+  await document.fonts.ready;
+  return true;
+}"""
+#: The longest (real seconds) :func:`ready` waits.
+READY_S = 3.0
 # Chromium's faster PNG encoding (``optimizeForSpeed``) for the direct screenshots: the same pixels in files ~1.4x
 # as big, for ~1/5 less CPU a screenshot (most of a capture's cost is the encoding; measured in the README).
 FAST_PNG = True
@@ -234,6 +251,17 @@ async def shoot(
     if went:  # the screens may mix the page and where it went
         raise RenderError("page_redirects", _redirected(went))
     return RenderedPage(uri, viewport, color_scheme, shots, list(fence.blocked), int(nodes))
+
+
+async def ready(page) -> None:
+    """Wait (at most :data:`READY_S` s) for the page's fonts and the images it shows (:data:`READY_JS`); a page
+    whose image never loads, or whose document goes away meanwhile, is left as it is (exploration shoots it then)."""
+    from playwright.async_api import Error as PlaywrightError
+
+    try:
+        await asyncio.wait_for(page.evaluate(READY_JS), READY_S)
+    except (TimeoutError, PlaywrightError):
+        pass  # an image that never loads, or a document going away: shot as it is
 
 
 async def capture(
