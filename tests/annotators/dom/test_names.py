@@ -24,7 +24,10 @@ PAGE = f"""<!doctype html><html><head><style>
 <button type="button" aria-label="Find"><i class="fa fa-search"></i></button>
 <header><a href="index.html"><img alt="Acme Logo" src="{GIF}" width="24" height="24">Acme</a>
 <a href="design.html"><img alt="Brand.logo" src="{GIF}" width="24" height="24"> Get the design file</a>
-<a href="home.html"><img alt="Home" src="{GIF}" width="24" height="24"></a></header>
+<a href="home.html"><img alt="Home" src="{GIF}" width="24" height="24"></a>
+<a href="docs.html"><svg role="img" width="20" height="20"><title>Octo mark</title><circle cx="9" cy="9" r="8"/>
+</svg>
+Octo Docs</a></header>
 <p><span>&#xf0b0;</span> Inbox&#x200b;</p>
 </body></html>"""
 
@@ -54,9 +57,11 @@ def test_icon_glyphs_never_reach_an_instruction_and_logo_links_are_named_by_thei
     assert len(bare) == 1 and not [lb for lb in labels if lb.native_point == bare[0]["point"]]
     # logo links: by their visible text, the alt glued before it kept on the element only
     assert {'click "Acme"', 'click the "Acme" link', 'click the "Get the design file" link'} <= got
-    assert not [i for i in got if "Logo" in i or "Brand.logo" in i]
+    assert 'click the "Octo Docs" link' in got  # an svg logo's <title> the same way
+    assert not [i for i in got if "Logo" in i or "Brand.logo" in i or "mark" in i]
     alts = {e["name"]: e["alt"] for e in elements if e["role"] == "link"}
     assert alts["Acme"] == "Acme Logo" and alts["Get the design file"] == "Brand.logo" and alts["Photos"] is None
+    assert alts["Octo Docs"] == "Octo mark"
     assert 'click the "Home" link' in got and alts["Home"] is None  # a link that is only a logo: named by its alt
 
 
