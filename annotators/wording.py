@@ -10,6 +10,8 @@ One home for what a reader of the labels counts on being the same whoever wrote 
 * ordinals (:data:`ORDINALS`: ten, so a name repeated more often gets no positional label), role nouns
   (:data:`ROLE_NOUNS`: ``button``, ``link``, ``text field``, ...) and the longest name an instruction quotes
   (:data:`MAX_INSTRUCTION_NAME`);
+* clean names (:func:`printable`): what every name and text an instruction may quote goes through first (icon-font
+  glyphs of the Private Use Area, control and format characters, unassigned code points out; whitespace collapsed);
 * the phrasings: :func:`click` (``click "Save"``, ``click the "Pricing" link``, ``click the second "Edit" button``),
   the placeholder phrasing (:data:`PLACEHOLDER_INSTRUCTION`) and the positional form of an instruction template
   (:func:`positional_template`: ``click "{text}"`` → ``click the {ordinal} "{text}"``).
@@ -84,8 +86,12 @@ ROLE_NOUNS = {
 PLACEHOLDER_INSTRUCTION = "click the field with placeholder"
 #: The opening quotes :func:`positional_template` puts the ordinal before.
 _QUOTES = "\"'“‘«「"
-#: The Unicode categories :func:`printable` removes: control, format, surrogate, private use, unassigned.
+#: The Unicode categories :func:`printable` removes: control, format, surrogate, private use (the Private Use Area
+#: U+E000-F8FF and planes 15/16, where icon fonts put their glyphs: Font Awesome's U+F002 "search"), unassigned.
 _UNPRINTABLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn"))
+#: Format characters a script needs to be written right, which :func:`printable` keeps: the zero-width non-joiner
+#: and joiner (Persian, Indic scripts, emoji sequences).
+KEPT_FORMAT = frozenset({"\u200c", "\u200d"})
 #: The height (px of the boxes given) of a band of :attr:`Rows.BANDS`.
 ROW_BAND = 8
 
@@ -126,10 +132,31 @@ def reading_order(boxes: Sequence[Sequence[float]], rows: Rows) -> list[int]:
 
 
 def printable(text: str) -> str:
-    """``text`` without control, format, surrogate, unassigned or Private Use Area code points (icon-font glyphs),
-    whitespace collapsed (``"\\uf013  Settings"`` → ``"Settings"``)."""
-    kept = "".join(" " if unicodedata.category(ch) in _UNPRINTABLE else ch for ch in text)
-    return " ".join(kept.split())
+    """``text`` as an instruction may quote it: whitespace collapsed to single spaces and trimmed, and the code points
+    of :data:`_UNPRINTABLE` out: a private-use one (an icon-font glyph, between words: ``"Spam\\uf0b0Inbox"``) as a
+    space, the others (a soft hyphen or zero-width space inside a word, a bidi mark, a control) dropped, but
+    :data:`KEPT_FORMAT`.
+
+    Chromium's accessible name holds the CSS generated content of icon fonts (``::before { content: "\\f03e" }``), so
+    a link reads ``"\\uf03e Photos"`` and a search button ``"\\uf002"``: ``"Photos"`` and ``""`` (an icon without a
+    name). Every producer that writes instructions (DOM, OCR, accessibility) cleans its names with this.
+
+    Args:
+        text: a name or text as read.
+
+    Returns:
+        The cleaned text; ``""`` when nothing printable is left.
+    """
+    if text.isascii() and text.isprintable() and "  " not in text and text == text.strip():
+        return text  # the common case, nothing to drop or collapse
+    kept = []
+    for ch in text:
+        kind = unicodedata.category(ch)
+        if ch.isspace() or kind == "Co":
+            kept.append(" ")
+        elif kind not in _UNPRINTABLE or ch in KEPT_FORMAT:
+            kept.append(ch)
+    return " ".join("".join(kept).split())
 
 
 def quoted(name: str) -> str:

@@ -69,6 +69,11 @@ LAUNCH_ARGS = (
     # (a restored page can differ by a raster pixel, which breaks replaying an episode to the same frame hashes)
     "--disable-features=BackForwardCache",
 )
+#: Launch flags for frames that do not depend on timing, added to :data:`LAUNCH_ARGS`: a tile is rastered whole
+#: whenever any of it changed (with partial raster, its pixels depend on which parts were repainted in which frames:
+#: anti-aliasing at the edge of a clipped repaint, e.g. a spinner beside a ticking clock, differed between two runs of
+#: one episode by a few pixels).
+DETERMINISM_ARGS = ("--disable-partial-raster",)
 _log = logging.getLogger("screenmill.render")
 _SANDBOX = {"works": True}  # Chromium's own sandbox started in this process (probed on the first launch)
 
@@ -214,7 +219,7 @@ class BrowserHost:
         if self._pw is None:
             self._pw = await async_playwright().start()
         jail = self._jail
-        args = [*LAUNCH_ARGS, *jail.args()]
+        args = [*LAUNCH_ARGS, *DETERMINISM_ARGS, *jail.args()]
         self.sandbox = _SANDBOX["works"] and not jail.runs_as_root
         try:
             self._browser = await self._pw.chromium.launch(

@@ -22,9 +22,13 @@ a ``<select>`` gets one of its other enabled options (seeded); a scroll is ``win
 back is the browser's.
 
 Outcomes: a step whose screenshot has the same sha256 as the previous frame is a no-op (recorded, flagged). A step
-whose navigation the fence blocks (the page shows Chromium's error page) is flagged ``blocked`` with the URL, and the
-page goes back (its frame is the page gone back to). Time limits: ``step_timeout_s`` per step, the browser's
-``timeout_s`` plus ``steps`` × ``step_timeout_s`` per episode; over either: ``explore_timeout``.
+whose main-frame navigation cannot be followed is flagged ``blocked`` with the URL (``blocked_url``) and why
+(``blocked_reason``): ``fence`` (the fence blocks it) or ``missing`` (a ``file://`` page that does not exist, a saved
+site's link to a page not saved) are held before they leave the page: answered "204 No Content", so the page stays as
+it was (no error page, no reload, its state kept: the tab opened, the text typed) and the frame is the page as it
+stays; ``failed`` (any other navigation error: the page shows Chromium's error page) goes back. Time limits:
+``step_timeout_s`` per step, the browser's ``timeout_s`` plus ``steps`` × ``step_timeout_s`` per episode; over
+either: ``explore_timeout``.
 
 Determinism: the same page, setting, seed and steps give the same actions and frames. Pages that would change by
 themselves are made to hold still: the episode runs on a virtual clock (Playwright's fake ``Date``, ``performance``,
@@ -32,9 +36,12 @@ timers and animation frames, paused at :data:`VIRTUAL_EPOCH_S`) that moves only 
 :data:`TICK_MS` each time, firing the timers due in between; and ``Math.random`` is a seeded generator in every
 document. A clock, a countdown, a carousel on a timer, a random banner then show the same thing in every run and
 replay, and an effect up to :data:`TICK_MS` after an action (a message shown by a timeout) is in the action's frame.
-What stays out of reach: media playback, workers, ``crypto.getRandomValues`` and effects of network timing (the
-fence's file and loopback loads are fast, not timed). :func:`explore_page` with ``replay`` acts out recorded actions
-instead of choosing (their frames must hash the same).
+``crypto``'s random values are seeded the same way (:data:`SEEDED_RANDOM_JS`), every frame waits for its fonts and
+the images it shows (:func:`screenmill.annotators.dom.page.ready`), and the browser rasters changed tiles whole
+(:data:`screenmill.annotators.dom.browser.DETERMINISM_ARGS`). What stays out of reach: media playback, animated
+images, workers, the Web Animations timeline (the screenshot finishes or cancels what runs) and effects of network
+timing (the fence's file and loopback loads are fast, not timed). :func:`explore_page` with ``replay`` acts out
+recorded actions instead of choosing (their frames must hash the same).
 """
 
 from __future__ import annotations
@@ -49,12 +56,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from screenmill.annotators.dom.browser import BrowserHost
-from screenmill.annotators.dom.page import RenderError, Screen, Viewport, capture, open_page
+from screenmill.annotators.dom.page import RenderError, Screen, Viewport, capture, open_page, ready
 from screenmill.annotators.wording import MAX_INSTRUCTION_NAME, ROLE_NOUNS, click, quoted
 from screenmill.schemas.png import one_colour
 
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
-EXPLORE_VERSION = "2"
+#: 3: a navigation that cannot be followed is held (the page stays), frames wait for fonts and images, crypto is
+#: seeded.
+EXPLORE_VERSION = "3"
 NAME = "dom"
 KINDS = ("click", "type", "select", "scroll", "back")
 #: Each kind of action in the pipeline's action space (:data:`screenmill.annotators.recipes.ACTION_TYPES`).
@@ -105,12 +114,22 @@ OPTIONS_JS = (
     "(s) => s.tagName === 'SELECT' ? [...s.options].map((o) => [o.value, o.text.replace(/\\s+/g, ' ').trim(),"
     " o.disabled, o.selected]) : null"
 )
-# Math.random as a seeded generator (mulberry32), the same sequence in every document the episode reaches.
-SEEDED_RANDOM_JS = (
-    "(() => { let s = 0x5eed; Math.random = () => { s = (s + 0x6D2B79F5) | 0;"
-    " let t = Math.imul(s ^ (s >>> 15), 1 | s); t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;"
-    " return ((t ^ (t >>> 14)) >>> 0) / 4294967296; }; })()"
-)
+# Math.random and crypto's random values (``getRandomValues``, ``randomUUID``: ids, random content) from seeded
+# generators (mulberry32), the same sequences in every document the episode reaches. (``Intl.DateTimeFormat``'s
+# format() without a date, a calendar's "today", is the virtual clock's already.)
+SEEDED_RANDOM_JS = r"""(() => {
+  const generator = (s) => () => { s = (s + 0x6D2B79F5) | 0; let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t; return (t ^ (t >>> 14)) >>> 0; };
+  const random = generator(0x5eed), bytes = generator(0xc0ffee);
+  Math.random = () => random() / 4294967296;
+  if (globalThis.crypto) {
+    crypto.getRandomValues = (a) => { const b = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+      for (let i = 0; i < b.length; i++) b[i] = bytes() & 255; return a; };
+    crypto.randomUUID = () => { const b = crypto.getRandomValues(new Uint8Array(16)); b[6] = (b[6] & 15) | 64;
+      b[8] = (b[8] & 63) | 128; const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`; };
+  }
+})()"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,20 +168,22 @@ class Action:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Step:
-    """An action taken and what came of it: ``noop`` (the screen did not change), ``blocked`` (the fence stopped its
-    navigation; ``blocked_url``: what it stopped), the page's URL after it."""
+    """An action taken and what came of it: ``noop`` (the screen did not change), ``blocked`` (its navigation was not
+    followed; ``blocked_url``: where it went, ``blocked_reason``: ``fence``, ``missing`` or ``failed``, see the module
+    docstring), the page's URL after it."""
 
     action: Action
     noop: bool
     blocked: bool
     blocked_url: str | None
     url: str
+    blocked_reason: str | None = None
 
     def recorded(self, scale: float) -> dict[str, Any]:
         """The step as ``Screenshot.recorded_action`` holds it: the generic recorded format of
         :mod:`screenmill.annotators.recorded` (``action`` from :data:`ACTION_OF`, ``x``/``y`` in screenshot pixels)
         plus ``type`` (:data:`KINDS`), ``content`` (typed text / option label), ``value`` (option value), ``role``,
-        ``name``, ``noop``, ``blocked`` (+ ``blocked_url``)."""
+        ``name``, ``noop``, ``blocked`` (+ ``blocked_url``, ``blocked_reason``)."""
         a = self.action
         out: dict[str, Any] = {"action": ACTION_OF[a.kind], "type": a.kind}
         if a.point is not None:
@@ -175,6 +196,8 @@ class Step:
         out["noop"], out["blocked"] = self.noop, self.blocked
         if self.blocked_url:
             out["blocked_url"] = self.blocked_url
+        if self.blocked_reason:
+            out["blocked_reason"] = self.blocked_reason
         return out
 
 
@@ -319,16 +342,30 @@ def recorded_instruction(recorded: Mapping[str, Any]) -> str | None:
 
 
 class _NavWatch:
-    """The main frame's navigations: requests started and documents committed, in order."""
+    """The main frame's navigations: requests started and documents committed, in order; and the ones held
+    (:meth:`hold`: answered 204, so they never commit), with why, since the last :meth:`take_held`."""
 
     def __init__(self, page):
         self.page = page
         self.seq = self.last_request = self.last_commit = 0
         self.commits = 0
         self.last_url: str | None = None  # of the last navigation request
+        self.held: list[tuple[str, str]] = []  # (url, reason) of the navigations held
+        self._held_urls: set[str] = set()
         self.changed = asyncio.Event()
         page.on("request", self._request)
         page.on("framenavigated", self._navigated)
+
+    def hold(self, url: str, reason: str) -> None:
+        self.held.append((url, reason))
+        self._held_urls.add(url)
+        self.changed.set()
+
+    def take_held(self) -> tuple[str, str] | None:
+        """The first navigation held since the last call (None: none), the list emptied."""
+        first = self.held[0] if self.held else None
+        self.held.clear()
+        return first
 
     def _request(self, request):
         if request.is_navigation_request() and request.frame == self.page.main_frame:
@@ -346,7 +383,7 @@ class _NavWatch:
 
     @property
     def pending(self) -> bool:
-        return self.last_request > self.last_commit
+        return self.last_request > self.last_commit and self.last_url not in self._held_urls
 
     async def wait_commit(self, limit_s: float) -> None:
         loop = asyncio.get_running_loop()
@@ -358,6 +395,31 @@ class _NavWatch:
             except TimeoutError:
                 break
         self.last_commit = max(self.last_commit, self.last_request)  # a request that never commits (a download)
+
+
+async def _hold_navigations(page, fence, nav: _NavWatch) -> None:
+    """Route the main frame's navigations that cannot be followed to a "204 No Content" (the page stays, see the
+    module docstring): those the fence blocks (counted in its ``blocked``) and ``file://`` pages that do not exist.
+    Every other request falls back to the fence's own handler."""
+    import os
+
+    def missing(url: str) -> bool:
+        return url.startswith("file:") and not os.path.exists(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
+
+    async def handle(route):
+        request = route.request
+        url = request.url
+        if request.is_navigation_request() and request.frame.parent_frame is None:
+            reason = "missing" if fence.allows(url) and missing(url) else None if fence.allows(url) else "fence"
+            if reason is not None:
+                if reason == "fence":
+                    fence.blocked.append(url)
+                nav.hold(url, reason)
+                await route.fulfill(status=204, body="")
+                return
+        await route.fallback()
+
+    await page.route("**/*", handle)
 
 
 async def _settle(page, nav: _NavWatch, seen: int) -> None:
@@ -428,9 +490,9 @@ async def _step(host, page, fence, nav, action: Action, rng, mobile: bool, frame
     seen = nav.commits
     action = await _act(page, action, rng, mobile)
     await _settle(page, nav, seen)
-    blocked_url = None
-    if page.url.startswith("chrome-error:"):  # the fence stopped the page's navigation: back to where it was
-        blocked_url = nav.last_url if nav.last_url in fence.blocked else "?"
+    blocked_url, reason = nav.take_held() or (None, None)
+    if page.url.startswith("chrome-error:"):  # a navigation that failed otherwise: back to where it was
+        blocked_url, reason = nav.last_url, "failed"
         seen = nav.commits
         await page.go_back(wait_until="load", timeout=NAV_WAIT_S * 1000)
         await _settle(page, nav, seen)
@@ -439,10 +501,11 @@ async def _step(host, page, fence, nav, action: Action, rng, mobile: bool, frame
         # frame shows the hover depends on load: move the pointer to the corner, where the event applies it at once
         await page.mouse.move(0, 0)
         await _tick(page)
+    await ready(page)
     frame = await capture(page, host.config.max_text_chars)
     frames.append(frame)
     noop = hashlib.sha256(frame.png).digest() == hashlib.sha256(frames[-2].png).digest()
-    return Step(action, noop, blocked_url is not None, blocked_url, page.url)
+    return Step(action, noop, blocked_url is not None, blocked_url, page.url, reason)
 
 
 async def _episode(host, page, fence, uri, viewport: Viewport, scheme: str, settings: ExploreSettings, replay):
@@ -450,7 +513,9 @@ async def _episode(host, page, fence, uri, viewport: Viewport, scheme: str, sett
     await page.clock.pause_at(VIRTUAL_EPOCH_S)  # installs the virtual clock, paused (see the module docstring)
     nodes = await open_page(page, uri, timeout_s=host.config.timeout_s, max_dom_nodes=host.config.max_dom_nodes)
     nav = _NavWatch(page)
+    await _hold_navigations(page, fence, nav)
     await _tick(page)
+    await ready(page)
     frames = [await capture(page, host.config.max_text_chars)]
     if one_colour(frames[0].png):
         raise RenderError("blank_page", "the first screen is a single colour: nothing visible")

@@ -5,10 +5,12 @@ elements, each a dict in the frame's CSS pixels (its viewport, after scrolling):
 
     {"kind": "control" | "icon" | "text", "tag": "a", "role": "link", "name": "Pricing", "text": "Pricing",
      "label": None, "placeholder": None, "input_type": None, "box": [l, t, r, b], "point": [x, y], "order": 12,
-     "href": "file:///site/pricing.html", "field": None}
+     "href": "file:///site/pricing.html", "field": None, "alts": [], "alt": None}
 
 ``href`` is a link's resolved target, ``field`` a form field's ``name`` (else ``id``, ``autocomplete``): what
-exploration (:mod:`screenmill.annotators.dom.explore`) reads; no label depends on them.
+exploration (:mod:`screenmill.annotators.dom.explore`) reads; no label depends on them. ``alts`` are the names of a
+control's images; the script's elements go through :func:`tidy` (names cleaned of icon-font glyphs and unprintable
+code points; a logo link named by its visible text, the logo's alt kept in ``alt``) before anything reads them.
 ``rel`` (the script's last block) holds what :mod:`screenmill.annotators.dom.relations` reads for the expressions
 beyond the text: the element's landmark region, table row, colours and parents (the block's comment says each).
 
@@ -46,8 +48,11 @@ can run the script inside them and keep what their parent shows.
 
 from __future__ import annotations
 
+from screenmill.annotators.wording import printable
+
 #: Bumped whenever the rules above change what is extracted (part of the DOM recipes' versions, so of config_hash).
-EXTRACT_VERSION = "7"
+#: 8: names tidied (:func:`tidy`: icon-font glyphs and unprintable code points out, a logo link named by its text).
+EXTRACT_VERSION = "8"
 
 EXTRACT_JS = r"""
 (opts) => {
@@ -114,6 +119,11 @@ EXTRACT_JS = r"""
   const name = (el) => norm(el.computedName || el.getAttribute('aria-label') || el.getAttribute('title') ||
                             el.getAttribute('alt') || '');
   const ownText = (el) => norm(el.innerText || '');
+  // The names of the images inside a control (img alt, svg/[role=img] aria-label or <title>), in document order:
+  // what Chromium's name of a logo link glues before its text ("Acme Logo Acme").
+  const imageNames = (el) => [...el.querySelectorAll('img[alt], svg, [role=img]')].map((i) => norm(
+    i.getAttribute('alt') || i.getAttribute('aria-label') || i.querySelector?.(':scope > title')?.textContent || ''))
+    .filter((n) => n);
   const isDisabled = (el) => el.disabled === true || el.getAttribute('aria-disabled') === 'true' ||
                              !!el.closest('fieldset[disabled]');
   const fieldLabel = (el) => {
@@ -135,7 +145,7 @@ EXTRACT_JS = r"""
     out.push({kind, tag: el.tagName.toLowerCase(), box: [box.l, box.t, box.r, box.b], point, order: order++,
               role: fields.role, name: fields.name, text: fields.text ?? null, label: fields.label ?? null,
               placeholder: fields.placeholder ?? null, input_type: fields.input_type ?? null,
-              href: fields.href ?? null, field: fields.field ?? null});
+              href: fields.href ?? null, field: fields.field ?? null, alts: fields.alts ?? []});
     outEls.push(el);
   };
 
@@ -159,7 +169,7 @@ EXTRACT_JS = r"""
       label: ['INPUT', 'SELECT', 'TEXTAREA'].includes(tag) ? fieldLabel(el) : null,
       placeholder: el.getAttribute('placeholder') ? norm(el.getAttribute('placeholder')) : null,
       input_type: type || (tag === 'TEXTAREA' ? 'textarea' : tag === 'SELECT' ? 'select' : null),
-      href: (tag === 'A' || tag === 'AREA') && el.href ? String(el.href) : null,
+      href: (tag === 'A' || tag === 'AREA') && el.href ? String(el.href) : null, alts: imageNames(el),
       field: ['INPUT', 'SELECT', 'TEXTAREA'].includes(tag) ?
         (el.getAttribute('name') || el.id || el.getAttribute('autocomplete') || null) : null,
     });
@@ -366,6 +376,45 @@ EXTRACT_JS = r"""
           zoom: [visualViewport.scale, visualViewport.offsetLeft, visualViewport.offsetTop]};
 }
 """
+
+
+def tidy(element: dict) -> dict:
+    """An element as :data:`EXTRACT_JS` read it, its names made what a person would say (the Python half of the
+    extraction: every reader of elements, labels and exploration, gets them through it).
+
+    * ``name``, ``text``, ``label`` and ``placeholder`` are cleaned (:func:`screenmill.annotators.wording.printable`:
+      icon-font glyphs of the Private Use Area and unprintable code points out): Chromium's name of a link with a
+      Font Awesome ``::before`` glyph, ``"\\uf03e Photos"``, is ``"Photos"``; an icon-only button named ``"\\uf002"``
+      is left with the name ``""``, an icon without a name (no text recipe labels it).
+    * a control whose name is the names of its images (``alts``) around its visible text (a logo link:
+      ``<a><img alt="Acme Logo">Acme</a>`` is named ``"Acme Logo Acme"``) is named by its visible text; the image
+      names dropped stay in ``alt`` (None when nothing was dropped).
+
+    Args:
+        element: one element dict of :data:`EXTRACT_JS` (``alts``: its images' names, controls only).
+
+    Returns:
+        A new dict, the same keys plus ``alt``.
+    """
+    el = {**element}
+    for key in ("name", "text", "label", "placeholder"):
+        el[key] = None if el.get(key) is None else printable(el[key])
+    el["alts"] = [a for a in (printable(a) for a in el.get("alts") or ()) if a]
+    el["alt"], name, text = None, el["name"], el["text"]
+    if el["alts"] and name and text and name.casefold() != text.casefold():
+        rest, dropped = name, []
+        for alt in el["alts"]:
+            if rest.casefold().startswith(alt.casefold() + " "):
+                rest = rest[len(alt) :].strip()
+            elif rest.casefold().endswith(" " + alt.casefold()):
+                rest = rest[: -len(alt)].strip()
+            else:
+                continue
+            dropped.append(alt)
+        if dropped and rest.casefold() == text.casefold():
+            el["name"], el["alt"] = text, " ".join(dropped)
+    return el
+
 
 #: Whether the frame's iframe element ``index`` (in ``document.querySelectorAll('iframe, frame')`` order) is what a
 #: click at each of ``points`` (parent-frame CSS px) hits: a child frame's element is kept only where this is true.

@@ -3,9 +3,10 @@
 
 A page is loaded with its motion stopped (:data:`STILL_INIT_JS`, added to every document of a tab before its first
 paint) and its fonts ready (:func:`open_page`); each screen is scrolled to and settled (:data:`SETTLE_JS`), then
-captured (:func:`capture`: the DOM read of the page and the child frames that show through, :func:`extract`, and the
-PNG). What comes out is a :class:`Screen` per screenshot and a :class:`RenderedPage` per page and setting
-(:class:`Viewport`, colour scheme); what does not, a :class:`RenderError`.
+captured (:func:`capture`: the DOM read of the page and the child frames that show through, :func:`extract`, its
+names tidied by :func:`screenmill.annotators.dom.extract.tidy`, and the PNG). What comes out is a :class:`Screen`
+per screenshot and a :class:`RenderedPage` per page and setting (:class:`Viewport`, colour scheme); what does not, a
+:class:`RenderError`.
 
 Reasons (:class:`RenderError`) raised here: ``render_failed`` (navigation error, the page failing under a read),
 ``page_too_large``, ``blank_page`` (the first screen is one colour: :func:`screenmill.schemas.png.one_colour`),
@@ -23,7 +24,7 @@ import json
 import logging
 import re
 
-from screenmill.annotators.dom.extract import EXTRACT_JS, FRAME_HITS_JS
+from screenmill.annotators.dom.extract import EXTRACT_JS, FRAME_HITS_JS, tidy
 from screenmill.schemas.png import one_colour
 
 # Finish transitions and animations at once, hide the caret: the screenshot shows the state the DOM was read in.
@@ -60,6 +61,23 @@ SETTLE_JS = r"""
   })));
 }
 """
+# What a frame waits for before it is shot (its layout done first, so what it needs has been asked for): the web
+# fonts, and the images in the viewport loaded and decoded (a script's lazy loader sets their src after the load, at
+# a time of its own; a large image is decoded off the main thread). At most :data:`READY_S` real seconds.
+READY_JS = r"""async () => {
+  document.documentElement.getBoundingClientRect();
+  await document.fonts.ready;
+  const shown = [...document.images].filter((i) => { const r = i.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth;
+  });
+  const loaded = (i) => i.complete ? Promise.resolve() : new Promise((ok) => {
+    i.addEventListener('load', ok, {once: true}); i.addEventListener('error', ok, {once: true}); });
+  await Promise.all(shown.map((i) => loaded(i).then(() => i.decode()).catch(() => null)));
+  await document.fonts.ready;
+  return true;
+}"""
+#: The longest (real seconds) :func:`ready` waits.
+READY_S = 3.0
 # Chromium's faster PNG encoding (``optimizeForSpeed``) for the direct screenshots: the same pixels in files ~1.4x
 # as big, for ~1/5 less CPU a screenshot (most of a capture's cost is the encoding; measured in the README).
 FAST_PNG = True
@@ -235,6 +253,17 @@ async def shoot(
     return RenderedPage(uri, viewport, color_scheme, shots, list(fence.blocked), int(nodes))
 
 
+async def ready(page) -> None:
+    """Wait (at most :data:`READY_S` s) for the page's fonts and the images it shows (:data:`READY_JS`); a page
+    whose image never loads, or whose document goes away meanwhile, is left as it is (exploration shoots it then)."""
+    from playwright.async_api import Error as PlaywrightError
+
+    try:
+        await asyncio.wait_for(page.evaluate(READY_JS), READY_S)
+    except (TimeoutError, PlaywrightError):
+        pass  # an image that never loads, or a document going away: shot as it is
+
+
 async def capture(
     page, max_text_chars: int, stop_at: tuple[int, int] | None = None, cdp=None, scale: float = 1.0
 ) -> Screen | None:
@@ -268,7 +297,7 @@ async def extract(frame, max_text_chars: int) -> list[dict]:
 async def _read(frame, max_text_chars: int) -> tuple[list[dict], list[float], float]:
     """:func:`extract` with the frame's scroll (CSS px) and zoom (``visualViewport.scale``) read with it."""
     found = await _extract_frame(frame, 0, max_text_chars)
-    elements = found["elements"]
+    elements = [tidy(e) for e in found["elements"]]  # names as a person would say them
     zoom, dx, dy = found["zoom"]
     if (zoom, dx, dy) != (1, 0, 0):  # client CSS px -> the visual viewport's
         elements = [_zoomed(e, zoom, dx, dy) for e in elements]

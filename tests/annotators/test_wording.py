@@ -17,6 +17,7 @@ from screenmill.annotators.wording import (
     nameable,
     placeholder_instruction,
     positional_template,
+    printable,
     quoted,
     reading_order,
 )
@@ -130,3 +131,27 @@ def test_where_bands_and_lines_part():
     tall = [(10, 0, 60, 30), (100, 0, 160, 14)]
     assert reading_order(tall, Rows.BANDS) == [0, 1]
     assert reading_order(tall, Rows.LINES) == [1, 0]
+
+
+@pytest.mark.parametrize(
+    "raw, want",
+    [
+        ("\uf03e Photos", "Photos"),  # a Font Awesome glyph (Private Use Area) before the text
+        ("\uf0b0 Spam 12", "Spam 12"),
+        ("\uf002", ""),  # an icon-only name: nothing left
+        ("Settings \U000f0013", "Settings"),  # plane 15's private use area
+        ("Save\u200b", "Save"),  # a zero-width space (format)
+        ("co\u00adop\u200e", "coop"),  # a soft hyphen, a left-to-right mark
+        ("a\x00b\x07", "ab"),  # controls
+        ("  Sign \n\t in\u00a0 ", "Sign in"),  # whitespace collapsed
+        (
+            "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+            "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+        ),  # ZWNJ kept
+        ("\U0001f469\u200d\U0001f4bb Team", "\U0001f469\u200d\U0001f4bb Team"),  # an emoji ZWJ sequence kept
+        ("Caf\u00e9 \u00bb", "Caf\u00e9 \u00bb"),
+        ("Spam\uf0b0Inbox", "Spam Inbox"),  # a glyph between words leaves them apart
+    ],
+)
+def test_printable(raw, want):
+    assert printable(raw) == want

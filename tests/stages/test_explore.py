@@ -4,6 +4,7 @@ is the unit of done (real Chromium, real Beam, real Parquet)."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -160,3 +161,16 @@ def _pixels(path: str) -> bytes:
 
     with Image.open(path) as im:
         return hashlib.sha256(im.tobytes()).digest()
+
+
+def test_two_explore_runs_of_the_samples_give_the_same_tables(tmp_path, samples_dir):
+    """The CI check of determinism: `screenmill run --explore 2 --pages samples/pages` twice, into two trees that
+    infra/compare_trees.py finds the same, table for table (the frames' hashes, labels, actions, done)."""
+    spec = importlib.util.spec_from_file_location("compare_trees", samples_dir.parent / "infra" / "compare_trees.py")
+    compare_trees = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare_trees)
+    outs = [tmp_path / "a", tmp_path / "b"]
+    for out in outs:
+        m = run(_args(out, samples_dir / "pages", "--explore", "2"))
+        assert m["counts"]["render"]["episodes"] == 3 and m["counts"]["render"]["steps"] == 6
+    assert compare_trees.main([str(o) for o in outs]) == 0

@@ -1,8 +1,12 @@
 """Self-made multi-page sites for the exploration tests: a form that validates, tabs, a menu that opens, a link to
-another page, a link to a remote host (blocked by the fence), a button that does nothing."""
+another page, a link to a remote host (blocked by the fence), a button that does nothing; and a page of the shapes
+that made real pages' episodes differ from run to run (:func:`make_shapes`)."""
 
 from __future__ import annotations
 
+import shutil
+import struct
+import zlib
 from pathlib import Path
 
 STYLE = (
@@ -73,4 +77,90 @@ def make_site(root: Path, quiet: bool = False) -> Path:
     if quiet:
         (site / "quiet.html").write_text(QUIET.format(style=STYLE), encoding="utf-8")
         (site / "live.html").write_text(LIVE.format(style=STYLE), encoding="utf-8")
+    return site
+
+
+# The shapes of real pages whose episodes differed between runs: links the fence blocks and to a page not saved, tabs
+# with CSS transitions that hide a pane on ``transitionend`` (Bootstrap's way, with a timer as fall-back), a JS
+# calendar of today (``new Date()`` and ``Intl``'s format() without a date), a clock on ``setInterval``, a tip drawn
+# with ``Math.random`` and ``crypto``, a spinner and a blinking caret in an autofocused field, a web font only the
+# second tab uses (loaded when it opens) and a large image a button inserts (decoded off the main thread).
+SHAPES = """<!doctype html><html><head><meta charset="utf-8"><title>Shapes</title>{style}<style>
+@font-face {{ font-family: Late; src: url(late.ttf) }} .late {{ font-family: Late, serif; font-size: 22px }}
+.tab {{ padding: 6px 12px; border: 1px solid #888; transition: background .4s, color .4s }}
+.tab.on {{ background: #246; color: #fff }} .pane {{ opacity: 0; transition: opacity .5s }} .pane.on {{ opacity: 1 }}
+#cal td {{ width: 26px; text-align: center }} #cal td.today {{ background: #fc0; border-radius: 50% }}
+.spin {{ display: inline-block; width: 16px; height: 16px; border: 3px solid #ccc; border-top-color: #333;
+  border-radius: 50%; animation: rot 1s linear infinite }} @keyframes rot {{ to {{ transform: rotate(360deg) }} }}
+.blink {{ animation: blink 1s steps(1) infinite }} @keyframes blink {{ 50% {{ opacity: 0 }} }}
+</style></head><body>
+<nav><a href="http://blocked.invalid/page">Partner</a><a href="missing.html">Old page</a></nav>
+<div role="tablist"><button class="tab on" role="tab" data-p="a">Overview</button><button class="tab" role="tab"
+data-p="b">Details</button></div>
+<div class="pane on" id="a">Overview of the lamp.</div>
+<div class="pane" id="b" hidden><span class="late">Weight 2 kg</span></div>
+<h2 id="month"></h2><p id="today"></p><button id="next">Next month</button><table id="cal"></table>
+<p>Now: <span id="clock"></span> <span class="spin"></span><span class="blink">|</span></p>
+<p>Tip: <b id="tip"></b> <span id="uuid"></span></p>
+<label>Search <input id="q" type="search" autofocus></label> <button id="show">Show photo</button>
+<div id="photo"></div>
+<script>
+const $ = (id) => document.getElementById(id);
+for (const t of document.querySelectorAll('.tab')) t.addEventListener('click', () => {{
+  for (const x of document.querySelectorAll('.tab')) x.classList.toggle('on', x === t);
+  for (const p of document.querySelectorAll('.pane')) {{
+    if (p.id === t.dataset.p) {{ p.hidden = false; requestAnimationFrame(() => p.classList.add('on')); continue; }}
+    p.classList.remove('on');
+    let done = false; const hide = () => {{ if (!done) {{ done = true; p.hidden = true; }} }};
+    p.addEventListener('transitionend', hide, {{once: true}}); setTimeout(hide, 550);
+  }}
+}});
+let shown = new Date();
+function draw() {{
+  $('month').textContent = shown.toLocaleDateString('en-US', {{month: 'long', year: 'numeric', timeZone: 'UTC'}});
+  const first = new Date(Date.UTC(shown.getUTCFullYear(), shown.getUTCMonth(), 1)), now = new Date();
+  const days = new Date(Date.UTC(shown.getUTCFullYear(), shown.getUTCMonth() + 1, 0)).getUTCDate();
+  let html = '<tr>', col = first.getUTCDay();
+  for (let i = 0; i < col; i++) html += '<td></td>';
+  for (let d = 1; d <= days; d++) {{
+    const today = d === now.getUTCDate() && shown.getUTCMonth() === now.getUTCMonth();
+    html += `<td class="${{today ? 'today' : ''}}">${{d}}</td>`; if (++col % 7 === 0) html += '</tr><tr>';
+  }}
+  $('cal').innerHTML = html + '</tr>';
+}}
+$('next').onclick = () => {{
+  shown = new Date(Date.UTC(shown.getUTCFullYear(), shown.getUTCMonth() + 1, 1)); draw();
+}};
+draw();
+const long = new Intl.DateTimeFormat('en-US', {{dateStyle: 'full', timeZone: 'UTC'}});
+$('today').textContent = 'Today is ' + long.format();
+const tick = () => {{ $('clock').textContent = new Date().toISOString().slice(11, 19); }};
+tick(); setInterval(tick, 1000);
+$('tip').textContent = ['Drink water', 'Stretch', 'Take a walk', 'Call a friend'][Math.floor(Math.random() * 4)];
+$('uuid').textContent = crypto.randomUUID().slice(0, 8) + ' ' + crypto.getRandomValues(new Uint32Array(1))[0];
+$('show').onclick = () => {{ $('photo').innerHTML = '<img src="photo.png" alt="Photo" width="320" height="80">'; }};
+</script></body></html>"""
+
+
+def _png(width: int, height: int) -> bytes:
+    """A PNG of horizontal colour bands (big enough that Chromium decodes it off the main thread)."""
+    rows = b"".join(b"\x00" + bytes((y % 256, 80, 255 - y % 256)) * width for y in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    head = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", head) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def make_shapes(root: Path) -> Path:
+    """Write :data:`SHAPES` as ``root/shapes/index.html`` with its image (and its web font: a system DejaVu font,
+    where there is one); the folder. ``missing.html`` is not written."""
+    site = root / "shapes"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "index.html").write_text(SHAPES.format(style=STYLE), encoding="utf-8")
+    (site / "photo.png").write_bytes(_png(2400, 600))
+    font = Path("/usr/share/fonts/truetype/dejavu/DejaVuSerif-Bold.ttf")
+    if font.exists():
+        shutil.copy(font, site / "late.ttf")
     return site

@@ -6,11 +6,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import io
 import json
 import random
 import threading
 
 import pytest
+from PIL import Image
 from screenmill.annotators.dom.browser import BrowserConfig, BrowserHost
 from screenmill.annotators.dom.explore import (
     Action,
@@ -28,7 +30,7 @@ from screenmill.annotators.dom.page import Viewport
 from screenmill.annotators.recorded import ui_actions
 
 from tests.annotators.dom.conftest import browser_missing
-from tests.annotators.dom.sites import make_site
+from tests.annotators.dom.sites import make_shapes, make_site
 
 VIEW = Viewport(800, 600)
 K = 14  # enough for every control of the shop, so the remote link (the last tier) is reached
@@ -140,7 +142,7 @@ def test_an_episode_walks_the_site_and_the_fence_keeps_it_on_the_machine(shop):
     assert any(t.startswith(("Please give", "Thanks, we will write")) for t in texts)  # the form validated
     blocked = [s for s in ep.steps if s.blocked]
     assert [s.blocked_url for s in blocked] == ["http://example.invalid/"]
-    assert blocked[0].action.name == "Partner site" and blocked[0].url.startswith("file://")  # and went back
+    assert blocked[0].action.name == "Partner site" and blocked[0].url.startswith("file://")  # and stayed
     assert ep.blocked == ["http://example.invalid/"]  # the request was aborted in the browser: nothing left
 
 
@@ -210,3 +212,62 @@ def test_a_site_served_over_http_on_loopback(tmp_path, explorer):
     assert base + "pricing.html" in {s.url for s in ep.steps}
     assert [s.blocked_url for s in ep.steps if s.blocked] == ["http://example.invalid/"]
     assert ep.blocked == ["http://example.invalid/"]
+
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory, explorer):
+    """The page of real pages' shapes (:func:`make_shapes`) explored twice with the same seed, and replayed."""
+    site = make_shapes(tmp_path_factory.mktemp("shapes"))
+    uri = (site / "index.html").as_uri()
+    one, two = (explore_page(explorer, uri, str(site), VIEW, "light", ExploreSettings(8, 0)) for _ in range(2))
+    recorded = [s.recorded(VIEW.scale) for s in one.steps]
+    again = explore_page(explorer, uri, str(site), VIEW, "light", ExploreSettings(8), replay=recorded)
+    return site, one, two, again
+
+
+def test_real_page_shapes_explore_the_same_twice_and_replay_the_same(shapes):
+    _, one, two, again = shapes
+    said = [instruction(s.action) for s in one.steps]
+    assert {'click the "Details" tab', 'click the "Next month" button', 'click the "Show photo" button'} <= set(said)
+    assert {'click the "Partner" link', 'click the "Old page" link'} <= set(said)
+    assert _summary(two) == _summary(one) and len(set(_hashes(one))) == len(one.frames)  # every frame a new screen
+    assert [s.recorded(VIEW.scale) for s in two.steps] == [s.recorded(VIEW.scale) for s in one.steps]
+    assert _hashes(again) == _hashes(one)
+    texts = {e["name"] for e in one.frames[0].elements}
+    assert "Today is Tuesday, November 14, 2023" in texts and "November 2023" in texts  # today is the clock's
+    shown = {e["name"] for f in one.frames for e in f.elements}
+    assert "Weight 2 kg" in shown and "December 2023" in shown  # the tab opened, the calendar turned
+
+
+def test_a_navigation_that_cannot_be_followed_is_held_and_the_page_keeps_its_state(shapes):
+    site, one, _, _ = shapes
+    held = {s.action.name: s for s in one.steps if s.blocked}
+    assert set(held) == {"Partner", "Old page"}
+    assert (held["Partner"].blocked_url, held["Partner"].blocked_reason) == ("http://blocked.invalid/page", "fence")
+    assert (held["Old page"].blocked_url, held["Old page"].blocked_reason) == (
+        (site / "missing.html").as_uri(),
+        "missing",
+    )
+    assert held["Partner"].recorded(1.0)["blocked_reason"] == "fence"
+    assert one.blocked == ["http://blocked.invalid/page"]  # the fence counts what it blocked; a missing page is not
+    assert {s.url for s in one.steps} == {(site / "index.html").as_uri()}  # never an error page, never left
+
+    # the page stays as it was: what the steps before did (the month turned, the text typed) is still there; only
+    # the clock moved on
+    def still(frame):
+        return {(e["name"], e["text"], tuple(e["box"])) for e in frame.elements if not e["name"].startswith("Now:")}
+
+    for i, step in enumerate(one.steps):
+        if step.blocked:
+            assert still(one.frames[i + 1]) == still(one.frames[i])
+
+
+def test_a_frame_waits_for_its_fonts_and_images(shapes):
+    site, one, _, _ = shapes
+    show = next(i for i, s in enumerate(one.steps) if s.action.name == "Show photo")
+    frame = one.frames[show + 1]
+    image = Image.open(io.BytesIO(frame.png)).convert("RGB")
+    (photo,) = [e for e in frame.elements if e["name"] == "Photo"]
+    x0, y0, x1, y1 = (round(v) for v in photo["box"])
+    colours = {image.getpixel((x, y)) for x in range(x0 + 2, x1 - 2, 7) for y in range(y0 + 2, y1 - 2, 5)}
+    assert len(colours) > 10  # the photo's bands are painted, not an empty box
