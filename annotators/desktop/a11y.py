@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from screenmill.annotators.dom.labels import element_labels
-from screenmill.annotators.wording import A11Y_OF
+from screenmill.annotators.wording import A11Y_OF, printable
 from screenmill.schemas.labels import LabelProvenance
 from screenmill.schemas.records import GroundingLabel, Screenshot
 
@@ -69,11 +69,13 @@ _DEV_NAME = re.compile(r"^(Gtk|Adw|Gdk|Gsk|Hdy|Xfce|Q)[A-Z][A-Za-z0-9]*$")
 
 
 def clean_name(name: str | None) -> str | None:
-    """A name a person would read, or None: whitespace collapsed, a developer's class name (``GtkMenuButton``,
-    ``AdwGizmo``, ``QWidget``) dropped, a name of two equal halves (GTK 4's ``"7 7"``, ``"mod mod"``) halved."""
+    """A name a person would read, or None: cleaned as every producer's names are
+    (:func:`screenmill.annotators.wording.printable`: icon-font glyphs of the Private Use Area and unprintable code
+    points out, whitespace collapsed), a developer's class name (``GtkMenuButton``, ``AdwGizmo``, ``QWidget``)
+    dropped, a name of two equal halves (GTK 4's ``"7 7"``, ``"mod mod"``) halved."""
     if not name:
         return None
-    name = " ".join(name.split())
+    name = printable(name)
     if _DEV_NAME.match(name):
         return None
     words = name.split(" ")

@@ -11,6 +11,9 @@ def test_developer_names_are_dropped_and_doubled_names_halved():
     assert clean_name("GtkMenuButton") is None and clean_name("AdwGizmo") is None and clean_name("QWidget") is None
     assert clean_name("7 7") == "7" and clean_name("mod mod") == "mod" and clean_name("New  Tab") == "New Tab"
     assert clean_name("Gtk rocks") == "Gtk rocks" and clean_name("") is None and clean_name("7 7 7") == "7 7 7"
+    # the wording module's cleaning, as for DOM names: an icon-font glyph is no name, a zero-width space goes
+    assert clean_name("\ue5cd") is None and clean_name("\ue5cd Close") == "Close"
+    assert clean_name("Sa\u200bve") == "Save"
 
 
 def _node(path, role, name, screen, window=0, states=("visible", "showing", "enabled"), text=None):
