@@ -128,6 +128,10 @@ BAD = [
     ("bench render --viewports 12x", "--viewports: viewport '12x' is not WIDTHxHEIGHT"),  # an option for run
     ("bench explore --dt today", "--dt: not a date"),
     ("bench cpu --annotator gpt", "--annotator: invalid choice"),
+    ("bench desktop --n 0", "--n: must be >= 1"),
+    ("bench desktop --factor 1", "--factor: must be in 2..100"),
+    ("bench desktop --apps {T}/missing.txt", "--apps: no such file"),
+    ("bench desktop --displays 12x", "--displays: "),  # an option for run
     ("frobnicate {T}/tree", "unknown command 'frobnicate'"),
 ]
 
@@ -157,7 +161,7 @@ def _prog(argv: list[str]) -> str:
     """The name a command's one line starts with: ``screenmill run``, ``screenmill bench render`` …"""
     if argv[0] not in _COMMANDS:
         return "screenmill"
-    sub = argv[1:2] if argv[0] == "bench" and argv[1:2] in (["vllm"], ["render"], ["explore"]) else []
+    sub = argv[1:2] if argv[0] == "bench" and argv[1:2] in (["vllm"], ["render"], ["explore"], ["desktop"]) else []
     return " ".join(["screenmill", argv[0], *sub])
 
 
