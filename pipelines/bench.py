@@ -120,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     p = check.ArgumentParser(prog="screenmill bench", description=__doc__.splitlines()[0])
     p.add_argument(
         "what",
-        choices=("cpu", "vllm", "render", "explore"),
-        help="cpu: ingest + tile + write; vllm, render, explore: see `bench X -h`",
+        choices=("cpu", "vllm", "render", "explore", "desktop"),
+        help="cpu: ingest + tile + write; vllm, render, explore, desktop: see `bench X -h`",
     )
     p.add_argument("--n", type=check.POSITIVE, default=200, help="screenshots in the small run (the large one is 10x)")
     p.add_argument("--samples", type=check.existing_dir, default=str(Path(__file__).resolve().parents[1] / "samples"))
@@ -140,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
         from screenmill.pipelines.bench_explore import main as bench_explore
 
         return bench_explore(argv[1:])
+    if argv[:1] == ["desktop"]:
+        from screenmill.pipelines.bench_desktop import main as bench_desktop
+
+        return bench_desktop(argv[1:])
     args, extra = p.parse_known_args(argv)
     check_run_options(p.prog, extra)
     results = {}

@@ -1,6 +1,6 @@
-"""What the benchmarks share (``bench cpu``, ``bench render``, ``bench explore``): the repository root, the 10x/1x
-ratios of a two-size benchmark (:func:`scale_ratios`) and a run of ``screenmill run`` in a fresh process with its whole
-process tree sampled (:func:`run_sampled`, :class:`TreeSampler`)."""
+"""What the benchmarks share (``bench cpu``, ``bench render``, ``bench explore``, ``bench desktop``): the repository
+root, the 10x/1x ratios of a two-size benchmark (:func:`scale_ratios`) and a run of ``screenmill run`` in a fresh
+process with its whole process tree sampled (:func:`run_sampled`, :class:`TreeSampler`)."""
 
 from __future__ import annotations
 
@@ -15,32 +15,34 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def scale_ratios(results: dict, target: str, json_path: str | None) -> dict:
-    """The 10x/1x ratios of a two-size benchmark (``results["1x"]``, ``results["10x"]`` with ``per_cpu_s`` and
-    ``peak_rss_mib``): printed in one line with ``target``, and written with the results to ``json_path`` if set.
+def scale_ratios(results: dict, target: str, json_path: str | None, large: str = "10x") -> dict:
+    """The 10x/1x ratios of a two-size benchmark (``results["1x"]``, ``results[large]`` with ``per_cpu_s`` and
+    ``peak_rss_mib``; ``large`` another multiple of n, ``"2x"``, for a quick run): printed in one line with
+    ``target``, and written with the results to ``json_path`` if set.
 
     Where both sizes also have ``screenshots`` and ``cpu_s`` (the whole run's CPU, start-up included), a second line
     gives the steady state: the 9n screenshots the large run adds over the CPU they add (what a long batch job
     runs at: its start-up, paid once, is amortised away) and the start-up that leaves (the small run's CPU less its
     screenshots at the steady rate). ``steady_per_cpu_s`` / ``startup_cpu_s`` in the ratios; absent when the large
     run added no CPU or screenshots."""
-    small, large = results["1x"], results["10x"]
+    name, small, big = large, results["1x"], results[large]
+    throughput, memory = f"throughput_{name}_over_1x", f"peak_memory_{name}_over_1x"
     ratios = {
-        "throughput_10x_over_1x": large["per_cpu_s"] / small["per_cpu_s"] if small["per_cpu_s"] else float("nan"),
-        "peak_memory_10x_over_1x": large["peak_rss_mib"] / small["peak_rss_mib"],
+        throughput: big["per_cpu_s"] / small["per_cpu_s"] if small["per_cpu_s"] else float("nan"),
+        memory: big["peak_rss_mib"] / small["peak_rss_mib"],
         "cores": os.cpu_count(),
     }
     print(
-        f"ratio 10x/1x: throughput {ratios['throughput_10x_over_1x']:.2f}, "
-        f"peak memory {ratios['peak_memory_10x_over_1x']:.2f} (flat = 1.0); {target}"
+        f"ratio {name}/1x: throughput {ratios[throughput]:.2f}, peak memory {ratios[memory]:.2f} (flat = 1.0); "
+        f"{target}"
     )
-    if all(k in r for r in (small, large) for k in ("screenshots", "cpu_s")):
-        added_shots, added_cpu = large["screenshots"] - small["screenshots"], large["cpu_s"] - small["cpu_s"]
+    if all(k in r for r in (small, big) for k in ("screenshots", "cpu_s")):
+        added_shots, added_cpu = big["screenshots"] - small["screenshots"], big["cpu_s"] - small["cpu_s"]
         if added_shots > 0 and added_cpu > 0:
             ratios["steady_per_cpu_s"] = added_shots / added_cpu
             ratios["startup_cpu_s"] = small["cpu_s"] - small["screenshots"] / ratios["steady_per_cpu_s"]
             print(
-                f"steady state (10x less 1x): {ratios['steady_per_cpu_s']:.2f} screenshots per cpu-s; "
+                f"steady state ({name} less 1x): {ratios['steady_per_cpu_s']:.2f} screenshots per cpu-s; "
                 f"start-up {ratios['startup_cpu_s']:.1f} cpu-s a run"
             )
     if json_path:
@@ -48,9 +50,21 @@ def scale_ratios(results: dict, target: str, json_path: str | None) -> dict:
     return ratios
 
 
+#: A desktop session's programs (:mod:`screenmill.annotators.desktop.session`) → their kind in :func:`process_kind`.
+SESSION_KINDS = {
+    "Xvfb": "xvfb",
+    "dbus-daemon": "dbus",
+    "at-spi-bus-launcher": "atspi",
+    "at-spi2-registryd": "atspi",
+    "unshare": "session",
+    "setpriv": "session",
+}
+
+
 def process_kind(proc, root_pid: int) -> str:
     """What a sampled process is: ``job`` (the root), ``driver`` (playwright's node), Chromium's ``browser`` or the
-    ``--type`` of its child (``renderer``, ``gpu-process``, ``utility``, ``zygote``), else ``other``."""
+    ``--type`` of its child (``renderer``, ``gpu-process``, ``utility``, ``zygote``), a desktop session's ``agent``
+    or program (:data:`SESSION_KINDS`), else ``other`` (the apps a desktop session runs, among others)."""
     if proc.pid == root_pid:
         return "job"
     try:
@@ -59,6 +73,10 @@ def process_kind(proc, root_pid: int) -> str:
         return "other"
     if argv and Path(argv[0]).name == "node":
         return "driver"
+    if argv and Path(argv[0]).name in SESSION_KINDS:
+        return SESSION_KINDS[Path(argv[0]).name]
+    if any(Path(a).name == "agent.py" for a in argv[1:3]):
+        return "agent"
     kind = next((a.split("=", 1)[1] for a in argv if a.startswith("--type=")), None)
     if kind:
         return kind

@@ -13,7 +13,7 @@ _COMMANDS = {
         "screenmill.pipelines.bench",
         "main",
         "benchmarks: `bench cpu` (ingest+tile+write), `bench render` (pages), `bench explore` (episodes), "
-        "`bench vllm`",
+        "`bench desktop` (apps), `bench vllm`",
     ),
     "export": ("screenmill.pipelines.export", "main", "export the dataset to the Hugging Face Hub (or --local-dir)"),
     "leakage-hashes": (

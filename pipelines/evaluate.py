@@ -1,11 +1,12 @@
 """``screenmill eval``: score a run's grounding labels against ScreenSpot-style ground truth.
 
-Usage: ``screenmill eval --truth TRUTH.jsonl | --truth-from-dom OUT [--dt YYYY-MM-DD] [--run RUN_ID]
-[--annotator NAME] [--split-manifest PAGES.jsonl] [--icons auto|count|apart] [--min-recall R] [--min-point-accuracy A]
-[--max-ambiguous N]``.
+Usage: ``screenmill eval --truth TRUTH.jsonl | --truth-from-dom OUT | --truth-from-a11y OUT [--dt YYYY-MM-DD]
+[--run RUN_ID] [--annotator NAME] [--split-manifest PAGES.jsonl] [--icons auto|count|apart] [--min-recall R]
+[--min-point-accuracy A] [--max-ambiguous N]``.
 
 ``--truth-from-dom`` takes the truth from the run's own DOM labels (rendered pages): the other annotators' labels of
-the same screenshots (OCR, VLM) are scored against them, with a table by role. ``--split-manifest`` (the
+the same screenshots (OCR, VLM) are scored against them, with a table by role. ``--truth-from-a11y`` does the same with
+the accessibility labels of the run's desktop app screenshots (``run --apps``). ``--split-manifest`` (the
 ``pages.jsonl`` of ``infra/truthset/collect.py``) adds a summary and a table by role for each split (dev / test) of
 the rendered pages.
 
@@ -45,7 +46,7 @@ from screenmill.annotators.evaluate.reports import (
     summary,
     to_dict,
 )
-from screenmill.annotators.evaluate.truth import load_truth, splits_from_manifest, truth_from_dom
+from screenmill.annotators.evaluate.truth import LABEL_TRUTH, load_truth, splits_from_manifest, truth_from_labels
 from screenmill.pipelines import argcheck as check
 from screenmill.schemas.tables import read_shards, report_path
 
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--truth", type=check.existing_file, help="ground-truth JSONL (img_filename, instruction, bbox [x,y,w,h])"
     )
     truth.add_argument("--truth-from-dom", action="store_true", help="the DOM labels of OUT's rendered pages")
+    truth.add_argument("--truth-from-a11y", action="store_true", help="the accessibility labels of OUT's app screens")
     p.add_argument("--bbox-format", choices=("xywh", "xyxy"), default="xywh")
     p.add_argument("--dt", type=check.date, default=None, help="only this date partition (default: all)")
     p.add_argument("--run", default=None, help="only labels of this run id")
@@ -99,11 +101,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the evaluation; return the process exit code (0 ok, 1 below a gate, 2 nothing to score)."""
     args = build_parser().parse_args(argv)
     rows = read_shards(args.output, "grounding", args.dt).to_pylist()
-    if args.truth_from_dom:
-        truth = truth_from_dom(rows)
-        rows = [r for r in rows if r["annotator"] != "dom"]
+    source = "dom" if args.truth_from_dom else "a11y" if args.truth_from_a11y else None
+    if source:
+        truth = truth_from_labels(rows, source)
+        rows = [r for r in rows if r["annotator"] != source]
         if not truth:
-            print("screenmill eval: OUT has no DOM labels (render pages with `screenmill run --pages`)")
+            print(f"screenmill eval: OUT has {LABEL_TRUTH[source].no_truth}")
             return 2
     else:
         truth = load_truth(args.truth, bbox_format=args.bbox_format)
@@ -118,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     report = evaluate(truth, predictions_from_labels(rows), min_ratio=args.min_ratio, icons=icons)
     report = dataclasses.replace(report, ambiguous=tuple(ambiguous_labels(rows)))
     print(format_table(report))
-    if args.truth_from_dom:
+    if source:
         print(format_by_element(report))
     splits = {}
     if args.split_manifest:
@@ -133,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             print(format_split_details(rep))
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     path = report_path(args.output, "evaluate", f"eval-{args.run or 'all'}-{stamp}.json")
-    body = {"truth": args.truth or "dom", "labels": len(rows), "run": args.run, "annotator": args.annotator}
+    body = {"truth": args.truth or source, "labels": len(rows), "run": args.run, "annotator": args.annotator}
     body["icons"] = "count" if icons else "apart"
     body.update(to_dict(report, details=True))
     body["splits"] = {name: to_dict(rep) for name, rep in splits.items()}

@@ -16,7 +16,7 @@ that applies; the wording is :mod:`screenmill.annotators.wording`'s):
   "History"``;
 * ``dom-name-position``: the same for an element that shows no text of its own, named by its accessible name only
   (two "Up" arrow images in links: ``click the second "Up" link``), so a reader of the labels can tell it from
-  painted text (``screenmill.annotators.evaluate.truth.truth_from_dom`` leaves it out of OCR's recall).
+  painted text (``screenmill.annotators.evaluate.truth.truth_from_labels`` leaves it out of OCR's recall).
 
 No ambiguous instruction: an instruction that would name two different elements of the screenshot is given to none
 of them (the positional one stands in where it applies), and an instruction is compared case-insensitively.

@@ -1,8 +1,8 @@
 """Scoring labels against ground truth (``screenmill eval``). Import each name from the module that owns it:
 
 * :mod:`~screenmill.annotators.evaluate.truth`: the truth records: ScreenSpot-style JSONL (``load_truth``), the truth
-  a run's DOM labels give (``truth_from_dom``), the dev / test split of rendered pages (``splits_from_manifest``) and
-  the kinds of truth (``LINE``, ``ICON``, ``CUT``).
+  a run's DOM or accessibility labels give (``truth_from_labels``), the dev / test split of rendered pages
+  (``splits_from_manifest``) and the kinds of truth (``LINE``, ``ICON``, ``CUT``).
 * :mod:`~screenmill.annotators.evaluate.text`: how two texts compare (normalised, ``difflib`` ratio).
 * :mod:`~screenmill.annotators.evaluate.matching`: predictions from grounding labels, text matching, the greedy
   assignment, point-in-box and the metrics (``evaluate``, ``evaluate_by_split``, ``EvalReport``).

@@ -1,5 +1,5 @@
-"""Ground truth for the evaluation: ScreenSpot-style JSONL files, the truth a run's DOM labels give, the dev / test
-split of rendered pages. Pure functions.
+"""Ground truth for the evaluation: ScreenSpot-style JSONL files, the truth a run's exact labels give (the DOM labels
+of rendered pages, the accessibility labels of desktop apps), the dev / test split of rendered pages. Pure functions.
 
 Ground truth is JSON Lines, one element per line::
 
@@ -9,7 +9,7 @@ Ground truth is JSON Lines, one element per line::
 bbox_format="xyxy")`` says otherwise; a record may instead carry ``bbox_xyxy: [x0, y0, x1, y1]``.
 
 A record's ``data_type`` tells the matching (:mod:`screenmill.annotators.evaluate.matching`) what it is: ``text``, an
-element of visible text (in recall); :data:`LINE` (from :func:`truth_from_dom`: the DOM's role ``line``), visible
+element of visible text (in recall); :data:`LINE` (from :func:`truth_from_labels`: the DOM's role ``line``), visible
 text that is no element (a line of a long paragraph or code block, the words around an inline link), scored for
 precision only; :data:`ICON`, an element with no visible text (an image link, an icon button, a check box whose text
 is its label's) and :data:`CUT`, text the screenshot's top or bottom edge cuts through (a strip of its glyphs
@@ -24,14 +24,16 @@ import json
 import math
 import os
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from screenmill.annotators.wording import (
+    A11Y_OF,
     DOM_FIELD,
     DOM_NAME,
     DOM_NAME_POSITION,
     DOM_POSITION,
+    DOM_RECIPES,
     DOM_ROLE,
     DOM_TEXT,
     is_placeholder_label,
@@ -39,10 +41,10 @@ from screenmill.annotators.wording import (
 
 #: ``data_type`` of a truth record that is a line of painted text, not an element: scored for precision only.
 LINE = "line"
-#: ``data_type`` of a truth element with no visible text (ScreenSpot's "icon"; :func:`truth_from_dom`'s elements
+#: ``data_type`` of a truth element with no visible text (ScreenSpot's "icon"; :func:`truth_from_labels`' elements
 #: without a ``dom-text`` / ``dom-field`` label): out of OCR's reach.
 ICON = "icon"
-#: ``data_type`` of a text element the screenshot's top or bottom edge cuts through (:func:`truth_from_dom`): only a
+#: ``data_type`` of a text element the screenshot's top or bottom edge cuts through (:func:`truth_from_labels`): only a
 #: strip of its glyphs is painted, out of OCR's reach like an icon.
 CUT = "cut"
 #: A text element whose box touches the screenshot's top or bottom edge and is lower than this share of the
@@ -145,7 +147,7 @@ def load_truth(path: str | os.PathLike, bbox_format: str = "xywh", hash_images: 
     return out
 
 
-#: The DOM recipes in the order :func:`truth_from_dom` takes an element's truth text from them.
+#: The DOM recipes in the order :func:`truth_from_labels` takes an element's truth text from them.
 DOM_TEXT_RECIPES = (DOM_TEXT, DOM_FIELD, DOM_NAME, DOM_ROLE, DOM_POSITION, DOM_NAME_POSITION)
 #: The DOM recipes that name an element by an accessible name it does not show.
 DOM_NAME_RECIPES = frozenset({DOM_NAME, DOM_NAME_POSITION})
@@ -154,17 +156,64 @@ DOM_NAME_RECIPES = frozenset({DOM_NAME, DOM_NAME_POSITION})
 NO_TEXT_ROLES = frozenset({"checkbox", "radio", "switch", "image", "img"})
 
 
-def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
-    """Ground truth from the DOM labels (``annotator='dom'``) of a run: one record per labelled element.
+@dataclasses.dataclass(frozen=True, slots=True)
+class LabelTruth:
+    """How one exact-label producer's grounding rows are read as ground truth.
 
-    A DOM element has a row per referring expression; its truth text is the visible text (``dom-text``) where it has
+    Attributes:
+        annotator: the producer's ``annotator`` column (``dom``, ``a11y``).
+        recipes: each of its recipes → the DOM recipe it stands for (its labels are worded by the DOM's rules).
+        names_shown: whether a name-only label (``*-name``) is text the element shows. The DOM writes ``dom-name``
+            only for a name that differs from the visible text (an image link): not shown. An accessible's name is
+            what a toolkit has for its label (a button's "7", a menu's "File"), with no text apart from it: shown
+            (an icon-only button named by its tooltip counts as text too: the a11y tree does not tell them apart).
+        edge_cut: whether a low text box at the screenshot's top or bottom edge is text cut by it (:data:`CUT`).
+            The DOM: a box is clipped to the viewport, so a line scrolled half out of view keeps a strip. An app's
+            window sits at the screen's origin and a kept accessible's centre is on the screen: a box at the top
+            edge is a menu bar's item, whole.
+        no_truth: what ``screenmill eval`` says when a tree has none of these labels.
+    """
+
+    annotator: str
+    recipes: Mapping[str, str]
+    names_shown: bool
+    edge_cut: bool
+    no_truth: str
+
+
+#: The exact-label producers whose labels are truth (``screenmill eval --truth-from-dom`` / ``--truth-from-a11y``).
+LABEL_TRUTH = {
+    "dom": LabelTruth(
+        "dom",
+        {r: r for r in DOM_RECIPES},
+        names_shown=False,
+        edge_cut=True,
+        no_truth="no DOM labels (render pages with `screenmill run --pages`)",
+    ),
+    "a11y": LabelTruth(
+        "a11y",
+        {v: k for k, v in A11Y_OF.items()},
+        names_shown=True,
+        edge_cut=False,
+        no_truth="no a11y labels (run desktop apps with `screenmill run --apps`)",
+    ),
+}
+
+
+def truth_from_labels(rows: Iterable[dict], annotator: str = "dom") -> list[TruthRecord]:
+    """Ground truth from a run's exact labels of one producer (:data:`LABEL_TRUTH`: ``dom``, the rendered pages'
+    DOM labels, or ``a11y``, the desktop apps' accessibility labels): one record per labelled element.
+
+    An element has a row per referring expression; its truth text is the visible text (``dom-text``) where it has
     one, else its field's placeholder (painted inside the field, where its label is painted beside it), else its
-    field label, else its accessible name. ``element`` is the DOM role. ``data_type``
-    is :data:`LINE` for the DOM's lines of painted text that is no element (role ``line``: scored for precision only)
-    and :data:`ICON` for an element that shows no text of its own (what OCR cannot read), told from its recipes:
+    field label, else its accessible name (the recipes named as the DOM's: ``a11y-text`` is read as ``dom-text``).
+    ``element`` is the role. ``data_type`` is :data:`LINE` for the DOM's lines of painted text that is no element
+    (role ``line``: scored for precision only) and :data:`ICON` for an element that shows no text of its own (what
+    OCR cannot read), told from its recipes:
 
     * an accessible name that differs from its visible text (``dom-name``: an image link, an icon button; or
-      ``dom-name-position``: such a name repeats, two "Up" arrows) and no ``dom-text`` / ``dom-field`` label;
+      ``dom-name-position``: such a name repeats, two "Up" arrows) and no ``dom-text`` / ``dom-field`` label
+      (the DOM only: an accessible's name is its shown label, :attr:`LabelTruth.names_shown`);
     * a role whose text is another element's (:data:`NO_TEXT_ROLES`: a check box or radio button is named by its
       label, which is an element of its own) or an image, with no ``dom-text`` label.
 
@@ -173,41 +222,47 @@ def truth_from_dom(rows: Iterable[dict]) -> list[TruthRecord]:
     before recipe version 4 named a repeated icon's position ``dom-position`` too, so there it counts as text.
     A text element whose box touches the screenshot's top or bottom edge and is lower than :data:`CUT_HEIGHT` of the
     screenshot's median text height is :data:`CUT` (a line scrolled half out of view: its DOM box is the strip left
-    in view). Records are keyed by the screenshot's content id (``image`` and ``sha256``), so the other annotators'
-    labels of the same screenshots meet them.
+    in view; DOM labels only, :attr:`LabelTruth.edge_cut`). Records are keyed by the screenshot's content id
+    (``image`` and ``sha256``), so the other annotators' labels of the same screenshots meet them.
 
     Args:
         rows: ``grounding`` rows (other annotators' rows are skipped).
+        annotator: a key of :data:`LABEL_TRUTH`.
 
     Returns:
         The records, one per (screenshot, element box), in row order of their first row.
+
+    Raises:
+        KeyError: ``annotator`` is not a key of :data:`LABEL_TRUTH`.
     """
+    source = LABEL_TRUTH[annotator]
     elements: dict[tuple, dict[str, dict]] = {}
     image_height: dict[str, float] = {}
     for r in rows:
-        if r["annotator"] != "dom":
+        recipe = source.recipes.get(r["recipe"]) if r["annotator"] == annotator else None
+        if recipe is None:
             continue
         image_height[r["screenshot_id"]] = float(r.get("image_height") or 0)
         key = (r["screenshot_id"], *(round(float(r[k]), 1) for k in ("x0", "y0", "x1", "y1")))
         by_recipe = elements.setdefault(key, {})
         # a field's placeholder is painted inside it, its label beside it: the placeholder row wins, whatever the
         # row order (which follows the label ids, so changes with the config hash)
-        if r["recipe"] not in by_recipe or (r["recipe"] == DOM_FIELD and is_placeholder_label(r["instruction"])):
-            by_recipe[r["recipe"]] = r
+        if recipe not in by_recipe or (recipe == DOM_FIELD and is_placeholder_label(r["instruction"])):
+            by_recipe[recipe] = r
     out = []
     for (sid, x0, y0, x1, y1), by_recipe in elements.items():
         first = next(by_recipe[k] for k in DOM_TEXT_RECIPES if k in by_recipe)
         text = first.get("element_text") or first["instruction"]
         shows_text = DOM_TEXT in by_recipe or DOM_FIELD in by_recipe
         role = first.get("role") or ""
-        named = not DOM_NAME_RECIPES.isdisjoint(by_recipe)
+        named = not source.names_shown and not DOM_NAME_RECIPES.isdisjoint(by_recipe)
         kind = "text" if shows_text or (not named and role not in NO_TEXT_ROLES) else ICON
         if role == LINE:
             kind = LINE
         out.append(
             TruthRecord(sid, text, (x0, y0, x1, y1), element=first.get("role") or "", data_type=kind, sha256=sid)
         )
-    return _mark_cut(out, image_height)
+    return _mark_cut(out, image_height) if source.edge_cut else out
 
 
 def _mark_cut(records: list[TruthRecord], image_height: dict[str, float]) -> list[TruthRecord]:

@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 
 from screenmill.annotators.evaluate.matching import evaluate_by_split, predictions_from_labels
 from screenmill.annotators.evaluate.reports import summary
-from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_dom
+from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_labels
 from screenmill.annotators.ocr_producer import glyph_noise
 from screenmill.schemas.tables import read_shards
 
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = read_shards(args.output, "grounding").to_pylist()
     split_of = splits_from_manifest(args.manifest, read_shards(args.output, "screenshots").to_pylist())
     keep = {k for k, v in split_of.items() if v == args.split}
-    truth = truth_from_dom(r for r in rows if r["screenshot_id"] in keep)
+    truth = truth_from_labels(r for r in rows if r["screenshot_id"] in keep)
     ocr = [r for r in rows if r["annotator"].startswith("ocr") and r["screenshot_id"] in keep]
     after = drop_glyph_rows(ocr)
     kept_ids = {r["label_id"] for r in after}

@@ -13,7 +13,7 @@ screenshot are read once and cached, and every later score groups and labels the
 image files are used) with ``OcrConfig(group_lines=False)`` and pickles the elements per screenshot, with the
 annotator version they were read by. ``score`` groups and labels them as ``screenmill run`` would (the producer's
 defaults), scores the labels against the DOM truth of the same run
-(:func:`screenmill.annotators.evaluate.truth.truth_from_dom`), and prints the split's summary and table by role. A
+(:func:`screenmill.annotators.evaluate.truth.truth_from_labels`), and prints the split's summary and table by role. A
 change of the splitting inside :class:`screenmill.annotators.ocr.OcrAnnotator` (before grouping) needs a new ``dump``;
 ``score`` refuses a cache of another annotator version unless told.
 
@@ -211,7 +211,7 @@ def score(
 ) -> int:
     """Group, label and score one split from the cache; print the summary, the table by role and ``show``."""
     from screenmill.annotators.evaluate.matching import names_element
-    from screenmill.annotators.evaluate.truth import truth_from_dom
+    from screenmill.annotators.evaluate.truth import truth_from_labels
     from screenmill.annotators.ocr import OcrAnnotator
     from screenmill.schemas.tables import read_shards
 
@@ -227,7 +227,7 @@ def score(
     if not shots:
         raise SystemExit(f"no screenshot of split {split!r} is in {cache}")
     ids = {s.screenshot_id for s in shots}
-    truth = truth_from_dom(r for r in read_shards(run_output, "grounding").to_pylist() if r["screenshot_id"] in ids)
+    truth = truth_from_labels(r for r in read_shards(run_output, "grounding").to_pylist() if r["screenshot_id"] in ids)
     labels = labels_of(shots, data["elements"])
     report, predictions = _report(split, len(shots), truth, labels, kinds)
     if show:
@@ -277,7 +277,7 @@ def score_written(run_output: str, manifest: str, labels_run: str, split: str, k
         SystemExit: ``labels_run`` has no OCR label for any screenshot of the split.
     """
     import pyarrow.parquet as pq
-    from screenmill.annotators.evaluate.truth import truth_from_dom
+    from screenmill.annotators.evaluate.truth import truth_from_labels
     from screenmill.schemas.tables import read_shards
 
     shots, _ = _shots(run_output, manifest, {split})
@@ -291,7 +291,7 @@ def score_written(run_output: str, manifest: str, labels_run: str, split: str, k
     labelled = {r["screenshot_id"] for r in labels}
     if not labelled:
         raise SystemExit(f"{labels_run} has no OCR label for a screenshot of split {split!r}")
-    truth = truth_from_dom(r for r in read_shards(run_output, "grounding").to_pylist() if r["screenshot_id"] in ids)
+    truth = truth_from_labels(r for r in read_shards(run_output, "grounding").to_pylist() if r["screenshot_id"] in ids)
     print(f"{len(labels)} labels on {len(labelled)} of the split's {len(ids)} screenshots")
     _report(split, len(ids), truth, labels, kinds)
     return 0

@@ -29,7 +29,7 @@ from screenmill.annotators.evaluate.matching import (
     predictions_from_labels,
 )
 from screenmill.annotators.evaluate.reports import format_split_details, summary
-from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_dom
+from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_labels
 from screenmill.annotators.scripts import is_wrong_script_reading
 from screenmill.schemas.tables import read_shards
 
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     split_of = splits_from_manifest(args.manifest, read_shards(args.truth_output, "screenshots").to_pylist())
     ocr = [r for r in read_shards(args.ocr_output, "grounding").to_pylist() if r["annotator"].startswith("ocr")]
     shared = {r["screenshot_id"] for r in ocr} & {k for k, v in split_of.items() if v == args.split}
-    truth = truth_from_dom(r for r in truth_rows if r["screenshot_id"] in shared)
+    truth = truth_from_labels(r for r in truth_rows if r["screenshot_id"] in shared)
     labels = [r for r in ocr if r["screenshot_id"] in shared]
     if args.wrong_script:
         labels = [r for r in labels if not is_wrong_script_reading(r.get("element_text") or "")]

@@ -61,7 +61,13 @@ BAD = [
     ("eval {T}/tree --truth {T}/empty", "--truth: not a file"),
     ("eval {T}/notree --truth-from-dom", "OUT: not a screenmill output tree"),
     ("eval {T}/missing --truth-from-dom", "OUT: no such folder"),
-    ("eval {T}/tree", "one of the arguments --truth --truth-from-dom is required"),
+    ("eval {T}/tree", "one of the arguments --truth --truth-from-dom --truth-from-a11y is required"),
+    ("eval {T}/notree --truth-from-a11y", "OUT: not a screenmill output tree"),
+    (
+        "eval {T}/tree --truth-from-dom --truth-from-a11y",
+        "--truth-from-a11y: not allowed with argument --truth-from-dom",
+    ),
+    ("eval {T}/tree --truth-from-a11y --min-point-accuracy -1", "--min-point-accuracy: must be >= 0"),
     ("eval {T}/tree --truth-from-dom --min-recall -1", "--min-recall: must be >= 0"),
     ("eval {T}/tree --truth-from-dom --min-ratio 1.5", "--min-ratio: must be in 0..1"),
     ("eval {T}/tree --truth-from-dom --split-manifest {T}/missing.jsonl", "--split-manifest: no such file"),
@@ -122,6 +128,10 @@ BAD = [
     ("bench render --viewports 12x", "--viewports: viewport '12x' is not WIDTHxHEIGHT"),  # an option for run
     ("bench explore --dt today", "--dt: not a date"),
     ("bench cpu --annotator gpt", "--annotator: invalid choice"),
+    ("bench desktop --n 0", "--n: must be >= 1"),
+    ("bench desktop --factor 1", "--factor: must be in 2..100"),
+    ("bench desktop --apps {T}/missing.txt", "--apps: no such file"),
+    ("bench desktop --displays 12x", "--displays: "),  # an option for run
     ("frobnicate {T}/tree", "unknown command 'frobnicate'"),
 ]
 
@@ -151,7 +161,7 @@ def _prog(argv: list[str]) -> str:
     """The name a command's one line starts with: ``screenmill run``, ``screenmill bench render`` …"""
     if argv[0] not in _COMMANDS:
         return "screenmill"
-    sub = argv[1:2] if argv[0] == "bench" and argv[1:2] in (["vllm"], ["render"], ["explore"]) else []
+    sub = argv[1:2] if argv[0] == "bench" and argv[1:2] in (["vllm"], ["render"], ["explore"], ["desktop"]) else []
     return " ".join(["screenmill", argv[0], *sub])
 
 

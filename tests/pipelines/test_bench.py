@@ -213,3 +213,45 @@ def test_bench_explore_counts_episodes_steps_and_noops_from_the_run_it_measured(
     assert all(r["noop"] >= 1 for r in runs) and 0 < body["summary"]["noop_share"] < 1
     assert body["summary"]["steps_per_episode"] == 20 / 8
     assert "no-op share" in capsys.readouterr().out
+
+
+def test_bench_desktop_app_settings_are_uniquely_named_copies(tmp_path):
+    from screenmill.annotators.desktop.apps import parse_app_line
+    from screenmill.pipelines.bench_desktop import make_apps
+
+    assert make_apps(Path(__file__).resolve().parents[2] / "samples" / "apps.txt", tmp_path / "apps.txt", 6) == 6
+    apps = [parse_app_line(line) for line in (tmp_path / "apps.txt").read_text().splitlines()]
+    assert len({a.name for a in apps}) == 6 and apps[0].argv == apps[4].argv  # 4 sample apps, cycled
+    (tmp_path / "empty.txt").write_text("# nothing\n")
+    with pytest.raises(SystemExit, match="no app line"):
+        make_apps(tmp_path / "empty.txt", tmp_path / "out.txt", 2)
+
+
+@pytest.mark.slow  # runs a real app under Xvfb at two sizes while sampling the whole process tree
+def test_bench_desktop_counts_the_desktop_sessions_processes(tmp_path, capsys):
+    """The session's processes (another user, their own PID namespace) are in the CPU and memory measured."""
+    import shutil
+
+    from screenmill.annotators.desktop.session import check_tools
+
+    try:
+        check_tools()
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    if not shutil.which("galculator"):
+        pytest.skip("galculator missing (bash infra/desktop/install.sh)")
+    apps, out = tmp_path / "apps.txt", tmp_path / "bench.json"
+    apps.write_text("galculator\n")
+    assert (
+        bench_main(["desktop", "--n", "1", "--factor", "2", "--steps", "0", "--apps", str(apps), "--json", str(out)])
+        == 0
+    )
+    body = json.loads(out.read_text())
+    small, large = body["screens"]["1x"], body["screens"]["2x"]
+    assert (small["apps"], small["screenshots"], large["apps"], large["screenshots"]) == (1, 1, 2, 2)
+    assert large["sessions"] == 1 and small["a11y_labels"] > 10 and body["explore"] == {}
+    split = large["cpu_ms_per_screen"]  # the job and the desktop session's Xvfb and agent, read from /proc
+    assert {"job", "xvfb", "agent"} <= set(split) and split["xvfb"] > 0 and split["agent"] > 0
+    assert abs(sum(split.values()) - 1000 * large["cpu_s"] / large["screenshots"]) < 1e-6
+    assert small["peak_rss_mib"] > 200 and small["cpu_s"] > 0
+    assert "ratio 2x/1x" in capsys.readouterr().out

@@ -131,6 +131,31 @@ def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run
     assert fooled <= 0.1 * len(decoys), (toolkit, fooled)  # it tells one element from another
 
 
+def test_eval_scores_ocr_labels_against_the_a11y_labels_of_the_same_app_screens(tmp_path, capsys):
+    """`run --apps --annotator ocr` OCRs the app screenshots like any others; `eval --truth-from-a11y` scores those
+    labels against the app's accessibility labels (recall, point accuracy, a table by role)."""
+    from screenmill.pipelines.evaluate import main as eval_main
+
+    apps = tmp_path / "apps.txt"
+    apps.write_text("galculator\n", encoding="utf-8")
+    out = tmp_path / "out"
+    args = _args(out, apps)
+    args[args.index("none")] = "ocr"
+    run(args)
+    annotators = Counter(r["annotator"] for r in read_shards(str(out), "grounding").to_pylist())
+    assert annotators["a11y"] > 0 and sum(n for a, n in annotators.items() if a.startswith("ocr")) > 0
+    capsys.readouterr()
+    assert eval_main([str(out), "--truth-from-a11y"]) == 0
+    printed = capsys.readouterr().out
+    assert "role" in printed and "button" in printed and "menuitem" in printed
+    body = json.loads(next((out / "_eval").glob("*.json")).read_text())
+    assert body["truth"] > 0 and body["found"] > 0 and body["predictions"] > 0
+    assert 0 < body["recall"] <= 1 and 0 < body["point_accuracy"] <= 1
+    assert body["by_element"]["menuitem"]["found"] >= 1  # OCR reads the menu bar (File, Edit, ...)
+    assert eval_main([str(out), "--truth-from-dom"]) == 2  # no rendered page: the a11y labels are no DOM truth
+    assert "no DOM labels" in capsys.readouterr().out
+
+
 def test_hostile_apps_are_dead_lettered_and_the_run_goes_on(tmp_path):
     """A hang, a crash, a window storm and an app reaching for the network; a good app after them is labelled."""
     listener = socket.socket()

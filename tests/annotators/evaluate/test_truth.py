@@ -8,7 +8,7 @@ import json
 import pytest
 from screenmill.annotators.evaluate.matching import Prediction, evaluate
 from screenmill.annotators.evaluate.reports import format_not_text, to_dict
-from screenmill.annotators.evaluate.truth import CUT, ICON, LINE, load_truth, truth_from_dom
+from screenmill.annotators.evaluate.truth import CUT, ICON, LINE, load_truth, truth_from_labels
 
 
 def write_jsonl(path, rows):
@@ -86,7 +86,7 @@ def test_truth_from_dom_tells_elements_that_show_no_text_from_their_recipes():
         dom(11, (0, 140, 10, 150), "dom-position", "link", "Next"),  # a text link whose text repeats
         label_row(sid, 9, box=(0, 0, 10, 10), element_text="Save"),  # an OCR label: not truth
     ]
-    kinds = {t.text: (t.data_type, t.element) for t in truth_from_dom(rows)}
+    kinds = {t.text: (t.data_type, t.element) for t in truth_from_labels(rows)}
     assert kinds == {
         "Save": ("text", "button"),
         "W3C logo": (ICON, "link"),
@@ -113,8 +113,8 @@ def test_a_fields_truth_text_is_its_placeholder_whatever_the_row_order():
         sid, 2, instruction=f'{PLACEHOLDER_INSTRUCTION} "you@x.com"', element_text="you@x.com", **field
     )
     for rows in ([by_label, by_placeholder], [by_placeholder, by_label]):
-        assert [t.text for t in truth_from_dom(rows)] == ["you@x.com"]
-    assert [t.text for t in truth_from_dom([by_label])] == ["Work email"]
+        assert [t.text for t in truth_from_labels(rows)] == ["you@x.com"]
+    assert [t.text for t in truth_from_labels([by_label])] == ["Work email"]
 
 
 def test_text_the_screenshots_edge_cuts_through_leaves_visible_text_recall():
@@ -140,15 +140,53 @@ def test_text_the_screenshots_edge_cuts_through_leaves_visible_text_recall():
         dom(7, (120, 94, 190, 100), "line", "a line's strip"),
         *(dom(8 + k, (120, 10 + 16 * k, 190, 24 + 16 * k), "link", f"Item {k}") for k in range(3)),
     ]
-    kinds = {t.text: t.data_type for t in truth_from_dom(rows)}
+    kinds = {t.text: t.data_type for t in truth_from_labels(rows)}
     assert kinds == {"Programming with libbzip2": CUT, "Top": CUT, "Next": "text", "small print": "text",
                      "Title": "text", "Some prose": "text", "a line's strip": LINE,
                      **{f"Item {k}": "text" for k in range(3)}}  # fmt: skip
     preds = [Prediction(sid, "Next", (85, 93)), Prediction(sid, "Title", (25, 27)), Prediction(sid, "Top", (25, 2))]
-    apart = evaluate(truth_from_dom(rows), preds, icons=False)
+    apart = evaluate(truth_from_labels(rows), preds, icons=False)
     assert (apart.truth, apart.found) == (7, 2)  # the two cut links are out of recall, one named anyway
     assert [m.truth.text for m in apart.not_text_matches] == ["Top"]
     assert format_not_text(apart).startswith("not text (out of OCR's reach, not in recall): 2 elements (2 text cut")
     assert to_dict(apart)["not_text"]["cut"] == 2
-    counted = evaluate(truth_from_dom(rows), preds)
+    counted = evaluate(truth_from_labels(rows), preds)
     assert (counted.truth, counted.found) == (9, 3)
+
+
+def test_truth_from_a11y_labels_reads_an_accessibles_name_as_its_shown_text():
+    """The accessibility labels are read by the DOM's rules under their own recipe names, with two differences: a
+    control named by its accessible name alone (a calculator's "7" button) shows that name, so it is text, not an
+    icon; and a menu bar's item at the screen's top edge is whole, not cut. A check box is still named by its label;
+    the DOM's and the OCR's rows of the same screenshot are no a11y truth."""
+
+    from tests.annotators.test_formats import label_row
+
+    sid = "e" * 64
+
+    def a11y(n, box, recipe, role, text, annotator="a11y"):
+        return label_row(sid, n, box=box, width=400, height=300, instruction=f"click {text}", element_text=text,
+                         annotator=annotator, recipe=recipe, role=role)  # fmt: skip
+
+    rows = [
+        a11y(1, (0, 0, 40, 25), "a11y-name", "menuitem", "File"),  # at the top edge, lower than the buttons
+        a11y(2, (0, 0, 40, 25), "a11y-role", "menuitem", "File"),
+        a11y(3, (0, 40, 60, 74), "a11y-name", "button", "7"),
+        a11y(4, (0, 40, 60, 74), "a11y-role", "button", "7"),
+        a11y(5, (70, 40, 130, 74), "a11y-name-position", "button", "MS"),  # the first of two "MS"
+        a11y(6, (0, 80, 20, 100), "a11y-role", "checkbox", "Degrees"),
+        a11y(7, (0, 110, 300, 140), "a11y-text", None, "0"),
+        a11y(8, (0, 150, 60, 184), "dom-text", "button", "Save", annotator="dom"),
+        a11y(9, (0, 150, 60, 184), "ocr-text-click", "text", "7", annotator="ocr-rapidocr"),
+    ]
+    kinds = {t.text: (t.data_type, t.element) for t in truth_from_labels(rows, "a11y")}
+    assert kinds == {
+        "File": ("text", "menuitem"),
+        "7": ("text", "button"),
+        "MS": ("text", "button"),
+        "Degrees": (ICON, "checkbox"),
+        "0": ("text", ""),
+    }
+    assert {t.text: t.data_type for t in truth_from_labels(rows)} == {"Save": "text"}  # the DOM's truth: its rows
+    with pytest.raises(KeyError):
+        truth_from_labels(rows, "ocr-rapidocr")
