@@ -117,7 +117,7 @@ class OcrConfig:
         inter_op_threads: onnxruntime inter-op threads per session.
         grouping: who decides whether two neighbouring pieces join: ``"rules"`` (:mod:`screenmill.annotators.
             ocr_group`, the default) or ``"model"`` (the classifier packaged with :mod:`screenmill.annotators.
-            ocr_learn`, trained on pairs labelled by DOM truth; the rules' decision is one of its features).
+            ocr_model`, trained on pairs labelled by DOM truth; the rules' decision is one of its features).
         grouping_model: with ``grouping="model"``, the packaged model's version (its data's and weights' hash), so
             that it is part of the run's config hash; must match the packaged model (``screenmill run`` fills it).
     """
@@ -183,7 +183,7 @@ class OcrConfig:
             check(isinstance(v, int) and v >= 0, f"{name} must be an int >= 0, got {v!r}")
         check(self.grouping in ("rules", "model"), f"grouping must be 'rules' or 'model', got {self.grouping!r}")
         if self.grouping == "model" and self.grouping_model:
-            from screenmill.annotators.ocr_learn import packaged_version
+            from screenmill.annotators.ocr_model import packaged_version
 
             check(
                 self.grouping_model == packaged_version(),
@@ -712,7 +712,7 @@ def group_elements(
         image: the RGB ``uint8`` screenshot the elements' boxes are in.
         elements: the ungrouped elements, in pixels of ``image``.
         config: the annotator's settings (its colour thresholds; ``grouping="model"``: the join decisions of the
-            packaged model, :mod:`screenmill.annotators.ocr_learn`, replace the rules').
+            packaged model, :mod:`screenmill.annotators.ocr_model`, replace the rules').
         decide: the join decisions of neighbouring pieces (the ``decide`` of
             :func:`~screenmill.annotators.ocr_group.join_pieces` and of
             :func:`~screenmill.annotators.ocr_group.group_lines`), overriding ``config.grouping``; None: as
@@ -722,7 +722,7 @@ def group_elements(
         The grouped elements, in no particular order.
     """
     if decide is None and config.grouping == "model":
-        from screenmill.annotators.ocr_learn import packaged_decide
+        from screenmill.annotators.ocr_model import packaged_decide
 
         decide = packaged_decide()
     colour_of = lambda box: text_colours(image, box, config)  # noqa: E731
