@@ -177,12 +177,14 @@ def packaged_version(path: str | Path = MODEL_PATH) -> str:
 
 def _decisions(p: np.ndarray, rule: np.ndarray, flip: float) -> np.ndarray:
     """Join or not from the model's join probabilities ``p``: the rules' decision unless the model is ``flip`` sure."""
+    if flip >= 1.0:  # never overruled
+        return np.asarray(rule, dtype=bool)
     return np.where(rule, p > 1.0 - flip, p >= flip)
 
 
 def packaged_decide(path: str | Path = MODEL_PATH) -> Callable[..., bool]:
-    """The packaged model as a ``decide`` callback: the rules' decision, overruled where the model is its ``flip``
-    sure of the other.
+    """The packaged model as a ``decide`` callback: the rules' decision, overruled where the model is its kind's
+    ``flip`` sure of the other (a kind whose ``flip`` is 1 is left to the rules, unread).
 
     Raises:
         OSError / ValueError: the model file cannot be read.
@@ -191,7 +193,9 @@ def packaged_decide(path: str | Path = MODEL_PATH) -> Callable[..., bool]:
     models = {k: TreeModel(v) for k, v in spec["kinds"].items()}
 
     def decide(kind: str, i: int, j: int, rule: bool, view: g.PairView) -> bool:
+        if spec["flip"][kind] >= 1.0:
+            return rule
         p = models[kind].predict(np.array(pair_features(kind, i, j, rule, view)))
-        return bool(_decisions(p, np.array([rule]), spec["flip"])[0])
+        return bool(_decisions(p, np.array([rule]), spec["flip"][kind])[0])
 
     return decide
