@@ -43,6 +43,7 @@ import os
 import re
 import threading
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -114,6 +115,11 @@ class OcrConfig:
         det_unclip_ratio: detector box expansion (RapidOCR ``unclip_ratio``).
         intra_op_threads: onnxruntime intra-op threads per session; 0 means ``min(4, os.cpu_count())``.
         inter_op_threads: onnxruntime inter-op threads per session.
+        grouping: who decides whether two neighbouring pieces join: ``"rules"`` (:mod:`screenmill.annotators.
+            ocr_group`, the default) or ``"model"`` (the classifier packaged with :mod:`screenmill.annotators.
+            ocr_model`, trained on pairs labelled by DOM truth; the rules' decision is one of its features).
+        grouping_model: with ``grouping="model"``, the packaged model's version (its data's and weights' hash), so
+            that it is part of the run's config hash; must match the packaged model (``screenmill run`` fills it).
     """
 
     min_confidence: float = 0.5
@@ -134,6 +140,8 @@ class OcrConfig:
     det_unclip_ratio: float = 1.6
     intra_op_threads: int = 2
     inter_op_threads: int = 1
+    grouping: str = "rules"
+    grouping_model: str = ""
 
     def __post_init__(self) -> None:
         def check(ok: bool, msg: str) -> None:
@@ -173,6 +181,14 @@ class OcrConfig:
         for name in ("intra_op_threads", "inter_op_threads"):
             v = getattr(self, name)
             check(isinstance(v, int) and v >= 0, f"{name} must be an int >= 0, got {v!r}")
+        check(self.grouping in ("rules", "model"), f"grouping must be 'rules' or 'model', got {self.grouping!r}")
+        if self.grouping == "model" and self.grouping_model:
+            from screenmill.annotators.ocr_model import packaged_version
+
+            check(
+                self.grouping_model == packaged_version(),
+                f"grouping_model {self.grouping_model!r} is not the packaged model ({packaged_version()!r})",
+            )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -680,7 +696,9 @@ class OcrAnnotator:
 
 
 # ---------------------------------------------------------------------- helpers
-def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrConfig) -> list[TextElement]:
+def group_elements(
+    image: np.ndarray, elements: list[TextElement], config: OcrConfig, decide: Callable[..., bool] | None = None
+) -> list[TextElement]:
     """Join the pieces of one element's line and the wrapped lines of one element
     (:mod:`screenmill.annotators.ocr_group`), with the colour, list-marker and ink-between cues read from the
     screenshot, then the pieces of a line of prose too long to name
@@ -693,11 +711,20 @@ def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrCo
     Args:
         image: the RGB ``uint8`` screenshot the elements' boxes are in.
         elements: the ungrouped elements, in pixels of ``image``.
-        config: the annotator's settings (its colour thresholds).
+        config: the annotator's settings (its colour thresholds; ``grouping="model"``: the join decisions of the
+            packaged model, :mod:`screenmill.annotators.ocr_model`, replace the rules').
+        decide: the join decisions of neighbouring pieces (the ``decide`` of
+            :func:`~screenmill.annotators.ocr_group.join_pieces` and of
+            :func:`~screenmill.annotators.ocr_group.group_lines`), overriding ``config.grouping``; None: as
+            ``config.grouping`` says.
 
     Returns:
         The grouped elements, in no particular order.
     """
+    if decide is None and config.grouping == "model":
+        from screenmill.annotators.ocr_model import packaged_decide
+
+        decide = packaged_decide()
     colour_of = lambda box: text_colours(image, box, config)  # noqa: E731
     marked = lambda box: list_marker_left(image, box, config)  # noqa: E731
     between = lambda a, b: (  # noqa: E731
@@ -709,8 +736,9 @@ def group_elements(image: np.ndarray, elements: list[TextElement], config: OcrCo
     under = lambda box, side: backdrop(image, box, side)  # noqa: E731
     ruled = lambda a, b: rule_between(image, a, b, config)  # noqa: E731
     code = join_code_rows(elements, colour_of, TextElement)
-    pieces = join_pieces(code, colour_of, TextElement, between, under)
-    grouped = group_lines(pieces, colour_of, TextElement, marked, ruled, lambda box: underlined(image, box, config))
+    pieces = join_pieces(code, colour_of, TextElement, between, under, decide)
+    under_of = lambda box: underlined(image, box, config)  # noqa: E731
+    grouped = group_lines(pieces, colour_of, TextElement, marked, ruled, under_of, decide)
     return join_long_lines(grouped, colour_of, TextElement, MAX_INSTRUCTION_NAME)
 
 

@@ -190,6 +190,7 @@ link: "Contributions" | "libexslt"); geometry alone (rules 1-4) joins 85 right a
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 
@@ -450,6 +451,7 @@ def join_pieces(
     make: Callable[..., object],
     split_between: Callable[[tuple, tuple], bool] | None = None,
     backdrop: Callable[[tuple, str], np.ndarray | None] | None = None,
+    decide: Callable[..., bool] | None = None,
 ) -> list:
     """Join the pieces of one element's line (see "Pieces of one line" in the module docstring).
 
@@ -463,6 +465,10 @@ def join_pieces(
         backdrop: called with a piece's box and ``"left"`` or ``"right"``: the background colour at that end
             (:func:`screenmill.annotators.ocr.backdrop`), or None when it cannot be told; None: inline code is not
             looked for.
+        decide: called as ``decide("row", i, j, rule, view)`` for every piece ``i`` and the piece ``j`` right after
+            it (rules 1-4's candidates), where ``rule`` is the rules' decision and ``view`` a :class:`PairView`: its
+            answer joins them or not (:mod:`screenmill.annotators.ocr_learn`'s model, or a recorder of the pairs);
+            None: the rules decide.
 
     Returns:
         The elements, each run of joined pieces replaced by one element at the place of its first piece.
@@ -504,31 +510,33 @@ def join_pieces(
     sizes = _sizes(elements, heights)
     following: dict[int, int] = {}
     preceding: dict[int, int] = {}
-    for i in range(n):
-        j = _piece_after(i, boxes, heights, sizes=sizes)
-        if j is None or j in preceding:
-            continue
+
+    def rule(i: int, j: int) -> bool:  # rules 1-4 for piece i and the piece j right after it
         gap = (boxes[j][0] - boxes[i][2]) / ((heights[i] + heights[j]) / 2)
         code = inline_code(i, j)
         # a title's version on a tag of its own colour: the title's element holds it ("Workspaces" | "@11.19.1")
-        version = i in heading and gap <= HEADING_PIECE_GAP and bool(_VERSION_TAG.match(elements[j].text.strip()))
-        if version:
-            following[i], preceding[j] = j, i
-            continue
+        if i in heading and gap <= HEADING_PIECE_GAP and bool(_VERSION_TAG.match(elements[j].text.strip())):
+            return True
         if not (
             continues_on_row(elements[i].text, elements[j].text)
             or (i in heading and j in heading and gap <= HEADING_PIECE_GAP and not _starts_a_count(elements[j].text))
             or code
             or gap < 0  # the detector's two boxes of one line overlap
         ):
-            continue
+            return False
         date = bool(_MONTH.match(elements[i].text)) and elements[j].text[:1].isdigit()
         # a short month's glyphs read paler than its day's; a chip's monospace glyphs paler than the prose's
         if not date and not _same_colour(colour(i), colour(j)) and not (code and _near_colour(colour(i), colour(j))):
+            return False
+        return not (split_between is not None and boxes[j][0] - boxes[i][2] >= 2 and split_between(boxes[i], boxes[j]))
+
+    view = PairView(elements, boxes, heights, colour, {"end": end, "between": split_between, "heading": heading})
+    for i in range(n):
+        j = _piece_after(i, boxes, heights, sizes=sizes)
+        if j is None or j in preceding:
             continue
-        if split_between is not None and boxes[j][0] - boxes[i][2] >= 2 and split_between(boxes[i], boxes[j]):
-            continue
-        following[i], preceding[j] = j, i
+        if rule(i, j) if decide is None else decide("row", i, j, rule(i, j), view):
+            following[i], preceding[j] = j, i
     for j in range(n):  # a menu item's shortcut or a price's unit, set smaller, paler, a shortcut far to the right
         text = elements[j].text.strip()
         shortcut = bool(_SHORTCUT.match(text))
@@ -782,6 +790,20 @@ def _join(texts: Sequence[str]) -> str:
     return out
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class PairView:
+    """What a ``decide`` callback of :func:`join_pieces` or :func:`group_lines` sees of one screenshot's pieces: the
+    elements, their boxes and heights (as the rules use them), ``colour(k)``: piece ``k``'s glyph colour (or None),
+    and the other cues the rules read, by name (row pairs: ``end``, ``between``, ``heading``; line pairs:
+    ``centres``, ``display``, ``mark``, ``item_text``, ``steps``, ``clearance``, ``under``)."""
+
+    elements: Sequence
+    boxes: list
+    heights: list
+    colour: Callable[[int], np.ndarray | None]
+    cues: dict
+
+
 def group_lines(
     elements: Sequence,
     colour_of: Callable[[tuple[float, float, float, float]], np.ndarray | None],
@@ -789,6 +811,7 @@ def group_lines(
     marked: Callable[[tuple[float, float, float, float]], bool | None] | None = None,
     ruled: Callable[[tuple, tuple], bool] | None = None,
     underlined: Callable[[tuple[float, float, float, float]], bool | None] | None = None,
+    decide: Callable[..., bool] | None = None,
 ) -> list:
     """Join the wrapped lines of one element (see the module docstring).
 
@@ -807,6 +830,9 @@ def group_lines(
         or None
             when it cannot be told), which rule 7 reads as part of the style (a grey underlined link in black prose
             reads a shade apart) and rule 10 as a link's; None: never asked.
+        decide: called as ``decide("line", i, j, rule, view)`` for every line ``i`` and the line ``j`` just below it
+            (rules 1-6's candidates, top down), where ``rule`` is those rules' decision and ``view`` a
+            :class:`PairView`: its answer joins them or not (rules 7-10 still follow); None: the rules decide.
 
     Returns:
         The elements, each run of joined lines replaced by one element at the place of its first line; an input
@@ -879,22 +905,27 @@ def group_lines(
     def item_text(i: int) -> bool:  # line i is a list item's text: it has a bullet, or hangs under such a line
         return mark(i) is True or (mark(i) is False and i in preceding and item_text(preceding[i]))
 
-    for i in sorted(range(n), key=lambda k: boxes[k][1]):  # top down: a line's own item is known before it
-        j = below[i]
-        if j is None or j in preceding:
-            continue
+    def rule(i: int, j: int) -> bool:  # rules 1-6 for line i and the line j just below it
         h = (heights[i] + heights[j]) / 2
         if boxes[j][1] - boxes[i][3] > MAX_LINE_GAP * h and not (
             _on_pitch(i, j, centres, heights, steps) and not text_right_of(i) and not text_right_of(j)
         ):
-            continue  # a loose gap: only at the screenshot's own line pitch, with no text further right (a table)
+            return False  # a loose gap: only at the screenshot's own line pitch, with no text further right (a table)
         if not _wraps(i, j, elements, boxes, heights, colours, display, mark, item_text, steps):
-            continue
+            return False
         if link_then_colon(i):
+            return False
+        return not (clearance(i, +1) < ROW_CLEARANCE or clearance(j, -1) < ROW_CLEARANCE)
+
+    cues = {"centres": centres, "display": display, "mark": mark, "item_text": item_text, "steps": steps}
+    cues |= {"clearance": clearance, "under": is_under}
+    view = PairView(elements, boxes, heights, colours.__getitem__, cues)
+    for i in sorted(range(n), key=lambda k: boxes[k][1]):  # top down: a line's own item is known before it
+        j = below[i]
+        if j is None or j in preceding:
             continue
-        if clearance(i, +1) < ROW_CLEARANCE or clearance(j, -1) < ROW_CLEARANCE:
-            continue
-        following[i], preceding[j] = j, i
+        if rule(i, j) if decide is None else decide("line", i, j, rule(i, j), view):
+            following[i], preceding[j] = j, i
     for chain in _chains(following):
         if _around_a_link(chain, elements, boxes, heights, centres, colours):
             for k in chain[:-1]:

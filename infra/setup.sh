@@ -56,8 +56,9 @@ fi
 "${pip[@]}" install -q --no-deps "rapidocr-onnxruntime==1.4.4"
 
 # 4. screenmill itself with the dev tools, dask + distributed (the Dask runner), Beam's GCP extra (the Dataflow
-#    runner's offline dry run of the job graph in the tests) and playwright (rendering pages; its driver only).
-"${pip[@]}" install -q -e "$here[dev,review,hub,dask,dataflow,render]"
+#    runner's offline dry run of the job graph in the tests), playwright (rendering pages; its driver only) and
+#    scikit-learn (training the OCR grouping's classifier: the learn extra).
+"${pip[@]}" install -q -e "$here[dev,review,hub,dask,dataflow,render,learn]"
 "${pip[@]}" uninstall -q -y opencv-python 2>/dev/null || true
 
 # 5. TRL for the trainer test of the training export (only adds trl + accelerate: everything installed is pinned).

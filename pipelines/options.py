@@ -245,6 +245,13 @@ def add_ocr_options(parser: argparse.ArgumentParser) -> None:
         help="OCR: keep each detected line apart (no joining of a wrapped link's or button's lines)",
     )
     parser.add_argument(
+        "--ocr-join",
+        choices=("rules", "model"),
+        default="rules",
+        help="OCR: who decides whether neighbouring pieces and lines join: the grouping rules (default) or the "
+        "packaged classifier (screenmill.annotators.ocr_model; its version joins the config hash)",
+    )
+    parser.add_argument(
         "--ocr-min-label-confidence",
         type=check.SHARE,
         default=None,
@@ -266,6 +273,10 @@ def ocr_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> An
         options += (("group_lines", False),)
     if args.ocr_min_label_confidence is not None:
         options += (("label_min_confidence", args.ocr_min_label_confidence),)
+    if args.ocr_join == "model":
+        from screenmill.annotators.ocr_model import packaged_version
+
+        options += (("grouping", "model"), ("grouping_model", packaged_version()))
     return AnnotateConfig(
         run_id=run_id,
         config_hash="pending",

@@ -89,16 +89,9 @@ def dump(run_output: str, manifest: str, cache: str, splits: set[str]) -> int:
 
 def labels_of(shots, cached: dict) -> list[dict]:
     """The grounding rows ``screenmill run`` would write for ``shots`` from their cached ungrouped elements."""
-    from screenmill.annotators.ocr import OcrAnnotator, OcrConfig, group_elements
-    from screenmill.annotators.ocr_producer import OcrProducer, elements_to_labels
+    from screenmill.annotators.ocr_snapshot import labels_of as shot_labels
 
-    producer = OcrProducer(run_id="regroup", config_hash="regroup")
-    config = OcrConfig()
-    rows = []
-    for shot in shots:
-        grouped = group_elements(_pixels(shot), list(cached[shot.screenshot_id]), config)
-        rows += [lab.to_row() for lab in elements_to_labels(shot, grouped, OcrAnnotator, producer)]
-    return rows
+    return [row for shot in shots for row in shot_labels(shot, _pixels(shot), cached[shot.screenshot_id])]
 
 
 def _containing(truth) -> Callable:

@@ -247,6 +247,26 @@ def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_co
     assert config_hash(configs[0]) != config_hash(configs[1])
 
 
+def test_the_ocr_join_model_puts_the_packaged_models_version_in_the_options_and_the_config_hash():
+    """``--ocr-join model`` hands the grouping's decisions to the packaged classifier: its version is an annotator
+    option (so part of the config hash); ``--ocr-join rules`` (the default) leaves the options empty."""
+    from screenmill.annotators.ocr import OcrConfig
+    from screenmill.annotators.ocr_model import packaged_version
+    from screenmill.pipelines.options import ocr_config
+    from screenmill.pipelines.run import build_parser
+    from screenmill.schemas.images import ImageLimits
+    from screenmill.schemas.keys import config_hash
+
+    configs = []
+    for argv in ([], ["--ocr-join", "rules"], ["--ocr-join", "model"]):
+        args, _ = build_parser().parse_known_args(["--input", "in", "--output", "out", *argv])
+        configs.append(ocr_config(args, "r", ImageLimits()))
+    assert configs[0].annotator_options == configs[1].annotator_options == ()
+    model = OcrConfig(**dict(configs[2].annotator_options))
+    assert (model.grouping, model.grouping_model) == ("model", packaged_version())
+    assert config_hash(configs[0]) == config_hash(configs[1]) != config_hash(configs[2])
+
+
 @pytest.mark.parametrize(
     ("option", "reason"),
     [
