@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -259,7 +260,9 @@ def test_the_ocr_join_model_puts_the_packaged_models_version_in_the_options_and_
 
     configs = []
     for argv in ([], ["--ocr-join", "rules"], ["--ocr-join", "model"]):
-        args, _ = build_parser().parse_known_args(["--input", "in", "--output", "out", *argv])
+        args, _ = build_parser().parse_known_args(
+            ["--input", str(Path(__file__).resolve().parents[2] / "samples" / "screens"), "--output", "out", *argv]
+        )
         configs.append(ocr_config(args, "r", ImageLimits()))
     assert configs[0].annotator_options == configs[1].annotator_options == ()
     model = OcrConfig(**dict(configs[2].annotator_options))
