@@ -291,7 +291,8 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
         shows = "image_w" in el and el["box"][2] - el["box"][0] <= el.pop("image_w") + ICON_ROOM
         plain = el["kind"] == "control" and not el["text"]
         el["rel"]["icon"] = el["atspi_role"] in PICTURE_ROLES or (plain and (held or shows))
-    return [el for el in out if el["text"] or el["name"] or el["role"] == "textbox"]  # a field: "the field below"
+    gtk = capture.toolkit.lower() == "gtk"  # Qt 5 nests an unnamed text in its named editor: GTK's bare fields only
+    return [el for el in out if el["text"] or el["name"] or (gtk and el["role"] == "textbox")]  # "the field below"
 
 
 def _under(inner: dict, outer: dict) -> bool:

@@ -134,7 +134,7 @@ def shown(node):
 def deepest(frame, x, y, coord):
     """The deepest accessible at the point: at each level the last shown child holding the point (children paint in
     order, the last on top: Qt's own answer is the first child holding it, the one under an overlay), else the last
-    shown grandchild holding it (GTK 3's page tab is a small box whose page lies below it), else what the toolkit
+    shown child of a page tab holding it (GTK 3: a small tab box, its page below it), else what the toolkit
     answers (``get_accessible_at_point``), else this node."""
     node = frame
     for _ in range(80):
@@ -148,7 +148,8 @@ def deepest(frame, x, y, coord):
             if contains(c, x, y, coord):
                 child = c
                 break
-        for c in reversed(kids if child is None else ()):  # a node painted outside its parent (a GTK 3 tab's page)
+        tabs = [c for c in kids if child is None and c.get_role_name() == "page tab"]
+        for c in reversed(tabs):  # a GTK 3 tab holds its page, painted below the tab's own small box
             grand = [g for g in (c.get_child_at_index(i) for i in range(min(c.get_child_count(), 500))) if g]
             held = [g for g in grand if shown(g) and contains(g, x, y, coord)]
             if held:
