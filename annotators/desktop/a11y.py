@@ -56,7 +56,7 @@ VERSION = "1"
 #: Each text recipe's version (1: the first rules).
 RECIPE_VERSIONS = {r: "1" for r in A11Y_OF.values()}
 #: The version of this module's ``rel`` block (regions, rows, colours from pixels): part of the relation recipes'.
-REL_VERSION = "1"
+REL_VERSION = "2"
 #: Each recipe's version, the relation recipes' too (``a11y-row``: the relations' rules and :data:`REL_VERSION`).
 ALL_RECIPE_VERSIONS = {
     **RECIPE_VERSIONS,
