@@ -20,8 +20,8 @@ The recipes (DOM names here; phrasings in :mod:`screenmill.annotators.wording`, 
 ``--a11y-recipes``; the accessibility producer writes them as ``a11y-row``, ...):
 
 * ``dom-row`` (relational): ``click the "Edit" button in the row of "Alice Smith"``: a control of a table row named
-  by a cell's text that no other row on the screenshot holds, where no other control of that row has its role and
-  name;
+  by a cell's text (or another cell's name: a table of cells only) that no other row on the screenshot holds, where
+  no other control of that row has its role and name;
 * ``dom-below`` (relational): ``click the field below "Email"``: a form field under a text (at most
   :data:`BELOW_GAP` CSS px above it, overlapping it across, nothing between them) that no other element shows or is
   named, where the field is the one nearest under it and no other field sits beside it;
@@ -202,6 +202,9 @@ def _rows(elements, usable, said, _fields):
     for members in rows.values():
         named = Counter((_noun(elements[i]), (elements[i].get("name") or "").casefold()) for i in members)
         cells = [elements[i]["text"] for i in members if _is_text(elements[i])]
+        cells += [
+            elements[i]["name"] for i in members if elements[i].get("role") == "cell" and nameable(elements[i]["name"])
+        ]
         for i in members:
             el = elements[i]
             noun, name = _noun(el), el.get("name")

@@ -77,6 +77,7 @@ ROLE_NOUNS = {
     "slider": "slider",
     "spinbutton": "number field",
     "treeitem": "tree item",
+    "cell": "cell",
     "image": "image",
     "img": "image",
     "heading": "heading",

@@ -56,7 +56,7 @@ VERSION = "1"
 #: Each text recipe's version (1: the first rules).
 RECIPE_VERSIONS = {r: "1" for r in A11Y_OF.values()}
 #: The version of this module's ``rel`` block (regions, rows, colours from pixels): part of the relation recipes'.
-REL_VERSION = "1"
+REL_VERSION = "2"
 #: Each recipe's version, the relation recipes' too (``a11y-row``: the relations' rules and :data:`REL_VERSION`).
 ALL_RECIPE_VERSIONS = {
     **RECIPE_VERSIONS,
@@ -80,6 +80,19 @@ ROW_ROLES = frozenset({"table row", "list item", "tree item"})
 #: Roles of a picture: an element of one, or a control without text that holds one, is an icon (the tree tells; a
 #: toolkit's button that paints its name has no text node, so no text of its own does not make it an icon).
 PICTURE_ROLES = frozenset({"icon", "image"})
+#: A picture-holding control is an icon when its box is at most this many logical px wider than its picture (no room
+#: for a painted name beside it: GTK 3 exposes a button's icon as the size of its image, not as a child).
+ICON_ROOM = 32
+#: A side bar: a container at its window's left or right edge (within this many logical px) ...
+SIDE_EDGE = 16
+#: ... at least this share of its window's height tall ...
+SIDE_MIN_HEIGHT = 0.5
+#: ... and at most this share of its window's width wide, holding at least this many of the kept controls.
+SIDE_MAX_WIDTH, SIDE_MIN_CONTROLS = 0.3, 2
+#: Roles of a table whose cells are its children with no row nodes between (GTK 3's tree views): a row is the cells
+#: of one table on one line.
+CELL_TABLE_ROLES = frozenset({"table", "tree table", "tree"})
+
 #: The least share of an element's box a colour covers to be among the colours it could be called by.
 PAINT_SHARE = 0.05
 #: The ring around a box whose most common colour is what is behind it: from this many pixels out (GTK 4's boxes sit
@@ -105,6 +118,7 @@ ROLES = {
     "radio button": "radio",
     "toggle switch": "switch",
     "page tab": "tab",
+    "table cell": "cell",
     "combo box": "combobox",
     "list item": "option",
     "slider": "slider",
@@ -201,6 +215,7 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
     wins = own_x_windows(capture, gtk4, scale)
     roles = {tuple(n["path"]): n["role"] for n in capture.nodes}
     texts = _RowTexts(capture.nodes)
+    sides = _side_bars(capture, wins, gtk4)
     sw, sh = screen
     kept: list[tuple[dict, dict]] = []
     for node in capture.nodes:
@@ -246,8 +261,18 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
         el["path"] = node["path"]
         el["xwin"] = xi
         el["atspi_role"] = role
-        el["rel"] = _rel(node, roles, texts, capture.windows)
+        el["rel"] = _rel(node, roles, texts, capture.windows, sides)
+        if node.get("image"):  # the picture's width, logical px
+            el["image_w"] = node["image"][0] * k / scale
         kept.append((node, el))
+    _cell_rows(capture.nodes, [el for _, el in kept], roles)
+    holders = {  # a row node holding other controls is their row, not an element: its words stay the row's texts
+        tuple(r["path"])
+        for _, r in kept
+        if r["atspi_role"] in ROW_ROLES
+        and any(c is not r and c["kind"] == "control" and _under(c, r) for _, c in kept)
+    }
+    kept = [(node, el) for node, el in kept if tuple(el["path"]) not in holders]
     out: list[dict] = []
     controls = [el for _, el in kept if el["kind"] == "control"]
     for _, el in kept:
@@ -260,11 +285,65 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
                 continue
         out.append(el)
     pictures = [tuple(n["path"]) for n in capture.nodes if n["role"] in PICTURE_ROLES]
-    for el in out:  # an icon: a picture, or a control that shows no text of its own and holds one
+    for el in out:  # an icon: a picture, or a control that shows no text of its own and holds one (or shows one only)
         p = tuple(el["path"])
         held = any(len(q) > len(p) and q[: len(p)] == p for q in pictures)
-        el["rel"]["icon"] = el["atspi_role"] in PICTURE_ROLES or (el["kind"] == "control" and not el["text"] and held)
-    return [el for el in out if el["text"] or el["name"]]
+        shows = "image_w" in el and el["box"][2] - el["box"][0] <= el.pop("image_w") + ICON_ROOM
+        plain = el["kind"] == "control" and not el["text"]
+        el["rel"]["icon"] = el["atspi_role"] in PICTURE_ROLES or (plain and (held or shows))
+    gtk = capture.toolkit.lower() == "gtk"  # Qt 5 nests an unnamed text in its named editor: GTK's bare fields only
+    return [el for el in out if el["text"] or el["name"] or (gtk and el["role"] == "textbox")]  # "the field below"
+
+
+def _under(inner: dict, outer: dict) -> bool:
+    p, q = inner["path"], outer["path"]
+    return len(p) > len(q) and p[: len(q)] == q
+
+
+def _cell_rows(nodes: list[dict], els: list[dict], roles: dict[tuple, str]) -> None:
+    """Give the cells of a table without row nodes (:data:`CELL_TABLE_ROLES`: GTK 3's tree views) their row: the
+    cells of that table on one line (the same top and bottom), its text their names in order."""
+    lines: dict[tuple, list[str]] = {}
+    line_of: dict[tuple, tuple] = {}
+    for node in nodes:
+        box = node.get("screen") or node.get("win")
+        table = tuple(node["path"][:-1])
+        if node["role"] != "table cell" or not box or roles.get(table) not in CELL_TABLE_ROLES:
+            continue
+        key = (table, box[1], box[3])
+        lines.setdefault(key, [])
+        said = clean_name(node.get("name")) or clean_name(node.get("text"))
+        if said and said not in lines[key]:
+            lines[key].append(said)
+        line_of[tuple(node["path"])] = key
+    for el in els:
+        key = line_of.get(tuple(el["path"]))
+        if key and el["rel"]["row"] is None:
+            el["rel"]["row"] = {"id": ".".join(map(str, key[0])) + f"@{key[1]}", "text": " ".join(lines[key])}
+
+
+def _side_bars(capture, wins: dict, gtk4: bool) -> frozenset[tuple]:
+    """The paths of the side bars of a capture: the outermost containers (nodes of no element role, with children)
+    at their window's left or right edge, :data:`SIDE_MIN_HEIGHT` of its height, at most :data:`SIDE_MAX_WIDTH` of
+    its width, holding :data:`SIDE_MIN_CONTROLS` controls (screen px, the X window's box)."""
+    found: list[tuple] = []
+    for node in capture.nodes:
+        role, path = node["role"], tuple(node["path"])
+        if role in ROLES or role in TEXT_ROLES or not node.get("children") or node.get("window") not in wins:
+            continue
+        xi, k, offset = wins[node["window"]]
+        box = screen_box(node, k, offset, gtk4)
+        _, wx, wy, ww, wh = capture.x_windows[xi]
+        if box is None or any(path[: len(f)] == f for f in found):
+            continue
+        edge = SIDE_EDGE * k
+        at_edge = box[0] - wx <= edge or wx + ww - box[2] <= edge
+        if not at_edge or box[3] - box[1] < SIDE_MIN_HEIGHT * wh or box[2] - box[0] > SIDE_MAX_WIDTH * ww:
+            continue
+        held = [n for n in capture.nodes if n["role"] in ROLES and tuple(n["path"][: len(path)]) == path]
+        if len(held) >= SIDE_MIN_CONTROLS:
+            found.append(path)
+    return frozenset(found)
 
 
 class _RowTexts:
@@ -286,7 +365,9 @@ class _RowTexts:
         return self._cache[path]
 
 
-def _rel(node: dict, roles: dict[tuple, str], row_text: _RowTexts, windows: list[dict]) -> dict:
+def _rel(
+    node: dict, roles: dict[tuple, str], row_text: _RowTexts, windows: list[dict], sides: frozenset[tuple]
+) -> dict:
     """The ``rel`` block of a node (the module docstring): region, row, parents; colours come later."""
     path = node["path"]
     region = row = None
@@ -296,7 +377,7 @@ def _rel(node: dict, roles: dict[tuple, str], row_text: _RowTexts, windows: list
         role = roles.get(up)
         if role in POPUP_ROLES:
             popup = True
-        kind = REGION_ROLES.get(role)
+        kind = "side" if up in sides else REGION_ROLES.get(role)
         if kind and not popup and (region is None or region[0] == kind):
             region = (kind, ".".join(map(str, up)))
         if row is None and role in ROW_ROLES:

@@ -17,7 +17,8 @@ Commands (``{"cmd": ...}``), each answered by one JSON line (``{"error": ...}`` 
   first tree can be half built); answer its toolkit and version, or ``{"error": "not_on_bus"}``; ``{"exited": rc}``
   when it died.
 * ``tree`` (``max_nodes``): the app's showing accessibles (role, name, text, states, extents in screen and window
-  coordinates, the index of the top-level window each lies in) and the top-level X windows in stacking order.
+  coordinates, the size of a picture it shows, the index of the top-level window each lies in) and the top-level X
+  windows in stacking order.
 * ``windows``: the mapped top-level X windows (a window storm is many of them).
 * ``xdotool`` (its arguments), ``exec`` (a helper run inside the session, e.g. the tests' independent checker),
   ``alive``, ``kill_app``, ``quit``.
@@ -278,6 +279,7 @@ class Agent:
                             "window": window,
                             "children": node.get_child_count(),
                             "actions": _actions(node),
+                            "image": _image_size(node),
                         }
                     )
                 n = node.get_child_count()
@@ -363,6 +365,16 @@ def _box(comp, coord) -> list[int] | None:
     except Exception:  # noqa: BLE001
         return None
     return [e.x, e.y, e.width, e.height]
+
+
+def _image_size(node) -> list[int] | None:
+    """The size of the picture a node shows (its image interface: a GTK 3 button's icon), or None without one."""
+    try:
+        image = node.get_image_iface()
+        size = image.get_image_size() if image is not None else None
+    except Exception:  # noqa: BLE001 - a node without a picture, or going away
+        return None
+    return [size.x, size.y] if size is not None and size.x > 0 and size.y > 0 else None
 
 
 def _actions(node) -> list[str]:

@@ -19,6 +19,8 @@ pytestmark = pytest.mark.slow  # each test starts desktop sessions and real apps
 
 CHECKER = Path(__file__).resolve().parents[1] / "annotators" / "desktop" / "point_check.py"
 TREE_DUMP = CHECKER.with_name("tree_dump.py")
+#: The self-made GTK 3 app with the shapes the referring expressions are for (run by the system Python).
+SHAPES = CHECKER.with_name("apps") / "gtk3_shapes.py"
 #: Every a11y recipe family (the expressions beyond the text too: checked by tests/annotators/desktop/referring.py).
 RECIPES = ("--a11y-recipes", "text,relational,visual,icon")
 APPS = {"GTK3": "galculator", "GTK4": "gnome-calculator", "Qt5": "speedcrunch"}
@@ -140,7 +142,7 @@ def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run
     assert fooled <= 0.1 * len(decoys), (toolkit, fooled)  # it tells one element from another
 
 
-def _check_expressions(toolkit: str, labels: list[dict], tree: dict, png: bytes) -> None:
+def _check_expressions(toolkit: str, labels: list[dict], tree: dict, png: bytes) -> dict[str, dict[str, int]]:
     """The expressions beyond the text, resolved by tests/annotators/desktop/referring.py against the fresh session's
     live tree and screenshot: each selects exactly its element (precision >= 0.99 per recipe), none ambiguous."""
     import io
@@ -153,7 +155,7 @@ def _check_expressions(toolkit: str, labels: list[dict], tree: dict, png: bytes)
     nodes = json.loads(tree["stdout"])["nodes"]
     got = check(labels, nodes, Image.open(io.BytesIO(png)).convert("RGB"))
     print(f"referring {toolkit}: {json.dumps(got, sort_keys=True)}")
-    assert got, (toolkit, "no expression beyond the text")  # every test app has a menu bar or a large "=" button
+    assert got or "#" in toolkit, (toolkit, "no expression beyond the text")  # a menu bar or a large "=" button
     for recipe, c in got.items():
         assert c["ambiguous"] == 0 and c["pua"] == 0, (toolkit, recipe, c)
         assert c["right"] / c["labels"] >= 0.99, (toolkit, recipe, c)
@@ -163,6 +165,92 @@ def _check_expressions(toolkit: str, labels: list[dict], tree: dict, png: bytes)
     moved = [x | {"click_x": y["click_x"], "click_y": y["click_y"]} for x, y in pairs]
     fooled = sum(c["right"] for c in check(moved, nodes, Image.open(io.BytesIO(png)).convert("RGB")).values())
     assert fooled == 0, (toolkit, fooled, len(moved))
+    return got
+
+
+def test_explored_frames_of_the_shapes_app_pass_both_checkers(tmp_path):
+    """The self-made GTK 3 app (tests/annotators/desktop/apps/gtk3_shapes.py: rows of a name and "Edit" / "Delete",
+    a table of cells, a form, icon buttons left of texts, a side bar, tabs, a tool bar, a dialog), explored with
+    every a11y recipe; in one fresh session each episode's recorded actions are replayed and every frame
+    (menus and dialogs opened included) is checked by both independent checkers against that frame's live tree."""
+    from screenmill.annotators.desktop.apps import AppSpec
+    from screenmill.annotators.desktop.session import DesktopSession
+    from screenmill.annotators.dom.page import Viewport
+
+    gtk = 'import gi; gi.require_version("Gtk", "3.0"); from gi.repository import Gtk'
+    if subprocess.run(["/usr/bin/python3", "-c", gtk], capture_output=True).returncode:
+        pytest.skip("GTK 3's introspection data is missing (bash infra/desktop/install.sh: gir1.2-gtk-3.0)")
+    shapes = json.dumps({"name": "shapes", "command": ["/usr/bin/python3", str(SHAPES)]})
+    apps = tmp_path / "apps.txt"
+    apps.write_text(f"{shapes}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    m = run(_args(out, apps, *RECIPES, "--explore", "6", "--explore-seed", "1"))
+    made = m["counts"]["render_apps"]
+    assert made["episodes"] == 1 and not (out / "_dead_letter").exists()
+    shots = read_shards(str(out), "screenshots").to_pylist()
+    labels = read_shards(str(out), "grounding").to_pylist()
+    by_shot = defaultdict(list)
+    for r in labels:
+        by_shot[r["screenshot_id"]].append(r)
+    per_recipe = Counter(r["recipe"] for r in labels)
+    print(f"explored labels: {len(shots)} frames, {json.dumps(dict(sorted(per_recipe.items())))}")
+    for recipe in ("a11y-row", "a11y-left-of", "a11y-icon", "a11y-landmark", "a11y-below"):
+        assert per_recipe[recipe] >= 1, (recipe, per_recipe)
+    said = {r["instruction"] for r in labels}
+    assert 'click the "Edit" button in the row of "Alice Smith"' in said  # a list row of a name and its buttons
+    assert 'click the "Sales" cell in the row of "Eve Black"' in said  # GTK 3's table cells, rows by their line
+    assert {'click the "Sync" button in the side bar', 'click the icon to the left of "Favourites"'} <= said
+    assert (
+        "click the star icon" in said and 'click the "OK" button in the dialog' in said
+    )  # a dialog the episode opened
+    assert {'click the field below "Nickname"', 'click the field below "Email"'} <= said  # its fields have no names
+    totals: dict[str, Counter] = defaultdict(Counter)
+    session = DesktopSession(Viewport(1280, 800)).start()
+    try:
+        for name in ("shapes",):
+            frames = sorted((s for s in shots if s["app"]["name"] == name), key=lambda s: s["step_index"])
+            app = AppSpec(name, tuple(json.loads(frames[0]["app"]["command"])))
+            session.run_app(app)
+            for shot in frames:
+                if shot["step_index"]:
+                    _replay(session, json.loads(frames[shot["step_index"] - 1]["recorded_action"]))
+                live = session.capture(app)
+                assert hashlib.sha256(live.png).hexdigest() == shot["screenshot_id"], (name, shot["step_index"])
+                rows = by_shot[shot["screenshot_id"]]
+                tree = session.exec(["/usr/bin/python3", "-I", str(TREE_DUMP)], json.dumps({"scale": 1}))
+                for recipe, c in _check_expressions(f"{name}#{shot['step_index']}", rows, tree, live.png).items():
+                    totals[f"{shot['app']['toolkit']} {recipe}"].update(c)
+                # a field below a text has no name of its own (its text is the anchor): its role at its point here,
+                # which field it is by the referring checker above
+                points = [
+                    {"x": x["click_x"], "y": x["click_y"], "role": x["role"]}
+                    | {"text": "" if x["recipe"] == "a11y-below" else x["element_text"]}
+                    for x in rows
+                ]
+                got = session.exec(
+                    ["/usr/bin/python3", "-I", str(CHECKER)], json.dumps({"points": points, "scale": 1})
+                )
+                wrong = [
+                    p for p, res in zip(points, json.loads(got["stdout"])["results"], strict=True) if not res["ok"]
+                ]
+                totals[f"{shot['app']['toolkit']} point"].update(
+                    {"labels": len(points), "right": len(points) - len(wrong)}
+                )
+                assert not wrong, (name, shot["step_index"], wrong[:5])
+            session.stop_app()
+    finally:
+        session.close()
+    print("explored precision:", {k: f"{c['right']}/{c['labels']}" for k, c in sorted(totals.items())})
+
+
+def _replay(session, action: dict) -> None:
+    """Do a recorded action again (screenshot pixels): a click, and for a text field select-all and the text."""
+    session.xdotool("mousemove", str(round(action["x"])), str(round(action["y"])), "click", "1")
+    if action["type"] == "type":
+        session.xdotool("key", "ctrl+a")
+        session.xdotool("type", "--delay", "0", action.get("content") or "")
+    w, h = session.screen_size
+    session.xdotool("mousemove", str(w - 1), str(h - 1))
 
 
 def test_eval_scores_ocr_labels_against_the_a11y_labels_of_the_same_app_screens(tmp_path, capsys):

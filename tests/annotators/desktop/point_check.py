@@ -40,6 +40,7 @@ ARIA = {
     "check box": "checkbox",
     "radio button": "radio",
     "page tab": "tab",
+    "table cell": "cell",
     "combo box": "combobox",
     "text": "textbox",
     "entry": "textbox",
@@ -132,8 +133,9 @@ def shown(node):
 
 def deepest(frame, x, y, coord):
     """The deepest accessible at the point: at each level the last shown child holding the point (children paint in
-    order, the last on top: Qt's own answer is the first child holding it, the one under an overlay), else what
-    the toolkit answers (``get_accessible_at_point``), else this node."""
+    order, the last on top: Qt's own answer is the first child holding it, the one under an overlay), else the last
+    shown child of a page tab holding it (GTK 3: a small tab box, its page below it), else what the toolkit
+    answers (``get_accessible_at_point``), else this node."""
     node = frame
     for _ in range(80):
         child = None
@@ -141,10 +143,17 @@ def deepest(frame, x, y, coord):
             n = node.get_child_count()
         except Exception:  # noqa: BLE001
             n = 0
-        for i in reversed(range(min(n, 500))):
-            c = node.get_child_at_index(i)
-            if c is not None and shown(c) and contains(c, x, y, coord):
+        kids = [c for c in (node.get_child_at_index(i) for i in range(min(n, 500))) if c is not None and shown(c)]
+        for c in reversed(kids):
+            if contains(c, x, y, coord):
                 child = c
+                break
+        tabs = [c for c in kids if child is None and c.get_role_name() == "page tab"]
+        for c in reversed(tabs):  # a GTK 3 tab holds its page, painted below the tab's own small box
+            grand = [g for g in (c.get_child_at_index(i) for i in range(min(c.get_child_count(), 500))) if g]
+            held = [g for g in grand if shown(g) and contains(g, x, y, coord)]
+            if held:
+                child = held[-1]
                 break
         if child is None:
             try:
@@ -159,15 +168,35 @@ def deepest(frame, x, y, coord):
     return node
 
 
-def check(point, frame, x, y, coord):
-    node, seen, found = deepest(frame, x, y, coord), set(), []
+def open_menu_items(frame, coord, limit=3000):
+    """The items of the menus open over ``frame`` (an item SHOWING under a ``menu``): a popup is painted above the
+    window, so at its points it is what a person sees, whatever lies under it in the tree."""
+    out, stack = [], [(frame, False)]
+    while stack and limit > 0:
+        node, in_menu = stack.pop()
+        limit -= 1
+        try:
+            role = node.get_role_name()
+            states = node.get_state_set()
+            kids = [node.get_child_at_index(i) for i in range(min(node.get_child_count(), 500))]
+        except Exception:  # noqa: BLE001
+            continue
+        if in_menu and states.contains(Atspi.StateType.SHOWING):
+            out.append(node)
+        stack += [(k, role == "menu") for k in kids if k is not None and (shown(k) or role == "menu")]
+    return out
+
+
+def check(point, frame, x, y, coord, items=()):
+    held = [i for i in items if contains(i, x, y, coord)]
+    node, seen, found = held[-1] if held else deepest(frame, x, y, coord), set(), []
     want_text = (point.get("text") or "").casefold()
     role = point.get("role")
     while node is not None and node != frame:
         seen |= words(node)
         r = node.get_role_name()
         found.append([r, node.get_name() or ""])
-        if want_text in seen and (role is None or ARIA.get(r) == role):
+        if (want_text in seen or not want_text) and (role is None or ARIA.get(r) == role):  # no text: the role
             return True, found
         node = node.get_parent()
     return False, found
@@ -187,13 +216,14 @@ def main():
     scale = float(request.get("scale", 1))
     transforms = [frame_transform(pid, f, gtk4, scale) for f in frames]
     coord = Atspi.CoordType.WINDOW if gtk4 else Atspi.CoordType.SCREEN
+    items = [open_menu_items(f, coord) for f in frames]
     for point in request["points"]:
         ok, found = False, []
-        for frame, (dx, dy, k) in zip(frames, transforms, strict=True):
+        for frame, (dx, dy, k), menu in zip(frames, transforms, items, strict=True):
             x, y = (point["x"] - dx) / k, (point["y"] - dy) / k
-            if not contains(frame, x, y, coord):
+            if not contains(frame, x, y, coord) and not any(contains(i, x, y, coord) for i in menu):
                 continue
-            ok, found = check(point, frame, x, y, coord)
+            ok, found = check(point, frame, x, y, coord, menu)
             if ok:
                 break
         results.append({"ok": ok, "found": found})

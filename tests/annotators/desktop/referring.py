@@ -6,7 +6,9 @@ element, the labelled one (the label's click point in its box).
 Written apart from the labeller (:mod:`screenmill.annotators.desktop.a11y`, :mod:`screenmill.annotators.relations`),
 sharing none of its code, rules or thresholds: "in the menu bar" is the inside of the one menu bar's box; "the large
 button" the largest button when no other comes near it; "the orange button" every button a quarter of whose pixels are
-of that hue; "the settings icon" everything named so; "in the row of" the row nodes holding the words; "below" the
+of that hue; "the settings icon" everything named so; "in the row of" the row nodes holding the words
+(a table of cells only: the cells across the table at its height); "in the side bar" the inside of the one container
+along a window's side; "below" the
 nearest field under the words; "to the left of" the nearest thing left of them on their line.
 """
 
@@ -27,6 +29,7 @@ NOUNS = {
     "check box": "checkbox",
     "radio button": "radio button",
     "page tab": "tab",
+    "table cell": "cell",
     "combo box": "drop-down",
     "text": "text field",
     "entry": "text field",
@@ -41,6 +44,8 @@ REGIONS = {"menu bar": ("menu bar",), "tool bar": ("tool bar",), "status bar": (
 DIALOG_ROLES = ("dialog", "alert", "file chooser")
 FIELDS = ("text", "entry", "password text", "spin button", "combo box")
 ROWS = ("table row", "list item", "tree item")
+#: Roles that are no container a side bar could be (things, words, lines).
+NOT_CONTAINERS = ("label", "static", "text", "separator", "scroll bar", "menu bar", "tool bar", "status bar")
 #: Hue bands (degrees) of the checker's own reading of colour names.
 HUES = {"red": [(0, 12), (345, 360)], "orange": [(18, 40)], "yellow": [(46, 66)], "green": [(75, 160)],
         "teal": [(170, 190)], "blue": [(200, 255)], "purple": [(265, 290)], "pink": [(300, 335)]}  # fmt: skip
@@ -67,7 +72,11 @@ def said(s: str | None) -> str:
 
 
 def _seen(nodes):
-    return [n for n in nodes if n["sized"] and n["depth"] >= 1]
+    """What a person sees: sized nodes inside their window (GTK 3's hidden tab pages are visible at -2^31)."""
+    frames = {n["window"]: n["box"] for n in nodes if n["depth"] == 0}
+    return [
+        n for n in nodes if n["sized"] and n["depth"] >= 1 and _inside(_centre(n), frames.get(n["window"], n["box"]))
+    ]
 
 
 def _shows(n, words):
@@ -98,7 +107,8 @@ def resolve(instruction: str, nodes: list[dict], image) -> tuple[str | None, lis
     for kind, pattern in PATTERNS:
         m = pattern.match(instruction)
         if m:
-            return kind, globals()["_" + kind.replace("-", "_")](m, _seen(nodes), image)
+            frames = [n for n in nodes if n["depth"] == 0]  # the windows: a dialog, the side a side bar is along
+            return kind, globals()["_" + kind.replace("-", "_")](m, _seen(nodes), image, frames)
     return None, []
 
 
@@ -106,10 +116,12 @@ def _named(nodes, name, noun):
     return [n for n in nodes if NOUNS.get(n["role"]) == noun and said(n["name"] or n["text"]) == said(name)]
 
 
-def _landmark(m, nodes, _image):
+def _landmark(m, nodes, _image, frames):
     region = m["region"]
     if region == "dialog":
-        boxes = [n["box"] for n in nodes if n["role"] in DIALOG_ROLES and n["depth"] == 0]
+        boxes = [n["box"] for n in frames if n["role"] in DIALOG_ROLES]
+    elif region == "side bar":
+        boxes = _side_bars(nodes, frames)
     else:
         boxes = [n["box"] for n in nodes if n["role"] in REGIONS.get(region, ())]
     if len(boxes) != 1:
@@ -117,20 +129,44 @@ def _landmark(m, nodes, _image):
     return [n for n in _named(nodes, m["name"], m["noun"]) if _inside(_centre(n), boxes[0])]
 
 
-def _row(m, nodes, _image):
+def _side_bars(nodes, frames):
+    """The boxes of containers along a window's left or right side (within 20 px), at least 40 % of its height and at
+    most 35 % of its width, holding two things with a noun; the outermost of nested ones."""
+    boxes = {n["window"]: n["box"] for n in frames}
+    found = []
+    for i, n in enumerate(nodes):
+        f, b = boxes.get(n["window"]), n["box"]
+        if f is None or n["role"] in NOUNS or n["role"] in NOT_CONTAINERS:
+            continue
+        side = b[0] - f[0] <= 20 or f[2] - b[2] <= 20
+        if side and b[3] - b[1] >= 0.4 * (f[3] - f[1]) and b[2] - b[0] <= 0.35 * (f[2] - f[0]):
+            held = [k for k in range(len(nodes)) if NOUNS.get(nodes[k]["role"]) and i in _ancestors(nodes, k)]
+            if len(held) >= 2:
+                found.append(b)
+    return [b for b in found if not any(o != b and _inside(b[:2], o) and _inside(b[2:], o) for o in found)]
+
+
+def _row(m, nodes, _image, _frames):
     out = []
     for i, n in enumerate(nodes):
         if NOUNS.get(n["role"]) == m["noun"] and said(n["name"] or n["text"]) == said(m["name"]):
-            rows = [j for j in _ancestors(nodes, i) if nodes[j]["role"] in ROWS]
+            ups = _ancestors(nodes, i)
+            rows = [j for j in ups if nodes[j]["role"] in ROWS]
+            under = []
             if rows:
                 r = rows[0]
                 under = [k for k in range(len(nodes)) if r in _ancestors(nodes, k)]
+            elif ups and "table" in nodes[ups[0]]["role"]:  # a table of cells only: its line across the table
+                y = _centre(n)[1]
+                under = [k for k in range(len(nodes)) if _ancestors(nodes, k)[:1] == ups[:1]
+                         and nodes[k]["box"][1] <= y <= nodes[k]["box"][3]]  # fmt: skip
+            if under:
                 if any(said(m["anchor"]) in (said(nodes[k]["name"]) + " " + said(nodes[k]["text"])) for k in under):
                     out.append(n)
     return out
 
 
-def _size(m, nodes, _image):
+def _size(m, nodes, _image, _frames):
     buttons = sorted((n for n in nodes if NOUNS.get(n["role"]) == "button"), key=lambda n: -_area(n))
     if len(buttons) < 2 or _area(buttons[1]) >= 0.8 * _area(buttons[0]):
         return buttons[:2]  # none stands out: as good as two
@@ -142,7 +178,7 @@ def _area(n):
     return (b[2] - b[0]) * (b[3] - b[1])
 
 
-def _colour(m, nodes, image):
+def _colour(m, nodes, image, _frames):
     out = []
     for n in nodes:
         if NOUNS.get(n["role"]) != m["noun"]:
@@ -160,11 +196,11 @@ def _colour(m, nodes, image):
     return out
 
 
-def _icon(m, nodes, _image):
+def _icon(m, nodes, _image, _frames):
     return [n for n in nodes if n["role"] not in ("label", "static", "text") and _shows(n, m["words"])]
 
 
-def _below(m, nodes, _image):
+def _below(m, nodes, _image, _frames):
     anchors = [n for n in nodes if _shows(n, said(m["anchor"])) and NOUNS.get(n["role"]) != "text field"]
     if len(anchors) != 1:
         return []
@@ -177,7 +213,7 @@ def _below(m, nodes, _image):
     return [n for n in under if n["box"][1] - top < 4]
 
 
-def _left_of(m, nodes, _image):
+def _left_of(m, nodes, _image, _frames):
     anchors = [n for n in nodes if _shows(n, said(m["anchor"]))]
     if len(anchors) != 1:
         return []

@@ -128,7 +128,7 @@ def test_colours_come_from_the_screenshot_pixels_and_only_a_distinctive_one_is_n
     assert [(x.recipe, x.instruction, x.element_text) for x in labels] == [
         ("a11y-colour", "click the blue button", "Send")
     ]
-    assert labels[0].recipe_version == "1+r1"
+    assert labels[0].recipe_version == "1+r2"
     els = elements(capture, (400, 300), 1.0)  # unpainted
     no_png = a11y_labels(shot, els, (400, 300), 1.0, "h", "r", frozenset(DOM_RECIPE_FAMILIES["visual"]))
     assert [x.recipe for x in no_png] == []  # no pixels, no colour; nor a large button among equals
