@@ -40,7 +40,7 @@ import os
 from collections.abc import Iterator
 
 import apache_beam as beam
-from screenmill.annotators.desktop import a11y
+from screenmill.annotators.desktop import a11y, wm
 from screenmill.annotators.desktop import explore as app_explore
 from screenmill.annotators.desktop.apps import AppSpec, package_of, parse_app_line
 from screenmill.annotators.desktop.session import AppError, DesktopSession, SessionConfig
@@ -97,6 +97,11 @@ class AppsConfig:
         return {
             "displays": [d.spec for d in self.displays],
             "max_windows": self.session.max_windows,
+            **(
+                {"window_manager": [self.session.window_manager, wm.VERSION]}
+                if self.session.window_manager != "none"
+                else {}
+            ),
             "a11y_recipes": dict(sorted(a11y.RECIPE_VERSIONS.items())),
             **({"explore": [self.explore, self.explore_seed, app_explore.EXPLORE_VERSION]} if self.explore else {}),
         }

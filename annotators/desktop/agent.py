@@ -7,7 +7,8 @@ session needs a fresh client. :class:`screenmill.annotators.desktop.session.Desk
 ``unshare -n -p`` + ``setpriv`` and kills the namespace's every process after.
 
 On start it brings up, in order: ``Xvfb`` on a free display (``-displayfd``; ``-noreset -nolisten tcp``, no pointer
-drawn; its frame buffer memory-mapped under ``fbdir`` as an XWD file), a private D-Bus session bus (a socket path of
+drawn; its frame buffer memory-mapped under ``fbdir`` as an XWD file), the window manager when ``wm`` names its
+command line (:mod:`screenmill.annotators.desktop.wm`), a private D-Bus session bus (a socket path of
 its own), the AT-SPI bus (``at-spi-bus-launcher --launch-immediately``), then prints ``{"ready": ..., "display": N}``.
 
 Commands (``{"cmd": ...}``), each answered by one JSON line (``{"error": ...}`` when it fails):
@@ -64,6 +65,22 @@ def _start_x(width: int, height: int, fbdir: str) -> tuple[subprocess.Popen, int
     return xvfb, int(got.strip())
 
 
+def _start_wm(argv: list[str]) -> subprocess.Popen:
+    """Start the window manager and wait until it manages the display (it names itself on the root window:
+    ``_NET_SUPPORTING_WM_CHECK``), so the app's first window is framed and placed by it."""
+    wm = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if wm.poll() is not None:
+            raise RuntimeError(f"{argv[0]} exited with {wm.returncode}")
+        got = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], capture_output=True, text=True)
+        if "window id" in got.stdout:
+            return wm
+        time.sleep(0.02)
+    wm.kill()
+    raise RuntimeError(f"{argv[0]} did not take the display")
+
+
 def _start_bus(home: str) -> tuple[subprocess.Popen, str]:
     path = os.path.join(home, ".session-bus")
     proc = subprocess.Popen(
@@ -91,6 +108,8 @@ class Agent:
         xvfb, display = _start_x(cfg["width"], cfg["height"], cfg["fbdir"])
         self.procs.append(xvfb)
         os.environ["DISPLAY"] = f":{display}"
+        if cfg.get("wm"):
+            self.procs.append(_start_wm(cfg["wm"]))
         bus, address = _start_bus(cfg["home"])
         self.procs.append(bus)
         os.environ["DBUS_SESSION_BUS_ADDRESS"] = address

@@ -38,6 +38,7 @@ import time
 from typing import Any
 
 from screenmill.annotators import netns, scratch
+from screenmill.annotators.desktop import wm
 from screenmill.annotators.desktop.apps import AppSpec
 from screenmill.annotators.dom.page import Viewport
 from screenmill.annotators.netns import NOBODY
@@ -45,7 +46,7 @@ from screenmill.annotators.netns import NOBODY
 AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent.py")
 SYSTEM_PYTHON = "/usr/bin/python3"
 INSTALL_HINT = (
-    "desktop apps need Xvfb, at-spi2-core, gir1.2-atspi-2.0, python3-gi, xdotool and x11-utils: "
+    "desktop apps need Xvfb, at-spi2-core, gir1.2-atspi-2.0, python3-gi, xdotool, x11-utils and jwm: "
     "bash infra/desktop/install.sh"
 )
 #: Environment every app gets (toolkits put on the accessibility bus; no portals, no GVFS, no sound).
@@ -95,6 +96,8 @@ class SessionConfig:
         max_windows: more mapped top-level windows than this is a window storm.
         max_nodes: accessibles read per tree at most.
         python: the interpreter the agent runs under (has ``gi``; runnable by ``user``).
+        window_manager: the window manager of the display (:data:`screenmill.annotators.desktop.wm.WINDOW_MANAGERS`;
+            ``none``: apps undecorated).
     """
 
     user: str = "nobody"
@@ -104,8 +107,10 @@ class SessionConfig:
     max_windows: int = 20
     max_nodes: int = 5000
     python: str = SYSTEM_PYTHON
+    window_manager: str = wm.DEFAULT
 
     def __post_init__(self):
+        wm.check(self.window_manager)
         if min(self.start_timeout_s, self.step_timeout_s, self.settle_s) <= 0:
             raise ValueError("desktop time limits must be > 0 s")
         if self.max_windows < 1 or self.max_nodes < 1:
@@ -128,7 +133,7 @@ class Capture:
 
 def check_tools() -> None:
     """Raise RuntimeError with :data:`INSTALL_HINT` when a tool the session needs is missing."""
-    need = ["Xvfb", "dbus-daemon", "dbus-send", "xwininfo", "xdotool", "unshare", "setpriv"]
+    need = ["Xvfb", "dbus-daemon", "dbus-send", "xwininfo", "xprop", "xdotool", "unshare", "setpriv", "jwm"]
     missing = [t for t in need if shutil.which(t) is None]
     if not os.path.exists("/usr/libexec/at-spi-bus-launcher"):
         missing.append("at-spi-bus-launcher")
@@ -248,6 +253,7 @@ class DesktopSession:
         home = self._own_dir("home")
         width, height = self.screen_size
         cfg = {"width": width, "height": height, "home": home, "fbdir": fb}
+        cfg["wm"] = wm.command(self.config.window_manager, self._root)
         env = {
             "HOME": home,
             "PATH": "/usr/bin:/bin",
