@@ -105,6 +105,7 @@ class Agent:
 
     def start(self) -> dict:
         cfg = self.cfg
+        _become_subreaper()
         xvfb, display = _start_x(cfg["width"], cfg["height"], cfg["fbdir"])
         self.procs.append(xvfb)
         os.environ["DISPLAY"] = f":{display}"
@@ -360,11 +361,50 @@ class Agent:
         }
 
     def close(self) -> None:
-        for proc in ([self.app] if self.app else []) + self.procs[::-1]:
+        """Kill the app's process group and the session's helpers, and reap them: a child left unreaped when the
+        agent exits goes to PID 1, which may never reap it (in a PID namespace of its own the agent is PID 1)."""
+        procs = ([self.app] if self.app else []) + self.procs[::-1]
+        for proc in procs:
             try:
                 os.killpg(proc.pid, signal.SIGKILL) if proc is self.app else proc.kill()
             except (ProcessLookupError, PermissionError):
                 pass
+        for proc in procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        for _ in range(20):  # orphans handed to the agent as subreaper (the AT-SPI bus's dbus-daemon, an app's forks)
+            kids = _own_children()
+            if not kids:
+                break
+            for pid in kids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except (ProcessLookupError, PermissionError, ChildProcessError):
+                    pass
+
+
+def _own_children() -> list[int]:
+    out = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children", encoding="ascii") as f:
+                out += [int(p) for p in f.read().split()]
+        except OSError:
+            continue
+    return out
+
+
+def _become_subreaper() -> None:
+    """Orphaned descendants come to this process (``PR_SET_CHILD_SUBREAPER``), which reaps them at close."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 class _Hung(Exception):

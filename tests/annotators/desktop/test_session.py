@@ -128,3 +128,31 @@ def test_an_owner_that_exits_or_is_killed_leaves_nothing(end):
         assert os.path.isdir(root)  # nothing ran at its death: the next session sweeps it
         DesktopSession(Viewport(320, 240)).start().close()
     assert not os.path.exists(root)
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        kids = _children(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
+def test_without_a_namespace_the_session_says_so_and_still_leaves_nothing(monkeypatch):
+    """The fallback (no namespace can be made here): the session runs without one, records it, and its close (the
+    agent told to quit, then its process group killed) still ends every process, the app's included."""
+    from screenmill.annotators import netns
+
+    monkeypatch.setattr(netns, "why_no_namespace", lambda: "pretend: unshare refused")
+    session = DesktopSession(Viewport(640, 480)).start()
+    try:
+        assert session.settings == {"network_namespace": False, "user": "nobody"}
+        session.run_app(AppSpec("good", ("galculator",)))
+        procs = [session._proc.pid, *_descendants(session._proc.pid)]
+        assert len(procs) >= 5  # the agent, Xvfb, the window manager, the buses, the app
+    finally:
+        root = session._root
+        session.close()
+    left = [open(f"/proc/{p}/stat").read()[:60] for p in procs if os.path.exists(f"/proc/{p}")]
+    assert left == [] and not os.path.exists(root)
