@@ -159,7 +159,7 @@ def say_once(what: str, message: str) -> None:
     """Log a fallback of a fence (no namespace, no user switch, no sandbox) once per process, under ``what``."""
     if what not in _said:
         _said.add(what)
-        _log.warning("fence: %s", message)
+        _log.warning("%s", message)
 
 
 _said: set[str] = set()

@@ -291,7 +291,7 @@ class DesktopSession:
             except netns.NamespaceError as e:
                 why = str(e)
         if why is not None:
-            netns.say_once("desktop-netns", f"desktop apps: no network namespace ({why}): apps run with the network")
+            netns.say_once("desktop-netns", f"desktop fence: no network namespace ({why}): apps run with the network")
         self.settings = {"network_namespace": ns is not None, "user": "nobody" if self._uid == NOBODY else "caller"}
         return ns
 

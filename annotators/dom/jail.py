@@ -42,7 +42,7 @@ WEBRTC_ARGS = (
 
 def say_once(what: str, message: str) -> None:
     """Log a fallback of the render fence once per process (:func:`screenmill.annotators.netns.say_once`)."""
-    netns.say_once(what, f"render: {message}")
+    netns.say_once(what, f"render fence: {message}")
 
 
 class Jail:
