@@ -1,6 +1,7 @@
 """A network namespace of its own for an untrusted program, and the forwarder that is its only way out.
 
-The rendering browser (:mod:`screenmill.annotators.dom.browser`) runs in one; the desktop apps can reuse it. A
+The rendering browser (:mod:`screenmill.annotators.dom.browser`, through :mod:`screenmill.annotators.dom.jail`) and
+every desktop session (:mod:`screenmill.annotators.desktop.session`) run in one. A
 :class:`NetNamespace` is a namespace with nothing but its own loopback (not the host's): no interface, no route, no
 resolver. It is held by a small process (``unshare --net``) for as long as it is open; a program enters it with
 :meth:`NetNamespace.command` (``nsenter``), which keeps the program's file descriptors (playwright's debugging pipe).
@@ -143,21 +144,25 @@ def why_no_namespace() -> str | None:
     return None
 
 
-def unprivileged(uid: int = NOBODY, gid: int = NOBODY) -> list[str]:
-    """The command prefix that runs a program as ``uid``/``gid`` with no groups and ``CAP_DAC_READ_SEARCH`` alone
-    (reads anything the caller can, writes only what that user may); ``[]`` when not root or ``setpriv`` is
-    missing (the program then runs as the caller)."""
+def unprivileged(uid: int = NOBODY, gid: int = NOBODY, read_all: bool = True) -> list[str]:
+    """The command prefix that runs a program as ``uid``/``gid`` with no groups and, with ``read_all``,
+    ``CAP_DAC_READ_SEARCH`` alone (reads anything the caller can, writes only what that user may; without it, no
+    capability: what that user may read and write); ``[]`` when not root or ``setpriv`` is missing (the program
+    then runs as the caller)."""
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         return []
-    return [
-        "setpriv",
-        f"--reuid={uid}",
-        f"--regid={gid}",
-        "--clear-groups",
-        "--inh-caps=+dac_read_search",
-        "--ambient-caps=+dac_read_search",
-        "--",
-    ]
+    caps = ["--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"] if read_all else []
+    return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", *caps, "--"]
+
+
+def say_once(what: str, message: str) -> None:
+    """Log a fallback of a fence (no namespace, no user switch, no sandbox) once per process, under ``what``."""
+    if what not in _said:
+        _said.add(what)
+        _log.warning("%s", message)
+
+
+_said: set[str] = set()
 
 
 def endpoint_of(origin: str) -> tuple[str, int]:

@@ -26,6 +26,8 @@ from pathlib import Path
 from apache_beam.transforms.resources import parse_resource_hints
 from screenmill.annotators.desktop.apps import parse_display
 from screenmill.annotators.desktop.session import SessionConfig
+from screenmill.annotators.desktop.wm import DEFAULT as WM_DEFAULT
+from screenmill.annotators.desktop.wm import WINDOW_MANAGERS
 from screenmill.annotators.dom.browser import BrowserConfig
 from screenmill.annotators.dom.page import Viewport
 from screenmill.annotators.recipes import MAX_PACK
@@ -456,6 +458,12 @@ def add_apps_options(parser: argparse.ArgumentParser) -> None:
         "--app-max-windows", type=check.POSITIVE, default=20, help="more top-level windows: app_window_storm"
     )
     g.add_argument(
+        "--window-manager",
+        type=check.among(WINDOW_MANAGERS),
+        default=WM_DEFAULT,
+        help=f"the displays' window manager ({', '.join(WINDOW_MANAGERS)}; none: apps undecorated)",
+    )
+    g.add_argument(
         "--a11y-recipes",
         type=check.among(DOM_RECIPE_FAMILIES),
         default="text",
@@ -471,6 +479,7 @@ def apps_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> A
         start_timeout_s=args.app_start_timeout,
         step_timeout_s=args.app_step_timeout,
         max_windows=args.app_max_windows,
+        window_manager=args.window_manager,
     )
     displays = tuple(parse_display(d) for d in args.displays.split(",") if d.strip())
     return AppsConfig(

@@ -22,6 +22,10 @@ the same shape as pages' episodes: every frame a :class:`Screenshot` with ``epis
 included); an :class:`ActionStep` per action on the ``actions`` output (``annotator='a11y'``). The episode is the unit
 of done.
 
+Counters: ``sessions`` started, ``sessions_without_namespace`` (no network namespace could be made here:
+:func:`screenmill.annotators.netns.why_no_namespace`), ``screens``, ``skipped_done``, and for episodes ``episodes``,
+``steps``, ``noop_steps``.
+
 Reasons: ``bad_app_line``, ``app_start_failed``, ``app_timeout``, ``app_crashed``, ``app_window_storm`` (after any
 of the last four the session is closed and the next app gets a fresh one), any :mod:`screenmill.schemas.images`
 reason.
@@ -37,7 +41,7 @@ import os
 from collections.abc import Iterator
 
 import apache_beam as beam
-from screenmill.annotators.desktop import a11y
+from screenmill.annotators.desktop import a11y, wm
 from screenmill.annotators.desktop import explore as app_explore
 from screenmill.annotators.desktop.apps import AppSpec, package_of, parse_app_line
 from screenmill.annotators.desktop.session import AppError, DesktopSession, SessionConfig
@@ -108,6 +112,11 @@ class AppsConfig:
         return {
             "displays": [d.spec for d in self.displays],
             "max_windows": self.session.max_windows,
+            **(
+                {"window_manager": [self.session.window_manager, wm.VERSION]}
+                if self.session.window_manager != "none"
+                else {}
+            ),
             "a11y_recipes": dict(sorted(a11y.RECIPE_VERSIONS.items())),
             # only when asked for: the default's hash is the one it was before these recipes existed
             **({"a11y_recipe_mix": dict(sorted(mix.items()))} if self.a11y_recipes != ("text",) else {}),
@@ -213,6 +222,7 @@ class _RenderApp(StageDoFn):
         self._host = lambda: per_process("desktop", dataclasses.astuple(s), lambda: DesktopHost(s), DesktopHost.close)
         c = self.counters
         self._skipped, self._sessions, self._screens = (c.counter(n) for n in ("skipped_done", "sessions", "screens"))
+        self._unfenced = c.counter("sessions_without_namespace")
         self._actor = (a11y.NAME, app_explore.EXPLORE_VERSION, self.run_id)  # who the actions rows say took them
 
     def input_ref(self, job: AppJob) -> str:
@@ -234,6 +244,8 @@ class _RenderApp(StageDoFn):
             before = host.started
             session = host.session_for(d)
             self._sessions.inc(host.started - before)
+            if host.started != before and not session.settings.get("network_namespace"):
+                self._unfenced.inc()  # said once per process too (netns.say_once)
             session.run_app(app)
             if eid:
                 episode = app_explore.explore_app(session, app, ExploreSettings(cfg.explore, cfg.explore_seed))

@@ -13,10 +13,10 @@ MAX_README_LINES = 200
 FIRST_SCREEN_LINES = 24
 #: The README's two commands, exactly: the main job on samples/ and the tests (``.ci/run`` runs the second).
 MAIN_JOB = (
-    "bash infra/setup.sh && .venv/bin/screenmill run --input samples --pages samples/pages --output out"
-    "   # main job (CPU)"
+    "bash infra/setup.sh && .venv/bin/screenmill run --input samples --pages samples/pages --apps samples/apps.txt"
+    " --output out   # main job (CPU)"
 )
-TESTS = "bash infra/test.sh" + " " * 80 + "# the tests"
+TESTS = "bash infra/test.sh" + " " * 107 + "# the tests"
 TEST_COMMAND = "bash infra/test.sh"
 
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")

@@ -192,7 +192,10 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
             )
         _, xx, xy, xw, xh = capture.x_windows[best]
         k = scale if abs(xw / box[2] - scale) < abs(xw / box[2] - 1) else 1.0  # logical px of a scaled display
-        offset = (xx + (xw - box[2] * k) / 2, xy + (xh - box[3] * k) / 2) if gtk4 else (0, 0)
+        # GTK 4: the content sits in the X window with equal margins left, right and below (its client-side shadow,
+        # or a window manager's frame border); the top margin may be larger (a frame's title bar)
+        side = (xw - box[2] * k) / 2
+        offset = (xx + side, xy + xh - box[3] * k - side) if gtk4 else (0, 0)
         out[i] = (best, k, offset)
     return out
 

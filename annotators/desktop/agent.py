@@ -7,7 +7,8 @@ session needs a fresh client. :class:`screenmill.annotators.desktop.session.Desk
 ``unshare -n -p`` + ``setpriv`` and kills the namespace's every process after.
 
 On start it brings up, in order: ``Xvfb`` on a free display (``-displayfd``; ``-noreset -nolisten tcp``, no pointer
-drawn; its frame buffer memory-mapped under ``fbdir`` as an XWD file), a private D-Bus session bus (a socket path of
+drawn; its frame buffer memory-mapped under ``fbdir`` as an XWD file), the window manager when ``wm`` names its
+command line (:mod:`screenmill.annotators.desktop.wm`), a private D-Bus session bus (a socket path of
 its own), the AT-SPI bus (``at-spi-bus-launcher --launch-immediately``), then prints ``{"ready": ..., "display": N}``.
 
 Commands (``{"cmd": ...}``), each answered by one JSON line (``{"error": ...}`` when it fails):
@@ -65,6 +66,22 @@ def _start_x(width: int, height: int, fbdir: str) -> tuple[subprocess.Popen, int
     return xvfb, int(got.strip())
 
 
+def _start_wm(argv: list[str]) -> subprocess.Popen:
+    """Start the window manager and wait until it manages the display (it names itself on the root window:
+    ``_NET_SUPPORTING_WM_CHECK``), so the app's first window is framed and placed by it."""
+    wm = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if wm.poll() is not None:
+            raise RuntimeError(f"{argv[0]} exited with {wm.returncode}")
+        got = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], capture_output=True, text=True)
+        if "window id" in got.stdout:
+            return wm
+        time.sleep(0.02)
+    wm.kill()
+    raise RuntimeError(f"{argv[0]} did not take the display")
+
+
 def _start_bus(home: str) -> tuple[subprocess.Popen, str]:
     path = os.path.join(home, ".session-bus")
     proc = subprocess.Popen(
@@ -89,9 +106,12 @@ class Agent:
 
     def start(self) -> dict:
         cfg = self.cfg
+        _become_subreaper()
         xvfb, display = _start_x(cfg["width"], cfg["height"], cfg["fbdir"])
         self.procs.append(xvfb)
         os.environ["DISPLAY"] = f":{display}"
+        if cfg.get("wm"):
+            self.procs.append(_start_wm(cfg["wm"]))
         bus, address = _start_bus(cfg["home"])
         self.procs.append(bus)
         os.environ["DBUS_SESSION_BUS_ADDRESS"] = address
@@ -343,11 +363,50 @@ class Agent:
         }
 
     def close(self) -> None:
-        for proc in ([self.app] if self.app else []) + self.procs[::-1]:
+        """Kill the app's process group and the session's helpers, and reap them: a child left unreaped when the
+        agent exits goes to PID 1, which may never reap it (in a PID namespace of its own the agent is PID 1)."""
+        procs = ([self.app] if self.app else []) + self.procs[::-1]
+        for proc in procs:
             try:
                 os.killpg(proc.pid, signal.SIGKILL) if proc is self.app else proc.kill()
             except (ProcessLookupError, PermissionError):
                 pass
+        for proc in procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        for _ in range(20):  # orphans handed to the agent as subreaper (the AT-SPI bus's dbus-daemon, an app's forks)
+            kids = _own_children()
+            if not kids:
+                break
+            for pid in kids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except (ProcessLookupError, PermissionError, ChildProcessError):
+                    pass
+
+
+def _own_children() -> list[int]:
+    out = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children", encoding="ascii") as f:
+                out += [int(p) for p in f.read().split()]
+        except OSError:
+            continue
+    return out
+
+
+def _become_subreaper() -> None:
+    """Orphaned descendants come to this process (``PR_SET_CHILD_SUBREAPER``), which reaps them at close."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 class _Hung(Exception):

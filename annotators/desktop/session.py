@@ -1,11 +1,16 @@
 """A desktop session: an X display with a private D-Bus and AT-SPI bus, one app at a time, fenced and time-limited.
 
-:class:`DesktopSession` starts the session agent (:mod:`screenmill.annotators.desktop.agent`) under ``unshare -n -p
--f --kill-child`` and ``setpriv`` as an unprivileged user (``nobody``): everything of the session (Xvfb, the buses,
-the app, the agent) lives in its own network namespace, whose loopback is down, so the app reaches no network at
-all, not even this machine's ``127.0.0.1``, and in its own PID namespace, so killing the ``unshare`` process kills
-every process of the session, the app's whole process tree included, whatever it forked. (A fence module for
-Chromium is being built apart; the two are to become one.) Each app gets a fresh ``HOME`` and XDG folders.
+:class:`DesktopSession` starts the session agent (:mod:`screenmill.annotators.desktop.agent`) in a network namespace
+of its own (:class:`screenmill.annotators.netns.NetNamespace`, the render fence's: nothing but its own loopback, so
+the app reaches no network at all, not even this machine's ``127.0.0.1``), under ``unshare -p -f --kill-child`` (a
+PID namespace of its own: ending its first process ends every process of the session, the app's whole process tree
+included, whatever it forked) and as an unprivileged user (``nobody``, :func:`screenmill.annotators.netns.unprivileged`
+without capabilities). Where no namespace can be made (:func:`screenmill.annotators.netns.why_no_namespace`: not
+root, no ``unshare``) the session runs without both, says so once per process and records it in :attr:`settings`
+(``network_namespace``). Each app gets a fresh ``HOME`` and XDG folders under the session's folder
+(:func:`screenmill.annotators.scratch.make_dir`): :meth:`DesktopSession.close` removes it and leaves no process; a
+session still open at the process's exit is closed then, and the folder of a killed process is swept by the next
+session.
 
 :meth:`DesktopSession.run_app` launches an app, waits (``start_timeout_s``) until it is on the AT-SPI bus with a
 control of non-zero size, then :meth:`DesktopSession.capture` waits until the frame and the tree settle and returns a
@@ -27,18 +32,21 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
-import tempfile
 import time
 from typing import Any
 
+from screenmill.annotators import netns, scratch
+from screenmill.annotators.desktop import wm
 from screenmill.annotators.desktop.apps import AppSpec
 from screenmill.annotators.dom.page import Viewport
+from screenmill.annotators.netns import NOBODY
 
 AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent.py")
 SYSTEM_PYTHON = "/usr/bin/python3"
 INSTALL_HINT = (
-    "desktop apps need Xvfb, at-spi2-core, gir1.2-atspi-2.0, python3-gi, xdotool and x11-utils: "
+    "desktop apps need Xvfb, at-spi2-core, gir1.2-atspi-2.0, python3-gi, xdotool, x11-utils and jwm: "
     "bash infra/desktop/install.sh"
 )
 #: Environment every app gets (toolkits put on the accessibility bus; no portals, no GVFS, no sound).
@@ -88,6 +96,8 @@ class SessionConfig:
         max_windows: more mapped top-level windows than this is a window storm.
         max_nodes: accessibles read per tree at most.
         python: the interpreter the agent runs under (has ``gi``; runnable by ``user``).
+        window_manager: the window manager of the display (:data:`screenmill.annotators.desktop.wm.WINDOW_MANAGERS`;
+            ``none``: apps undecorated).
     """
 
     user: str = "nobody"
@@ -97,8 +107,10 @@ class SessionConfig:
     max_windows: int = 20
     max_nodes: int = 5000
     python: str = SYSTEM_PYTHON
+    window_manager: str = wm.DEFAULT
 
     def __post_init__(self):
+        wm.check(self.window_manager)
         if min(self.start_timeout_s, self.step_timeout_s, self.settle_s) <= 0:
             raise ValueError("desktop time limits must be > 0 s")
         if self.max_windows < 1 or self.max_nodes < 1:
@@ -121,7 +133,7 @@ class Capture:
 
 def check_tools() -> None:
     """Raise RuntimeError with :data:`INSTALL_HINT` when a tool the session needs is missing."""
-    need = ["Xvfb", "dbus-daemon", "dbus-send", "xwininfo", "xdotool", "unshare", "setpriv"]
+    need = ["Xvfb", "dbus-daemon", "dbus-send", "xwininfo", "xprop", "xdotool", "unshare", "setpriv", "jwm"]
     missing = [t for t in need if shutil.which(t) is None]
     if not os.path.exists("/usr/libexec/at-spi-bus-launcher"):
         missing.append("at-spi-bus-launcher")
@@ -161,10 +173,50 @@ def to_png(width: int, height: int, rgb: bytes) -> bytes:
     return out.getvalue()
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def _end(proc: subprocess.Popen, namespaced: bool, wait_s: float = 5.0) -> None:
+    """End a session's process tree (see :meth:`DesktopSession.close`) and reap its first process."""
+    if namespaced:
+        for child in _children(proc.pid):  # the PID namespace's init: its death ends the namespace
+            try:
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    elif proc.poll() is None:
+        try:
+            proc.stdin.write(b'{"cmd": "quit"}\n')
+            proc.stdin.flush()
+            proc.wait(timeout=wait_s)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    try:
+        proc.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait(timeout=wait_s)
+    for f in (proc.stdin, proc.stdout):
+        try:
+            f.close()
+        except OSError:
+            pass
+
+
 class DesktopSession:
     """One display and its buses (see the module docstring). :meth:`start` first; :meth:`close` always."""
 
     def __init__(self, display: Viewport, config: SessionConfig = SessionConfig()):
+        self.settings: dict = {}
         self.display = display
         self.config = config
         self._proc: subprocess.Popen | None = None
@@ -188,35 +240,60 @@ class DesktopSession:
         check_tools()
         import pwd
 
-        user = (
-            pwd.getpwnam(self.config.user) if not self.config.user.isdigit() else pwd.getpwuid(int(self.config.user))
-        )
-        self._uid, self._gid = user.pw_uid, user.pw_gid
-        self._root = tempfile.mkdtemp(prefix="screenmill-desktop-")
+        if os.geteuid() == 0:
+            name = self.config.user
+            user = pwd.getpwnam(name) if not name.isdigit() else pwd.getpwuid(int(name))
+            self._uid, self._gid = user.pw_uid, user.pw_gid
+        else:  # no user to switch to: the apps run as the caller
+            self._uid, self._gid = os.geteuid(), os.getegid()
+        self._root = scratch.make_dir("screenmill-desktop-")
+        scratch.close_at_exit(self)
         os.chmod(self._root, 0o755)
         fb = self._own_dir("fb")
         home = self._own_dir("home")
         width, height = self.screen_size
         cfg = {"width": width, "height": height, "home": home, "fbdir": fb}
+        cfg["wm"] = wm.command(self.config.window_manager, self._root)
         env = {
             "HOME": home,
             "PATH": "/usr/bin:/bin",
             "XDG_RUNTIME_DIR": self._own_dir("run", 0o700),
             "LANG": "C.UTF-8",
         }
-        argv = ["unshare", "-n", "-p", "-f", "--kill-child", "setpriv", f"--reuid={self._uid}", f"--regid={self._gid}"]
-        argv += ["--clear-groups", "--", "env", "-i", *(f"{k}={v}" for k, v in env.items())]
+        ns = self._namespace()
+        argv = [*ns.command(), "unshare", "-p", "-f", "--kill-child"] if ns else []
+        argv += netns.unprivileged(self._uid, self._gid, read_all=False)
+        argv += ["env", "-i", *(f"{k}={v}" for k, v in env.items())]
         argv += [self.config.python, "-I", AGENT, json.dumps(cfg)]
-        self._proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
-        )
-        ready = self._ask(None, self.config.start_timeout_s, on_timeout="app_start_failed")
+        try:
+            self._proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
+            )
+            ready = self._ask(None, self.config.start_timeout_s, on_timeout="app_start_failed")
+        finally:
+            if ns is not None:
+                ns.close()  # the session's processes keep the namespace; nothing else need hold it
         if not ready.get("ready"):
             self.close()
             raise AppError("app_start_failed", f"the desktop session did not start: {ready.get('error')}")
         self.display_number = ready["display"]
         self._fb = os.path.join(fb, "Xvfb_screen0")
         return self
+
+    def _namespace(self) -> netns.NetNamespace | None:
+        """A network namespace for the session (:class:`screenmill.annotators.netns.NetNamespace`), or None when none
+        can be made here (said once per process; :attr:`settings` records it)."""
+        why = netns.why_no_namespace()
+        ns = None
+        if why is None:
+            try:
+                ns = netns.NetNamespace()
+            except netns.NamespaceError as e:
+                why = str(e)
+        if why is not None:
+            netns.say_once("desktop-netns", f"desktop fence: no network namespace ({why}): apps run with the network")
+        self.settings = {"network_namespace": ns is not None, "user": "nobody" if self._uid == NOBODY else "caller"}
+        return ns
 
     def _own_dir(self, name: str, mode: int = 0o755) -> str:
         path = os.path.join(self._root, name)
@@ -230,14 +307,14 @@ class DesktopSession:
         return self._proc is not None and self._proc.poll() is None
 
     def close(self) -> None:
-        """Kill the session: the ``unshare`` process's death takes the PID namespace and every process in it."""
+        """End the session and remove its folder. In its PID namespace: the namespace's first process (``unshare
+        -f``'s child) is killed, which takes every process of the namespace with it, then ``unshare`` is reaped.
+        Without namespaces: the agent is told to quit (it kills the app's process group and its own helpers), then
+        its process group is killed."""
+        scratch.forget(self)
         proc, self._proc = self._proc, None
         if proc is not None:
-            try:
-                os.killpg(proc.pid, 9)
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout=10)
+            _end(proc, self.settings.get("network_namespace", False))
         if self._root:
             shutil.rmtree(self._root, ignore_errors=True)
             self._root = None

@@ -43,6 +43,7 @@ import re
 import threading
 from typing import Any
 
+from screenmill.annotators import scratch
 from screenmill.annotators.dom.fence import Fence, origin_of
 from screenmill.annotators.dom.jail import Jail, say_once
 from screenmill.annotators.dom.page import STILL_INIT_JS, RenderedPage, RenderError, Viewport, shoot
@@ -179,6 +180,7 @@ class BrowserHost:
         if not os.access(self.config.chromium, os.X_OK):
             raise RuntimeError(f"{self.config.chromium} is missing; {INSTALL_HINT}")
         self._jail = Jail(self.config.chromium)
+        scratch.close_at_exit(self)  # a host held for the life of its process is closed at its exit
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="screenmill-browser", daemon=True)
         self._thread.start()
@@ -190,6 +192,7 @@ class BrowserHost:
         return self
 
     def close(self) -> None:
+        scratch.forget(self)
         if self._loop is None:
             return
         try:

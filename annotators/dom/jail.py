@@ -26,29 +26,23 @@ namespace as that user. :meth:`Jail.close` removes the script's folder, stops th
 
 from __future__ import annotations
 
-import logging
 import os
 import shlex
 import shutil
 import socket
-import tempfile
 
-from screenmill.annotators import netns
+from screenmill.annotators import netns, scratch
 
 WEBRTC_ARGS = (
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--enforce-webrtc-ip-permission-check",
 )
-_log = logging.getLogger("screenmill.render")
-_said: set[str] = set()
 
 
 def say_once(what: str, message: str) -> None:
-    """Log a fallback of the fence once per process."""
-    if what not in _said:
-        _said.add(what)
-        _log.warning("render fence: %s", message)
+    """Log a fallback of the render fence once per process (:func:`screenmill.annotators.netns.say_once`)."""
+    netns.say_once(what, f"render fence: {message}")
 
 
 class Jail:
@@ -79,7 +73,8 @@ class Jail:
         if not user and os.geteuid() == 0:
             fallbacks.append("setpriv is missing: Chromium runs as root, without its sandbox")
             say_once("user", fallbacks[-1])
-        self._dir = tempfile.mkdtemp(prefix="screenmill-chromium-")
+        self._dir = scratch.make_dir("screenmill-chromium-")
+        scratch.close_at_exit(self)
         self.executable = chromium
         if self._ns or user:
             self.executable = self._script(chromium, user)
@@ -126,6 +121,7 @@ class Jail:
         ]
 
     def close(self) -> None:
+        scratch.forget(self)
         self.forwarder.close()
         if self._ns is not None:
             self._ns.close()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Desktop apps as a data source (`screenmill run --apps FILE`): Debian's Xvfb, the AT-SPI accessibility bus and its
-# Python bindings, xdotool, the X window tools, and four small test / sample apps: galculator and mousepad (GTK 3),
-# gnome-calculator (GTK 4), speedcrunch (Qt 5).
+# Python bindings, xdotool, the X window tools, the JWM window manager (decorations, `--window-manager`), and four
+# small test / sample apps: galculator and mousepad (GTK 3), gnome-calculator (GTK 4), speedcrunch (Qt 5).
 #
 #   bash infra/desktop/install.sh          # ~10-40 s the first time (apt); then returns at once
 #
@@ -18,11 +18,11 @@ give_up() {  # give_up WHY [LOG]: explain, show the end of LOG, exit 0 (the desk
   exit 0
 }
 
-packages=(xvfb at-spi2-core gir1.2-atspi-2.0 python3-gi dbus-x11 dbus xdotool x11-utils util-linux
+packages=(xvfb at-spi2-core gir1.2-atspi-2.0 python3-gi dbus-x11 dbus xdotool x11-utils util-linux jwm
   galculator mousepad gnome-calculator speedcrunch)
 have_all() {
   local tool
-  for tool in Xvfb xdotool xwininfo dbus-daemon unshare setpriv galculator mousepad gnome-calculator speedcrunch; do
+  for tool in Xvfb xdotool xwininfo xprop jwm dbus-daemon unshare setpriv galculator mousepad gnome-calculator speedcrunch; do
     command -v "$tool" >/dev/null 2>&1 || return 1
   done
   [ -x /usr/libexec/at-spi-bus-launcher ] || return 1

@@ -35,6 +35,7 @@ BAD = [
     ("run --input {T}/in --output {T}/out --viewports 12x", "--viewports: viewport '12x' is not WIDTHxHEIGHT"),
     ("run --input {T}/in --output {T}/out --viewports ,", "--viewports: no viewport given"),
     ("run --input {T}/in --output {T}/out --displays 390x844@3m", "--displays: display '390x844@3m': mobile"),
+    ("run --input {T}/in --output {T}/out --window-manager twm", "--window-manager: must be among jwm, none"),
     ("run --input {T}/in --output {T}/out --app-step-timeout 0", "--app-step-timeout: must be"),
     ("run --input {T}/in --output {T}/out --color-schemes sepia", "--color-schemes: must be among light, dark"),
     ("run --input {T}/in --output {T}/out --annotator gpt", "--annotator: invalid choice"),

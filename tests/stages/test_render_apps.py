@@ -323,6 +323,7 @@ def test_hostile_apps_are_dead_lettered_and_the_run_goes_on(tmp_path):
     shots = read_shards(str(out), "screenshots").to_pylist()
     assert sorted(s["app"]["name"] for s in shots) == ["good", "net"]  # the net app runs (mousepad), offline
     assert m["counts"]["render_apps"]["sessions"] >= 3  # a fresh session after each dead letter
+    assert not m["counts"]["render_apps"].get("sessions_without_namespace")  # each in the fence's namespace
     labels = read_shards(str(out), "grounding").to_pylist()
     assert {r["screenshot_id"] for r in labels} == {s["screenshot_id"] for s in shots}
     leftover = subprocess.run(["pgrep", "-u", "nobody", "-f", "galculator|xmessage|sleep 600"], capture_output=True)

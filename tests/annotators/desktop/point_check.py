@@ -9,7 +9,8 @@ label's role and name (or, for a text label, its words).
 Its own coordinate handling: screen coordinates for every toolkit but GTK 4, whose components answer in coordinates
 relative to the window's content; for GTK 4 the point is moved into that frame with the X window's geometry as
 ``xdotool`` reports it (origin plus the client-side shadow margin); on a scaled display, a toolkit whose window is
-the X window over the scale answers in logical pixels, so the point is divided by the scale.
+the X window over the scale answers in logical pixels, so the point is divided by the scale (a window manager's
+frame makes a toolkit's window a few pixels larger than its X window: GTK 3 reports the frame's extents).
 
 stdin: ``{"points": [{"x": .., "y": .., "text": .., "role": ..}, ...], "scale": ..}`` (screen pixels; ``role`` the
 labels' ARIA-style role or null for a text; ``scale`` the display's). stdout: ``{"results": [{"ok": bool, "found":
@@ -110,7 +111,7 @@ def frame_transform(pid, frame, gtk4, scale):
         margin_x, margin_y = (w - ext.width * k) / 2, (h - ext.height * k) / 2
         if gtk4 and margin_x >= 0 and abs(margin_x - margin_y) < 1:
             best = (x + margin_x, y + margin_y, k)
-        elif not gtk4 and abs(ext.width * k - w) < 2:
+        elif not gtk4 and abs(ext.width * k - w) <= max(2, 0.05 * w):  # a window manager's frame: a few px more
             best = best or (0, 0, k)
     return best or (0, 0, 1)
 
