@@ -28,7 +28,15 @@ import random
 from screenmill.annotators.desktop import a11y
 from screenmill.annotators.desktop.apps import AppSpec
 from screenmill.annotators.desktop.session import Capture, DesktopSession
-from screenmill.annotators.dom.explore import HIGH_ROLES, Action, ExploreSettings, Step, action_for, element_key
+from screenmill.annotators.dom.explore import (
+    HIGH_ROLES,
+    Action,
+    ExploreSettings,
+    Step,
+    action_for,
+    action_from_recorded,
+    element_key,
+)
 
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
 EXPLORE_VERSION = "1"
@@ -80,9 +88,16 @@ def choose(elements: list[dict], visited: set[tuple], rng: random.Random, window
     return rng.choice(group)
 
 
+def screen_point(action: Action, scale: float) -> tuple[int, int]:
+    """The screen pixel an action's point (logical px) falls on: the screenshot of an app is the whole screen, so
+    its pixels (``pixel`` coordinates, :mod:`screenmill.schemas.coords`) are the screen's; the recorded ``x``/``y``
+    are ``point x scale`` and are acted on at the pixel they round to."""
+    return round(action.point[0] * scale), round(action.point[1] * scale)
+
+
 def act(session: DesktopSession, action: Action, scale: float) -> None:
     """Do ``action`` with xdotool at its point (logical px x ``scale``), then park the pointer in the corner."""
-    x, y = (round(v * scale) for v in action.point)
+    x, y = screen_point(action, scale)
     session.xdotool("mousemove", str(x), str(y), "click", "1")
     if action.kind == "type":
         session.xdotool("key", "ctrl+a")
@@ -91,8 +106,16 @@ def act(session: DesktopSession, action: Action, scale: float) -> None:
     session.xdotool("mousemove", str(w - 1), str(h - 1))
 
 
-def explore_app(session: DesktopSession, app: AppSpec, settings: ExploreSettings) -> ExploredApp:
+def explore_app(
+    session: DesktopSession, app: AppSpec, settings: ExploreSettings, replay: list[dict] | None = None
+) -> ExploredApp:
     """Explore ``app`` (already started in ``session`` by :meth:`DesktopSession.run_app`) into an episode.
+
+    Args:
+        session / app: the session and the app started in it.
+        settings: steps and seed of the policy.
+        replay: recorded actions (``Screenshot.recorded_action`` dicts, :meth:`Step.recorded`) to act out instead of
+            choosing: their frames are what the recorded episode's must hash to.
 
     Raises:
         AppError: the app died, hung or stormed mid-episode.
@@ -104,19 +127,22 @@ def explore_app(session: DesktopSession, app: AppSpec, settings: ExploreSettings
     steps: list[Step] = []
     visited: set[tuple] = set()
     opener: tuple[Action, int] | None = None  # the click that opened the popup now up, and the windows before it
-    while len(steps) < settings.steps:
+    while len(steps) < (len(replay) if replay is not None else settings.steps):
         frame = frames[-1]
         windows = len(frame.capture.x_windows)
-        if opener is not None and windows <= opener[1]:
-            opener = None  # the popup went away
-        el = choose(frame.elements, visited, rng, opener[1] if opener else None)
-        if el is not None:
-            visited.add(element_key(el))
-            action = action_for(el)
-        elif opener is not None:
-            action = opener[0]  # nothing left in the popup: click its opener again to close it
+        if replay is not None:
+            el, action = None, action_from_recorded(replay[len(steps)], scale)
         else:
-            break
+            if opener is not None and windows <= opener[1]:
+                opener = None  # the popup went away
+            el = choose(frame.elements, visited, rng, opener[1] if opener else None)
+            if el is not None:
+                visited.add(element_key(el))
+                action = action_for(el)
+            elif opener is not None:
+                action = opener[0]  # nothing left in the popup: click its opener again to close it
+            else:
+                break
         act(session, action, scale)
         capture = session.capture(app)
         noop = capture.frame_sha == frame.capture.frame_sha
@@ -124,6 +150,6 @@ def explore_app(session: DesktopSession, app: AppSpec, settings: ExploreSettings
             opener = (action, windows)
         steps.append(Step(action, noop, False, None, f"app:{app.name}"))
         frames.append(Frame(capture, a11y.elements(capture, screen, scale)))
-        if el is None and noop:
+        if replay is None and el is None and noop:
             break  # the opener did not close what it opened (a dialog): nothing more to do here
     return ExploredApp(frames, steps)
