@@ -230,10 +230,11 @@ def pa_table(rows, schema):
 
 
 def test_explored_app_episodes_replay_their_recorded_actions_to_the_same_frames(tmp_path, capsys):
-    """--explore on apps (galculator, mousepad: menus opened and closed): frames, a11y labels per frame (an opened
-    menu's items too), actions rows; `screenmill replay` acts out each episode's recorded actions in a fresh session
-    and gets the same frame hashes; a recorded action changed in the table gives other frames from that step on
-    (exit 1); the same seed in a fresh session explores the same; an app that then hangs is a time-out."""
+    """--explore on apps (galculator, mousepad: menus opened and closed, by Escape too): frames, a11y labels per
+    frame (an opened menu's items too), actions rows (a key pressed among them); `screenmill replay` acts out each
+    episode's recorded actions in a fresh session and gets the same frame hashes; a recorded action changed in the
+    table gives other frames from that step on (exit 1); the same seed in a fresh session explores the same; an app
+    that then hangs is a time-out."""
     from screenmill.annotators.desktop.apps import AppSpec
     from screenmill.annotators.desktop.explore import explore_app
     from screenmill.annotators.desktop.session import AppError, DesktopSession, SessionConfig
@@ -258,6 +259,10 @@ def test_explored_app_episodes_replay_their_recorded_actions_to_the_same_frames(
         all(json.loads(s["recorded_action"])["type"] == "click" for s in shots[:5])
         and shots[5]["recorded_action"] is None
     )
+    # mousepad: File > Open Recent opens a submenu of disabled items only, which Escape closes (a key step)
+    keys = [json.loads(r["action_args"]) | {"t": r["action_type"]} for r in every if r["action_type"] == "press_key"]
+    assert keys and keys[0] == {"type": "key", "key": "Escape", "instruction": "press Escape", "noop": False,
+                                "blocked": False, "t": "press_key"}  # fmt: skip
     labels = read_shards(str(out), "grounding").to_pylist()
     by_step = {s["screenshot_id"]: s["step_index"] for s in shots}
     menu_items = {r["element_text"] for r in labels if r["role"] == "menuitem" and by_step.get(r["screenshot_id"])}
