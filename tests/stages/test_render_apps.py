@@ -243,16 +243,24 @@ def test_explored_app_episodes_replay_their_recorded_actions_to_the_same_frames(
     from screenmill.pipelines.cli import main as cli
 
     apps = tmp_path / "apps.txt"
-    apps.write_text("galculator\nmousepad\n", encoding="utf-8")
+    apps.write_text("galculator\nmousepad\nmousepad-again: mousepad\n", encoding="utf-8")
     out = tmp_path / "out"
     m = run(_args(out, apps, "--explore", "5", "--explore-seed", "1"))
-    assert m["counts"]["render_apps"]["episodes"] == 2 and m["counts"]["render_apps"]["steps"] == 10
+    counts = m["counts"]["render_apps"]
+    assert counts["episodes"] == 3 and counts["steps"] == 15 and counts["sessions"] == 1
     episodes = defaultdict(list)
     for s in read_shards(str(out), "screenshots").to_pylist():
         episodes[s["page_uri"]].append(s)
+    every = sorted(read_shards(str(out), "actions").to_pylist(), key=lambda r: r["step"])
+
+    def trace(uri):  # an episode's frames and actions
+        frames = sorted(episodes[uri], key=lambda s: s["step_index"])
+        steps = [r["action_args"] for r in every if r["episode_id"] == frames[0]["episode_id"]]
+        return [f["screenshot_id"] for f in frames], steps
+
+    assert trace("app:mousepad-again") == trace("app:mousepad")  # the same setting again in the same session
     shots = sorted(episodes["app:galculator"], key=lambda s: s["step_index"])
     assert [s["step_index"] for s in shots] == list(range(6)) and len({s["episode_id"] for s in shots}) == 1
-    every = sorted(read_shards(str(out), "actions").to_pylist(), key=lambda r: r["step"])
     actions = [r for r in every if r["episode_id"] == shots[0]["episode_id"]]
     assert [r["step"] for r in actions] == list(range(5)) and {r["annotator"] for r in every} == {"a11y"}
     assert (
@@ -269,7 +277,10 @@ def test_explored_app_episodes_replay_their_recorded_actions_to_the_same_frames(
     assert menu_items - {"File", "Edit", "View", "Calculator", "Help"}  # a menu the episode opened is labelled
 
     capsys.readouterr()
-    assert cli(["replay", str(out), "--apps", str(apps)]) == 0
+    mousepad = episodes["app:mousepad"][0]["episode_id"]
+    assert (
+        cli(["replay", str(out), "--apps", str(apps), "--episode", shots[0]["episode_id"], "--episode", mousepad]) == 0
+    )
     printed = capsys.readouterr().out
     assert "app:galculator: 6/6 frames match" in printed and "app:mousepad: 6/6 frames match" in printed
     assert "2/2 episodes replay to the same frames" in printed
@@ -292,6 +303,9 @@ def test_explored_app_episodes_replay_their_recorded_actions_to_the_same_frames(
     try:
         session.run_app(app)
         again = explore_app(session, app, ExploreSettings(5, 1))
+        session.stop_app()
+        session.run_app(app)  # the same app and seed again in the same session: the same frames and labels
+        twice = explore_app(session, app, ExploreSettings(5, 1))
         # then the app hangs (stopped): the next screen is a time-out, not a screenshot of a frozen window
         assert session.exec(["sh", "-c", "kill -STOP $SCREENMILL_APP_PID"])["rc"] == 0
         with pytest.raises(AppError) as hung:
@@ -300,6 +314,9 @@ def test_explored_app_episodes_replay_their_recorded_actions_to_the_same_frames(
     finally:
         session.close()
     assert [hashlib.sha256(f.capture.png).hexdigest() for f in again.frames] == [s["screenshot_id"] for s in shots]
+    assert [f.elements for f in twice.frames] == [f.elements for f in again.frames]
+    assert [f.capture.frame_sha for f in twice.frames] == [f.capture.frame_sha for f in again.frames]
+    assert [s.action for s in twice.steps] == [s.action for s in again.steps]
     assert [instruction(s.action) for s in again.steps] == [
         json.loads(r["action_args"])["instruction"] for r in actions
     ]
