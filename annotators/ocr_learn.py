@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from screenmill.annotators import ocr_group as g
+from screenmill.annotators import ocr_features as g
 from screenmill.annotators.ocr_model import (
     FEATURES,
     KINDS,
@@ -123,7 +123,8 @@ def pair_rows(screenshot_id: str, pixels, pieces: Sequence, truth: Sequence, met
             :func:`screenmill.annotators.ocr.group_elements`. truth: the screenshot's truth records.
         meta: ``site``, ``page``, ``split``. config: the :class:`~screenmill.annotators.ocr.OcrConfig`.
     """
-    from screenmill.annotators.ocr import OcrConfig, group_elements
+    from screenmill.annotators.ocr import group_elements
+    from screenmill.annotators.ocr_config import OcrConfig
 
     recorder = PairRecorder()
     group_elements(pixels, list(pieces), config or OcrConfig(), decide=recorder)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from screenmill.annotators import ocr_group as g
+from screenmill.annotators import ocr_features as g
 
 MODEL_PATH = Path(__file__).resolve().parent / "ocr_data" / "grouping_model.json"
 KINDS = ("row", "line")

@@ -35,6 +35,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
+from screenmill.annotators.ocr_thresholds import OcrThresholds
 from screenmill.annotators.outputs import Count
 from screenmill.annotators.producer import ScreenshotProducer
 from screenmill.annotators.scripts import is_wrong_script_reading, letter_scripts
@@ -74,7 +75,9 @@ class OcrLabelSettings:
 
     Attributes:
         run_id / config_hash: stamped on every label.
-        annotator_options: keyword arguments of :class:`screenmill.annotators.ocr.OcrConfig` (e.g. thresholds).
+        annotator_options: keyword arguments of :class:`screenmill.annotators.ocr.OcrConfig` (its thresholds aside).
+        thresholds: the OCR's numeric thresholds (:class:`screenmill.annotators.ocr_thresholds.OcrThresholds`),
+            the annotator's ``OcrConfig.thresholds``; part of the config hash with every value.
         instruction_template: how an element's text becomes the instruction (contains ``{text}``); a repeated
             text's instruction is derived from it by :func:`screenmill.annotators.wording.positional_template`.
         recipe / recipe_version: recorded on each label (the recipe
@@ -88,6 +91,7 @@ class OcrLabelSettings:
     run_id: str
     config_hash: str
     annotator_options: tuple[tuple[str, Any], ...] = ()
+    thresholds: OcrThresholds = OcrThresholds()
     instruction_template: str = CLICK_TEMPLATE
     recipe: str = OCR_TEXT_CLICK
     recipe_version: str = OCR_REVISION
@@ -108,7 +112,11 @@ class OcrLabelSettings:
             raise ValueError(f"{name}: max_batch_size and min_element_chars must be > 0")
         if not 0.0 <= self.glyph_min_confidence <= 1.0:
             raise ValueError(f"{name}.glyph_min_confidence must be in [0, 1], not {self.glyph_min_confidence}")
-        from screenmill.annotators.ocr import OcrConfig
+        if "thresholds" in dict(self.annotator_options):
+            raise ValueError(f"{name}.annotator_options: set the OCR's thresholds as {name}.thresholds")
+        if not isinstance(self.thresholds, OcrThresholds):
+            raise ValueError(f"{name}.thresholds must be an OcrThresholds, got {type(self.thresholds).__name__}")
+        from screenmill.annotators.ocr_config import OcrConfig
 
         try:  # the OCR's own options (ValueError for a value out of range, TypeError for an unknown option)
             OcrConfig(**dict(self.annotator_options))
@@ -137,7 +145,7 @@ class OcrProducer(OcrLabelSettings, ScreenshotProducer):
 
     @property
     def install_hint(self) -> str:
-        from screenmill.annotators.ocr import _INSTALL_HINT
+        from screenmill.annotators.ocr_config import _INSTALL_HINT
 
         return _INSTALL_HINT
 
@@ -154,7 +162,7 @@ class OcrProducer(OcrLabelSettings, ScreenshotProducer):
         return OcrAnnotator.VERSION
 
     def process_key(self) -> Hashable:
-        return ("ocr", self.annotator_options)
+        return ("ocr", self.annotator_options, self.thresholds)
 
     def load(self):
         """A loaded :class:`screenmill.annotators.ocr.OcrAnnotator` (RuntimeError with the install hint when RapidOCR
@@ -168,10 +176,11 @@ class OcrProducer(OcrLabelSettings, ScreenshotProducer):
     @functools.cached_property
     def ocr_config(self):
         """The annotator's settings, :class:`screenmill.annotators.ocr.OcrConfig` of ``annotator_options``: built and
-        checked once (ValueError for a value out of range, TypeError for an option it does not have)."""
-        from screenmill.annotators.ocr import OcrConfig
+        checked once (ValueError for a value out of range, TypeError for an option it does not have), with
+        :attr:`thresholds`."""
+        from screenmill.annotators.ocr_config import OcrConfig
 
-        return OcrConfig(**dict(self.annotator_options))
+        return OcrConfig(**dict(self.annotator_options), thresholds=self.thresholds)
 
     def produce(self, model, shot: Screenshot, pixels) -> Iterable[GroundingLabel | Count]:
         """The labels of one screenshot, and the counts of its text the models could not read (see the module

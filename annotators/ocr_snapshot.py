@@ -119,7 +119,8 @@ def labels_of(shot, pixels, pieces: Sequence, config=None, producer=None, decide
         producer: the :class:`screenmill.annotators.ocr_producer.OcrProducer` (default: the producer's defaults).
         decide: the join decisions (:func:`screenmill.annotators.ocr.group_elements`); None: as ``config`` says.
     """
-    from screenmill.annotators.ocr import OcrAnnotator, OcrConfig, group_elements
+    from screenmill.annotators.ocr import OcrAnnotator, group_elements
+    from screenmill.annotators.ocr_config import OcrConfig
     from screenmill.annotators.ocr_producer import OcrProducer, elements_to_labels
 
     config = config or OcrConfig()

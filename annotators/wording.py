@@ -229,7 +229,7 @@ def positional_template(template: str) -> str:
     return template[:at] + "the {ordinal} " + template[at:]
 
 
-# Referring expressions beyond the text (issue 49; :mod:`screenmill.annotators.dom.relations` writes them, each proven
+# Referring expressions beyond the text (issue 49; :mod:`screenmill.annotators.relations` writes them, each proven
 # unique on its screenshot): by place in a table row, below a label, left of a text, in a landmark; by colour, by size;
 # an icon by its name's noun.
 DOM_ROW = "dom-row"
@@ -247,8 +247,19 @@ DOM_RECIPE_FAMILIES = {
     "visual": (DOM_COLOUR, DOM_SIZE),
     "icon": (DOM_ICON,),
 }
-#: What a region of :func:`in_region` is called.
-REGION_NOUNS = {"top": "top bar", "side": "side bar", "dialog": "dialog"}
+#: What a region of :func:`in_region` is called: the DOM's landmarks (``top``, ``side``, ``dialog``) and an app's
+#: containers (``menubar``, ``toolbar``, ``statusbar``, ``dialog``: :mod:`screenmill.annotators.desktop.a11y`).
+REGION_NOUNS = {
+    "top": "top bar",
+    "side": "side bar",
+    "dialog": "dialog",
+    "menubar": "menu bar",
+    "toolbar": "tool bar",
+    "statusbar": "status bar",
+}
+#: Every accessibility recipe name (:data:`A11Y_OF`'s text recipes and the expressions above: ``a11y-row``, ...) by
+#: the DOM recipe whose rules it applies to an app's accessibles.
+A11Y_OF_ALL = {r: "a11y-" + r.removeprefix("dom-") for rs in DOM_RECIPE_FAMILIES.values() for r in rs}
 
 
 def in_row(name: str, noun: str, anchor: str) -> str:

@@ -455,6 +455,12 @@ def add_apps_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--app-max-windows", type=check.POSITIVE, default=20, help="more top-level windows: app_window_storm"
     )
+    g.add_argument(
+        "--a11y-recipes",
+        type=check.among(DOM_RECIPE_FAMILIES),
+        default="text",
+        help="a11y label recipe families, as --dom-recipes: text,relational,visual,icon (default: text)",
+    )
 
 
 def apps_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> AppsConfig | None:
@@ -468,7 +474,15 @@ def apps_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> A
     )
     displays = tuple(parse_display(d) for d in args.displays.split(",") if d.strip())
     return AppsConfig(
-        args.output, run_id, args.apps, displays, session, limits, explore=args.explore, explore_seed=args.explore_seed
+        args.output,
+        run_id,
+        args.apps,
+        displays,
+        session,
+        limits,
+        explore=args.explore,
+        explore_seed=args.explore_seed,
+        a11y_recipes=tuple(f.strip() for f in args.a11y_recipes.split(",") if f.strip()),
     )
 
 

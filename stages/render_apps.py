@@ -29,6 +29,7 @@ reason.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
 import json
@@ -43,6 +44,7 @@ from screenmill.annotators.desktop.session import AppError, DesktopSession, Sess
 from screenmill.annotators.dom.explore import ExploreSettings
 from screenmill.annotators.dom.page import Viewport
 from screenmill.annotators.process import per_process
+from screenmill.annotators.wording import A11Y_OF_ALL, DOM_RECIPE_FAMILIES
 from screenmill.schemas.images import ImageLimits, ImageRejected, inspect_image
 from screenmill.schemas.keys import item_key, stable_id
 from screenmill.schemas.records import AppSettings, RenderSettings, Screenshot, utcnow
@@ -66,6 +68,8 @@ class AppsConfig:
         config_hash: the run's output-determining hash.
         explore: actions per episode (0: no exploration, the first screen only).
         explore_seed: the exploration policy's seed.
+        a11y_recipes: the recipe families of the a11y labels (keys of ``DOM_RECIPE_FAMILIES``; ``text`` alone by
+            default; ``--a11y-recipes``).
     """
 
     output: str
@@ -77,8 +81,13 @@ class AppsConfig:
     config_hash: str | None = None
     explore: int = 0
     explore_seed: int = 0
+    a11y_recipes: tuple[str, ...] = ("text",)
 
     def __post_init__(self):
+        unknown = [f for f in self.a11y_recipes if f not in DOM_RECIPE_FAMILIES]
+        if unknown or not self.a11y_recipes:
+            known = ", ".join(DOM_RECIPE_FAMILIES)
+            raise ValueError(f"--a11y-recipes must be among {known}, got {','.join(unknown) or 'none'}")
         if self.explore:
             ExploreSettings(self.explore, self.explore_seed)  # checks the steps
         if not os.path.isfile(self.apps):
@@ -88,12 +97,20 @@ class AppsConfig:
         if any(d.mobile for d in self.displays):
             raise ValueError("--displays: mobile emulation (m) is for pages only")
 
+    @property
+    def recipes(self) -> frozenset[str]:
+        """The DOM recipes whose rules the a11y labels apply (those of the families of ``a11y_recipes``)."""
+        return frozenset(r for f in self.a11y_recipes for r in DOM_RECIPE_FAMILIES[f])
+
     def hash_view(self) -> dict:
         """What of this config determines the output (for ``config_hash``): displays, window limit, recipes."""
+        mix = {A11Y_OF_ALL[r]: a11y.ALL_RECIPE_VERSIONS[A11Y_OF_ALL[r]] for r in self.recipes}
         return {
             "displays": [d.spec for d in self.displays],
             "max_windows": self.session.max_windows,
             "a11y_recipes": dict(sorted(a11y.RECIPE_VERSIONS.items())),
+            # only when asked for: the default's hash is the one it was before these recipes existed
+            **({"a11y_recipe_mix": dict(sorted(mix.items()))} if self.a11y_recipes != ("text",) else {}),
             **({"explore": [self.explore, self.explore_seed, app_explore.EXPLORE_VERSION]} if self.explore else {}),
         }
 
@@ -277,7 +294,11 @@ class _RenderApp(StageDoFn):
         )
         yield shot
         els = a11y.elements(capture, session.screen_size, d.scale)
-        labels = a11y.a11y_labels(shot, els, (d.width, d.height), d.scale, cfg.config_hash or "", self.run_id)
+        labels = a11y.a11y_labels(
+            shot, els, (d.width, d.height), d.scale, cfg.config_hash or "", self.run_id, cfg.recipes, capture.png
+        )
+        for recipe, n in collections.Counter(label.recipe for label in labels).items():
+            self.counters.counter(f"labels_{recipe}").inc(n)  # made here; the kept ones are the grounding rows
         if labels:
             yield beam.pvalue.TaggedOutput(LABELS, (render_origin(shot), tuple(labels)))
 

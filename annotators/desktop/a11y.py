@@ -19,24 +19,78 @@ coordinates (Qt's window-relative ones are wrong: never used); GTK 4 reports its
 content whatever is asked, so the X window's origin and its client-side shadow margin are added. When the toolkit
 reports logical pixels of a scaled display (its window's box is the X window's over the scale), boxes are scaled.
 
+Each element carries the ``rel`` block :mod:`screenmill.annotators.relations` reads (the referring expressions by
+place, look and icon: the DOM's code, one path for both), read off the tree the agent already walked (no extra
+AT-SPI call):
+
+* ``region``: the innermost container of :data:`REGION_ROLES` among its ancestors (a menu bar, a tool bar, a status
+  bar, a dialog: an ancestor of those roles or its window's role; nested ones of a kind folded into the outermost),
+  none for an item of an open menu (it is in the menu's popup, not in the bar);
+* ``row``: its nearest ancestor of :data:`ROW_ROLES` (a table row, list or tree item) with the words of every node
+  under it (the other cells' names);
+* ``up``: its node, parent and grandparent (by tree path); ``zoom`` 1; ``icon``: whether it is an icon (a picture
+  role, :data:`PICTURE_ROLES`, or a control without text holding one);
+* colours (only when a visual recipe is asked: :func:`add_paint`) from the screenshot's pixels of its box: the most
+  common colour inside (``bg``), the most common one far from it (``fg``: its text or glyph), the most common in a
+  ring around it (``under``) and every colour that covers :data:`PAINT_SHARE` of the box (``colours``), named by the
+  DOM's palette (:func:`screenmill.annotators.relations.colour_names`).
+
 :func:`a11y_labels` words them with the DOM's rules (:func:`screenmill.annotators.dom.labels.element_labels`: text,
-name, role + name, fields, positions for repeats, nothing ambiguous), recipes ``a11y-*``
-(:data:`screenmill.annotators.wording.A11Y_OF`).
+name, role + name, fields, positions for repeats, nothing ambiguous, and the expressions of ``recipes``), recipes
+``a11y-*`` (:data:`screenmill.annotators.wording.A11Y_OF_ALL`).
 """
 
 from __future__ import annotations
 
+import io
 import re
 
+from screenmill.annotators import relations
 from screenmill.annotators.dom.labels import element_labels
-from screenmill.annotators.wording import A11Y_OF, printable
+from screenmill.annotators.wording import A11Y_OF, A11Y_OF_ALL, DOM_COLOUR, DOM_RECIPES, printable
 from screenmill.schemas.labels import LabelProvenance
 from screenmill.schemas.records import GroundingLabel, Screenshot
 
 NAME = "a11y"
 VERSION = "1"
-#: Each recipe's version (1: the first rules).
+#: Each text recipe's version (1: the first rules).
 RECIPE_VERSIONS = {r: "1" for r in A11Y_OF.values()}
+#: The version of this module's ``rel`` block (regions, rows, colours from pixels): part of the relation recipes'.
+REL_VERSION = "1"
+#: Each recipe's version, the relation recipes' too (``a11y-row``: the relations' rules and :data:`REL_VERSION`).
+ALL_RECIPE_VERSIONS = {
+    **RECIPE_VERSIONS,
+    **{A11Y_OF_ALL[r]: f"{relations.RELATIONS_VERSION}+r{REL_VERSION}" for r in relations.RECIPES},
+}
+#: AT-SPI roles of the containers an element can be said to be in → :data:`screenmill.annotators.wording.REGION_NOUNS`.
+REGION_ROLES = {
+    "menu bar": "menubar",
+    "tool bar": "toolbar",
+    "status bar": "statusbar",
+    "dialog": "dialog",
+    "alert": "dialog",
+    "file chooser": "dialog",
+    "color chooser": "dialog",
+    "font chooser": "dialog",
+}
+#: Roles of an open menu's popup: an item under one is not in the bar its menu hangs from.
+POPUP_ROLES = frozenset({"menu", "popup menu"})
+#: AT-SPI roles of a row: a table row, a list item, a tree item.
+ROW_ROLES = frozenset({"table row", "list item", "tree item"})
+#: Roles of a picture: an element of one, or a control without text that holds one, is an icon (the tree tells; a
+#: toolkit's button that paints its name has no text node, so no text of its own does not make it an icon).
+PICTURE_ROLES = frozenset({"icon", "image"})
+#: The least share of an element's box a colour covers to be among the colours it could be called by.
+PAINT_SHARE = 0.05
+#: The ring around a box whose most common colour is what is behind it: from this many pixels out (GTK 4's boxes sit
+#: 2-4 px inside the painted button) ...
+RING_GAP = 4
+#: ... for this many pixels.
+RING_PX = 4
+#: Colour bins: a channel's value // this (16 levels a channel).
+PAINT_BIN = 16
+#: The least distance (RGB, 0-255) from the box's most common colour that makes a colour its text's.
+FG_DISTANCE = 96
 
 #: AT-SPI role name → the DOM labels' role (ARIA) vocabulary (:data:`screenmill.annotators.wording.ROLE_NOUNS`).
 ROLES = {
@@ -114,7 +168,14 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
                 ),
             )
         else:
-            best = max(range(len(capture.x_windows)), key=lambda j: (_overlap(capture.x_windows[j][1:], box), -j))
+            best = max(  # the most overlap; of windows holding it whole (a dialog over its main one), the one its size
+                range(len(capture.x_windows)),
+                key=lambda j: (
+                    _overlap(capture.x_windows[j][1:], box),
+                    -abs(capture.x_windows[j][3] - box[2]) - abs(capture.x_windows[j][4] - box[3]),
+                    -j,
+                ),
+            )
         _, xx, xy, xw, xh = capture.x_windows[best]
         k = scale if abs(xw / box[2] - scale) < abs(xw / box[2] - 1) else 1.0  # logical px of a scaled display
         offset = (xx + (xw - box[2] * k) / 2, xy + (xh - box[3] * k) / 2) if gtk4 else (0, 0)
@@ -139,6 +200,7 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
     gtk4 = capture.toolkit.lower() == "gtk" and capture.toolkit_version.startswith("4")
     wins = own_x_windows(capture, gtk4, scale)
     roles = {tuple(n["path"]): n["role"] for n in capture.nodes}
+    texts = _RowTexts(capture.nodes)
     sw, sh = screen
     kept: list[tuple[dict, dict]] = []
     for node in capture.nodes:
@@ -184,6 +246,7 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
         el["path"] = node["path"]
         el["xwin"] = xi
         el["atspi_role"] = role
+        el["rel"] = _rel(node, roles, texts, capture.windows)
         kept.append((node, el))
     out: list[dict] = []
     controls = [el for _, el in kept if el["kind"] == "control"]
@@ -196,7 +259,100 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
                     owner["text"] = el["text"]
                 continue
         out.append(el)
+    pictures = [tuple(n["path"]) for n in capture.nodes if n["role"] in PICTURE_ROLES]
+    for el in out:  # an icon: a picture, or a control that shows no text of its own and holds one
+        p = tuple(el["path"])
+        held = any(len(q) > len(p) and q[: len(p)] == p for q in pictures)
+        el["rel"]["icon"] = el["atspi_role"] in PICTURE_ROLES or (el["kind"] == "control" and not el["text"] and held)
     return [el for el in out if el["text"] or el["name"]]
+
+
+class _RowTexts:
+    """The words under a row node (by path), read once per row asked."""
+
+    def __init__(self, nodes: list[dict]):
+        self._nodes, self._cache = nodes, {}
+
+    def __call__(self, path: tuple) -> str:
+        if path not in self._cache:
+            n = len(path)
+            words = []
+            for node in self._nodes:
+                if len(node["path"]) > n and tuple(node["path"][:n]) == path:
+                    for said in (clean_name(node.get("name")), clean_name(node.get("text"))):
+                        if said and said not in words:
+                            words.append(said)
+            self._cache[path] = " ".join(words)
+        return self._cache[path]
+
+
+def _rel(node: dict, roles: dict[tuple, str], row_text: _RowTexts, windows: list[dict]) -> dict:
+    """The ``rel`` block of a node (the module docstring): region, row, parents; colours come later."""
+    path = node["path"]
+    region = row = None
+    popup = False
+    for i in range(len(path) - 1, 1, -1):  # its ancestors below the window, innermost first
+        up = tuple(path[:i])
+        role = roles.get(up)
+        if role in POPUP_ROLES:
+            popup = True
+        kind = REGION_ROLES.get(role)
+        if kind and not popup and (region is None or region[0] == kind):
+            region = (kind, ".".join(map(str, up)))
+        if row is None and role in ROW_ROLES:
+            row = {"id": ".".join(map(str, up)), "text": row_text(up)}
+    window = windows[node["window"]]
+    if REGION_ROLES.get(window.get("role")) == "dialog" and not popup and (region is None or region[0] == "dialog"):
+        region = ("dialog", f"w{node['window']}")
+    ups = [".".join(map(str, path[:k])) for k in (len(path), len(path) - 1, len(path) - 2) if k > 0]
+    return {"region": region and {"kind": region[0], "id": region[1]}, "row": row, "up": ups, "zoom": 1.0}
+
+
+def add_paint(els: list[dict], png: bytes, scale: float) -> None:
+    """Put the colours of each element's box in the screenshot ``png`` (screen pixels; boxes are logical px, times
+    ``scale``) into its ``rel`` block (see the module docstring): ``bg``, ``fg``, ``under``, ``colours``."""
+    import numpy as np
+    from PIL import Image
+
+    im = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+    h, w = im.shape[:2]
+    for el in els:
+        x0, y0, x1, y1 = (int(round(v * scale)) for v in el["box"])
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+        if x1 <= x0 or y1 <= y0:
+            continue
+        inside = _bins(im[y0:y1, x0:x1].reshape(-1, 3))
+        out, gap = RING_GAP + RING_PX, RING_GAP
+        rx0, ry0, rx1, ry1 = max(x0 - out, 0), max(y0 - out, 0), min(x1 + out, w), min(y1 + out, h)
+        ring = np.ones((ry1 - ry0, rx1 - rx0), bool)
+        ring[max(y0 - gap - ry0, 0) : y1 + gap - ry0, max(x0 - gap - rx0, 0) : x1 + gap - rx0] = False
+        around = _bins(im[ry0:ry1, rx0:rx1][ring])
+        bg = inside[0][0]
+        fg = next(
+            (c for c, _ in inside if sum((a - b) ** 2 for a, b in zip(c, bg, strict=True)) >= FG_DISTANCE**2), None
+        )
+        el["rel"] |= {
+            "bg": [*bg, 1.0],
+            "fg": fg and [*fg, 1.0],
+            "under": [*around[0][0], 1.0] if around else None,
+            "colours": [[*c, 1.0] for c, share in inside if share >= PAINT_SHARE],
+        }
+
+
+def _bins(pixels) -> list[tuple[tuple[float, float, float], float]]:
+    """Pixels ``(n, 3)`` → ``(colour, share)`` of each colour bin (its pixels' mean), the most common first."""
+    import numpy as np
+
+    if not len(pixels):
+        return []
+    q = pixels.astype(np.int32) // PAINT_BIN
+    keys = (q[:, 0] * 256 + q[:, 1] * 16 + q[:, 2]).astype(np.int32)
+    uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    sums = np.zeros((len(uniq), 3))
+    np.add.at(sums, inverse.ravel(), pixels)
+    order = np.argsort(-counts, kind="stable")
+    total = float(len(pixels))
+    return [(tuple(float(v) for v in sums[k] / counts[k]), counts[k] / total) for k in order]
 
 
 def _in_open_menu(node: dict, roles: dict[tuple, str]) -> bool:
@@ -215,7 +371,14 @@ def _within(inner: dict, outer: dict) -> bool:
 
 
 def a11y_labels(
-    shot: Screenshot, els: list[dict], display: tuple[int, int], scale: float, config_hash: str, run_id: str
+    shot: Screenshot,
+    els: list[dict],
+    display: tuple[int, int],
+    scale: float,
+    config_hash: str,
+    run_id: str,
+    recipes: frozenset[str] = frozenset(DOM_RECIPES),
+    png: bytes | None = None,
 ) -> list[GroundingLabel]:
     """The accessibility labels of one app screenshot (:func:`elements` → the DOM's wording rules).
 
@@ -225,13 +388,17 @@ def a11y_labels(
         display: the display's logical size (the native frame, ``pixel_resized``).
         scale: screenshot pixels per logical px.
         config_hash / run_id: provenance.
+        recipes: the DOM recipes whose rules to apply (default: the text recipes; ``--a11y-recipes``' families).
+        png: the screenshot's bytes (the colours of ``dom-colour``: :func:`add_paint`; without them no colour label).
 
     Returns:
         Labels with ``annotator='a11y'``, recipes ``a11y-*``, boxes and points in screenshot pixels.
     """
 
     def provenance(recipe: str) -> LabelProvenance:
-        r = A11Y_OF[recipe]
-        return LabelProvenance(NAME, VERSION, r, RECIPE_VERSIONS[r], config_hash, run_id)
+        r = A11Y_OF_ALL[recipe]
+        return LabelProvenance(NAME, VERSION, r, ALL_RECIPE_VERSIONS[r], config_hash, run_id)
 
-    return element_labels(shot, els, display, scale, provenance)
+    if DOM_COLOUR in recipes and png is not None:
+        add_paint(els, png, scale)
+    return element_labels(shot, els, display, scale, provenance, recipes)

@@ -11,7 +11,7 @@ elements, each a dict in the frame's CSS pixels (its viewport, after scrolling):
 exploration (:mod:`screenmill.annotators.dom.explore`) reads; no label depends on them. ``alts`` are the names of a
 control's images; the script's elements go through :func:`tidy` (names cleaned of icon-font glyphs and unprintable
 code points; a logo link named by its visible text, the logo's alt kept in ``alt``) before anything reads them.
-``rel`` (the script's last block) holds what :mod:`screenmill.annotators.dom.relations` reads for the expressions
+``rel`` (the script's last block) holds what :mod:`screenmill.annotators.relations` reads for the expressions
 beyond the text: the element's landmark region, table row, colours and parents (the block's comment says each).
 
 Which elements (the rules the DOM labels stand on; :mod:`screenmill.annotators.dom.labels` makes the instructions):
@@ -298,7 +298,7 @@ EXTRACT_JS = r"""
     emit(owner, 'text', rects, {role: TEXT_ROLES.has(r) ? r : 'text', name: text, text, box});
   }
 
-  // 4. Relations (read by annotators/dom/relations.py only; no text recipe depends on them): per element, `rel` =
+  // 4. Relations (read by annotators/relations.py only; no text recipe depends on them): per element, `rel` =
   // {region, row, fg, bg, under, bg_image, graphic, up, zoom}. `region`: the innermost landmark that is a top bar,
   // side bar or dialog by its role and geometry ({kind: 'top' | 'side' | 'dialog', id}, nested ones of a kind
   // folded into the outermost), `row`: its table row ({id, text}: the row's text), colours as [r, g, b, a]: its

@@ -29,7 +29,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
-from screenmill.annotators.dom import relations
+from screenmill.annotators import relations
 from screenmill.annotators.dom.extract import EXTRACT_VERSION
 from screenmill.annotators.wording import (
     DOM_FIELD,
@@ -58,10 +58,12 @@ VERSION = "1"
 #: role noun names whose text repeats, a ``<summary>``'s "History", is named by its place as a text is, where it had
 #: no label at all) and the extraction rules it stands on.
 RECIPE_VERSIONS = {r: f"5+x{EXTRACT_VERSION}" for r in DOM_RECIPES}
+#: Each recipe's version of :mod:`screenmill.annotators.relations` here: its rules' and the extraction's.
+RELATION_VERSIONS = {r: f"{relations.RELATIONS_VERSION}+x{EXTRACT_VERSION}" for r in relations.RECIPES}
 #: Every recipe this producer can write, in the order an element's labels are written: the text recipes, then
-#: :mod:`screenmill.annotators.dom.relations`' (chosen with ``recipes``).
-ALL_RECIPE_VERSIONS = {**RECIPE_VERSIONS, **relations.RECIPE_VERSIONS}
-_ORDER = list(ALL_RECIPE_VERSIONS)
+#: :mod:`screenmill.annotators.relations`' (chosen with ``recipes``).
+ALL_RECIPE_VERSIONS = {**RECIPE_VERSIONS, **RELATION_VERSIONS}
+_ORDER = [*DOM_RECIPES, *relations.RECIPES]
 
 FIELD_TYPES = frozenset(
     {"text", "email", "search", "url", "tel", "number", "password", "date", "time", "datetime-local", "month"}
@@ -133,7 +135,7 @@ def _positional(elements: list[dict]) -> list[_Candidate]:
 
 def choose_instructions(elements: list[dict], recipes: frozenset[str] = frozenset(DOM_RECIPES)) -> list[_Candidate]:
     """Every unambiguous referring expression of ``elements`` (one screenshot) of ``recipes`` (default: the text
-    recipes, :data:`DOM_RECIPES`; others: :mod:`screenmill.annotators.dom.relations`), in element order then recipe
+    recipes, :data:`DOM_RECIPES`; others: :mod:`screenmill.annotators.relations`), in element order then recipe
     order.
 
     An instruction two elements would share is dropped for both, except that visible text wins over a name nobody

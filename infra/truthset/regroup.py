@@ -72,7 +72,8 @@ def _pixels(shot):
 
 def dump(run_output: str, manifest: str, cache: str, splits: set[str]) -> int:
     """Read every screenshot of ``splits`` ungrouped and pickle ``{"version", "elements": {id: [TextElement]}}``."""
-    from screenmill.annotators.ocr import OcrAnnotator, OcrConfig
+    from screenmill.annotators.ocr import OcrAnnotator
+    from screenmill.annotators.ocr_config import OcrConfig
 
     shots, _ = _shots(run_output, manifest, splits)
     annotator = OcrAnnotator(OcrConfig(group_lines=False))

@@ -9,29 +9,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
-from screenmill.annotators.ocr import (
-    OcrAnnotator,
-    OcrConfig,
-    TextElement,
+from screenmill.annotators.ocr import OcrAnnotator, TextElement
+from screenmill.annotators.ocr_colour import glyph_between, mark_after, other_ink_between, text_colours
+from screenmill.annotators.ocr_config import OcrConfig
+from screenmill.annotators.ocr_detect import _bridge_missed_ink
+from screenmill.annotators.ocr_ink import (
+    _free_rows_below,
+    _ink_columns,
+    _monospace_pitch,
+    _runs,
+    _underscores,
+    underline_ends_between,
+)
+from screenmill.annotators.ocr_text import (
     _ascii_marks,
     _bracketed,
-    _bridge_missed_ink,
     _by_characters,
     _clean,
     _fits,
-    _free_rows_below,
-    _ink_columns,
     _keep,
-    _monospace_pitch,
     _no_stop,
     _Piece,
-    _runs,
-    _underscores,
-    glyph_between,
-    mark_after,
-    other_ink_between,
-    text_colours,
-    underline_ends_between,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -375,7 +373,7 @@ def test_an_underline_is_its_long_run_across_the_skips_at_descenders_and_its_end
     glyphs touching its rows (a descender, a baseline) makes only short runs, which are none. An underline ends
     between two spans where one is under it and the other bare, and not where it runs on across the gap (under a
     link's trailing space) or both are bare."""
-    from screenmill.annotators.ocr import _long_runs, _underline_edge
+    from screenmill.annotators.ocr_ink import _long_runs, _underline_edge
 
     mask = np.array([1] * 30 + [0, 0] + [1] * 20 + [0] * 10 + [1, 1, 1, 0, 1, 1] + [0] * 5, dtype=bool)
     rule = _long_runs(mask, length=31, bridge=2)
@@ -630,7 +628,7 @@ def _dotted(d: ImageDraw.ImageDraw, x0: int, x1: int, y: int, colour, step: int 
 
 
 def test_a_dotted_underline_is_told_from_glyph_feet_at_a_regular_pitch():
-    from screenmill.annotators.ocr import _dotted_rule
+    from screenmill.annotators.ocr_ink import _dotted_rule
 
     font = _dejavu(15)
     for text, step, size in (("Basic Concepts", 2, 1), ("Working with Message Catalogs", 6, 3)):
@@ -675,7 +673,7 @@ def _stems(values: list[int], stems: int, height: int = 12) -> np.ndarray:
 
 
 def test_a_thin_words_paler_edges_are_no_colour_of_its_own_but_a_grey_word_is():
-    """The colour split compares words by their usual glyph colour and by their cores' (``CORE_SHARE``): a short
+    """The colour split compares words by their usual glyph colour and by their cores' (``core_share``): a short
     word of thin glyphs, set off the pixel grid (a black core column between two wide grey edges), reads paler than
     the black prose beside it by the usual colour alone, but it is black ("particular column" | "in" | "which"); a
     word set in grey is another colour by both and splits."""
@@ -759,7 +757,7 @@ def test_a_monospace_line_of_code_is_one_element_where_proportional_prose_is_not
 
 
 def test_beside_a_lone_narrow_glyph_only_hues_split():
-    """A lone glyph narrower than ``PUNCTUATION_WIDTH`` line heights ("|" set off the pixel grid: two half-covered
+    """A lone glyph narrower than ``punctuation_width`` line heights ("|" set off the pixel grid: two half-covered
     grey columns, no pixel of the black ink) has no colour to compare but its hue: "FIRST | LAST" in black stays
     one piece, the black "*" between two blue links ("GString *" | "g_string_new") still splits them."""
     gap = np.full((24, 6, 3), 255, dtype=np.uint8)
@@ -1138,7 +1136,7 @@ def test_a_dotted_underline_makes_its_text_underlined_as_a_solid_one_does():
     """ "translation" | "project": Sphinx's links wrap with their dotted underline, which :func:`underlined` reads as
     running from its first dot to its last, so rule 7 knows the two lines for one link's. Bare text is not
     underlined; a dotted rule under a third of the text leaves it undecided."""
-    from screenmill.annotators.ocr import underlined
+    from screenmill.annotators.ocr_ink import underlined
 
     font = _dejavu(15)
     config = OcrConfig()
@@ -1190,7 +1188,7 @@ def _underlined_word(
     """``underlined`` of ``text`` drawn at (10, ``top``) on a white image of ``size``, with (``lined``) an underline
     ``drop`` px under its ascent that skips its descenders (:func:`_skip_ink_underline`), its box the text's padded
     by ``pad`` (x, y) and reaching the underline."""
-    from screenmill.annotators.ocr import underlined
+    from screenmill.annotators.ocr_ink import underlined
 
     im = Image.new("RGB", size, (255, 255, 255))
     d = ImageDraw.Draw(im)
@@ -1229,7 +1227,7 @@ def test_an_underline_skipped_wide_round_a_descender_still_underlines_a_short_wo
 def test_underlined_cannot_tell_for_a_box_blank_too_small_or_outside_the_image():
     """A blank crop, one too low or narrow to read, and a box past the screenshot's edge answer None (cannot tell),
     never an error: the short-word path looks for ink before it looks for a row under it."""
-    from screenmill.annotators.ocr import underlined
+    from screenmill.annotators.ocr_ink import underlined
 
     im = np.full((40, 300, 3), 255, dtype=np.uint8)
     config = OcrConfig()

@@ -5,16 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw
-from screenmill.annotators.ocr import (
-    OcrAnnotator,
-    OcrConfig,
-    TextElement,
-    _crop,
-    _glyph_color,
-    group_elements,
-    list_marker_left,
-)
-from screenmill.annotators.ocr_group import continues, ends_code_statement, group_lines
+from screenmill.annotators.ocr import OcrAnnotator, TextElement, group_elements
+from screenmill.annotators.ocr_colour import _glyph_color, list_marker_left
+from screenmill.annotators.ocr_config import OcrConfig
+from screenmill.annotators.ocr_features import continues, ends_code_statement
+from screenmill.annotators.ocr_group import group_lines
+from screenmill.annotators.ocr_ink import _crop
 
 from tests.annotators.test_ocr import _dejavu, _font
 
@@ -56,7 +52,7 @@ def test_a_wrapped_link_becomes_one_element_clicked_on_its_first_line():
 
 def test_a_wrapped_link_whose_first_box_the_detector_drew_taller_still_joins():
     """The detector's box of a line can reach up to the line above it: "Reporting bugs" drawn 31 px high over text
-    23 px high, its next line "and getting help" 23 px: one font size (``MIN_HEIGHT_RATIO``: 0.74 apart)."""
+    23 px high, its next line "and getting help" 23 px: one font size (``min_height_ratio``: 0.74 apart)."""
     els, im = _page([("Reporting bugs", 40, 48, BLUE, 23), ("and getting help", 40, 70, BLUE, 23)])
     first = els[0]
     taller = TextElement(first.text, (first.box[0], first.box[1] - 8, first.box[2], first.box[3]), first.point, 0.95)
@@ -69,7 +65,9 @@ def test_a_wrapped_link_beside_a_panel_border_joins_though_the_next_panel_is_nea
     same row stands a line height off, which rule 3 takes for more text on the line. A vertical rule between them (the
     panel's border, taller than the text) puts that text in another column; without the rule the item stays two
     lines."""
-    from screenmill.annotators.ocr import OcrConfig, list_marker_left, rule_between
+    from screenmill.annotators.ocr_colour import list_marker_left
+    from screenmill.annotators.ocr_config import OcrConfig
+    from screenmill.annotators.ocr_ink import rule_between
 
     lines = [("The programming", 40, 60, BLUE), ("API", 40, 82, BLUE), ("Daniel Veillard", 215, 60, BLUE)]
     els, im = _page(lines, size=(900, 160))
@@ -163,7 +161,7 @@ def test_a_grey_underlined_link_wrapped_in_black_prose_joins_by_its_underline():
     shade from the prose's black (the same colour to rule 2), so by colour the link is no lesser part of its lines,
     and two single lower-case words do not continue each other (a list of names). Both lines underlined, the prose
     bare: one link wrapped. Without the underlines they stay apart."""
-    from screenmill.annotators.ocr import underlined
+    from screenmill.annotators.ocr_ink import underlined
 
     black, grey = (45, 45, 45), (75, 75, 75)  # 90 apart summed, a shade: one colour to rule 2
     rows = [("There is a", 40, 40, black), ("modular", 150, 40, grey), ("version", 40, 62, grey),
@@ -194,7 +192,7 @@ def test_a_paragraph_goes_on_with_its_next_sentence_where_the_line_had_to_wrap()
 
 def test_a_paragraphs_last_line_without_descenders_joins_though_its_box_is_a_descender_shorter():
     """ "This value means that an out-of-memory" | "condition occurred.": the detector's box of a last line with no
-    descending glyph is 40 px high under the line's 60 (0.67, below ``MIN_HEIGHT_RATIO``); counted a descender taller
+    descending glyph is 40 px high under the line's 60 (0.67, below ``min_height_ratio``); counted a descender taller
     it is of the same size. A last line as short whose words do descend is of a smaller font and stays apart."""
     first = "This value means that an out-of-memory"
     bare = [(first, 40, 40, GREY, 30), ("condition occurred.", 40, 72, GREY, 20)]
@@ -478,7 +476,7 @@ def test_a_line_whose_only_descending_glyph_is_a_comma_counts_a_descender_taller
 def test_loose_prose_under_a_line_with_no_descender_joins_at_the_pitch():
     """dateutil's "If a time zone is omitted, a timezone-naive" | "datetime is returned." on a phone, set at the page's
     loose pitch: the first line has no descending glyph, so its box ends at the baseline and the next line stands a
-    descender further off than :data:`screenmill.annotators.ocr_group.LOOSE_LINE_GAP` from it. Measured from where its
+    descender further off than ``loose_line_gap`` from it. Measured from where its
     descenders would end, the step is the page's pitch (another column's lines, 34 px middle to middle), and the two
     join; further off than the pitch, they stay apart."""
     column = [(f"Lorem ipsum quisque dolor sit {k}", 500, 40 + 34 * k, GREY) for k in range(4)]
@@ -639,7 +637,7 @@ def test_inline_code_on_a_chip_joins_the_prose_around_it_and_a_highlighted_menu_
     between the two pieces and the text goes on on the page past the chip. A menu bar's highlighted item
     ("File" | "Edit" | "View": capitalised items, none leading into the next) and a button at a row's end (no text
     after it) stay apart."""
-    from screenmill.annotators.ocr import backdrop
+    from screenmill.annotators.ocr_colour import backdrop
     from screenmill.annotators.ocr_group import join_pieces
 
     rows = [("Every method returns a", 40, 40, GREY), ("Promise unless a callback is given.", 272, 40, GREY),
@@ -668,9 +666,9 @@ def test_inline_code_on_a_chip_in_paler_warmer_glyphs_still_joins_and_a_link_on_
     """npm's docs: "If you wish to <code>require()</code> a package, then install it locally.": the chip's monospace
     glyphs read (70, 71, 65) beside the prose's (42, 46, 51), 67 apart summed and no shade of it; a short code word's
     few glyphs read paler still ("A <code>package</code> is:", (75, 76, 71) beside (36, 41, 46), 99 apart). On its chip
-    the code joins up to :data:`screenmill.annotators.ocr_group.CHIP_SHADE_DISTANCE`; without the chip, or a blue link
+    the code joins up to ``chip_shade_distance``; without the chip, or a blue link
     on a chip, it stays apart."""
-    from screenmill.annotators.ocr import backdrop
+    from screenmill.annotators.ocr_colour import backdrop
     from screenmill.annotators.ocr_group import join_pieces
 
     prose, code, short = (42, 46, 51), (70, 71, 65), (80, 82, 76)  # short: 99 from the prose, summed
@@ -701,7 +699,7 @@ def test_pieces_whose_text_continues_join_and_a_row_of_links_stays_apart():
 
 def test_pieces_of_one_ink_read_in_two_shades_join_and_two_hues_as_far_apart_do_not():
     """A short word's few glyphs read paler or darker than a long piece's (26 RGB a channel here, 78 summed): pieces
-    that differ only in shade join up to :data:`screenmill.annotators.ocr_group.MAX_SHADE_DISTANCE`; a grey and a slate
+    that differ only in shade join up to ``max_shade_distance``; a grey and a slate
     blue as far apart, in hue, stay apart. A colour mixed toward white (or black) is a shade of it too."""
     els, im = _page([("twice", 40, 40, (38, 42, 47)), ("in a row writes it", 100, 40, (64, 68, 73))])
     assert _texts(_join_pieces(els, im)) == ["twice in a row writes it"]
@@ -709,7 +707,7 @@ def test_pieces_of_one_ink_read_in_two_shades_join_and_two_hues_as_far_apart_do_
     assert _texts(_join_pieces(els, im)) == ["twice", "in a row writes it"]
     # a saturated blue's short piece reads mixed toward white, (0, 0, 238) as (39, 39, 240): its red and green rise,
     # its blue cannot (GCC's "run-time library" | "documentation", one link wrapped); an orange as far off does not
-    from screenmill.annotators.ocr_group import _same_colour
+    from screenmill.annotators.ocr_features import _same_colour
 
     assert _same_colour(np.array([39.0, 39.0, 240.0]), np.array([0.0, 0.0, 238.0]))
     assert _same_colour(np.array([[0.0, 0.0, 238.0]] * 2), np.array([[39.0, 39.0, 240.0]] * 2))  # stacked rows
@@ -792,7 +790,7 @@ def test_pieces_with_ink_of_another_colour_between_them_stay_apart():
     """The links "[Contents][index]", cut apart by the bracket split (the second read with a lower-case start), stay
     apart: the black "][" lies between them. The same pieces with a blank gap, or with a pale blue underscore between
     them (the blue blended with the background, as an anti-aliased stroke is: "nettle_hash"), join."""
-    from screenmill.annotators.ocr import other_ink_between
+    from screenmill.annotators.ocr_colour import other_ink_between
     from screenmill.annotators.ocr_group import join_pieces
 
     rows = [("Contents", 40, 40), ("index", 135, 40), ("Contents", 40, 100), ("index", 135, 100), ("nettle", 40, 160),
@@ -1122,7 +1120,7 @@ def _underlined_group(rows, lined, size=(900, 200), colours=None, marks=None):
     """Group ``rows`` (as :func:`_page`) with the pieces at indices ``lined`` underlined (a solid rule low in their
     boxes), ``underlined`` reading the image, ``colours`` (index → stacked RGB rows) standing in for the colour read
     where given, ``marks`` (index → a list marker left of it) for the marker read."""
-    from screenmill.annotators.ocr import underlined
+    from screenmill.annotators.ocr_ink import underlined
 
     els, im = _page(rows, size=size)
     for k in lined:
@@ -1281,7 +1279,7 @@ def test_a_links_second_line_read_with_the_prose_comma_after_it_is_underlined_as
     """ "Previous: <a>Reporting" | "Bugs</a>, Up: ...": the recogniser reads "Bugs," with the prose's comma, whose
     column has no underline, so the underline ran under too little of the box to count and the two lines' styles
     differed. The comma's share of the box (by advance widths) is left out when the underline is looked for."""
-    from screenmill.annotators.ocr import underlined
+    from screenmill.annotators.ocr_ink import underlined
 
     rows = [("Next:", 40, 40, GREY), ("MPFR Interface,", 100, 40, BLUE), ("Previous:", 260, 40, GREY),
             ("Reporting", 360, 40, BLUE), ("Bugs,", 40, 62, BLUE), ("Up:", 100, 62, GREY),

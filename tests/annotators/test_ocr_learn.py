@@ -9,7 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from screenmill.annotators import ocr_learn, ocr_model
 from screenmill.annotators.evaluate.truth import LINE, TruthRecord
-from screenmill.annotators.ocr import OcrConfig, TextElement, group_elements
+from screenmill.annotators.ocr import TextElement, group_elements
+from screenmill.annotators.ocr_config import OcrConfig
 from screenmill.annotators.ocr_snapshot import DEFAULT_SNAPSHOT, read_snapshot
 
 

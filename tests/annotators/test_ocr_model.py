@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from screenmill.annotators import ocr_model
-from screenmill.annotators.ocr import OcrConfig
+from screenmill.annotators.ocr_config import OcrConfig
 
 
 def test_the_tree_model_follows_its_nodes():

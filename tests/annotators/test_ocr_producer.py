@@ -137,7 +137,7 @@ def test_a_text_read_unsure_gets_no_label_but_still_counts_as_a_repeat():
     named nothing on the truth set's dev part); its text is painted all the same, so the sure "Edit" beside an unsure
     one is still named by its place, never as the bare "Edit" a model could answer with either box. A run may lower
     the floor (``--ocr-min-label-confidence``); a floor outside [0, 1] is refused."""
-    from screenmill.annotators.ocr import OcrConfig
+    from screenmill.annotators.ocr_config import OcrConfig
 
     floor = OcrConfig().label_min_confidence
     unsure = dataclasses.replace(_el("Edit", 100, 100), confidence=floor - 0.05)

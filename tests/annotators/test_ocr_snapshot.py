@@ -7,7 +7,8 @@ regressions, they are no held-out figure (infra/truthset/BASELINE.md)."""
 from __future__ import annotations
 
 import pytest
-from screenmill.annotators.ocr import OcrAnnotator, OcrConfig, group_elements
+from screenmill.annotators.ocr import OcrAnnotator, group_elements
+from screenmill.annotators.ocr_config import OcrConfig
 from screenmill.annotators.ocr_snapshot import DEFAULT_SNAPSHOT, read_snapshot, score_snapshot
 
 #: Measured with OCR revision 85's grouping on the 28 screenshots (2026-12-02): recall of texts of at most 60

@@ -42,6 +42,8 @@ BAD = [
     ("run --input {T}/in --output {T}/out --annotator vllm --recipe nope", "--recipe: unknown recipe 'nope'"),
     ("run --input {T}/in --output {T}/out --explore -1", "--explore: must be in 0..100, got -1"),
     ("run --input {T}/in --output {T}/out --pages {T}/site --dom-recipes text,colour", "--dom-recipes: must be among"),
+    ("run --input {T}/in --output {T}/out --a11y-recipes text,row", "--a11y-recipes: must be among text, relational"),
+    ("run --input {T}/in --output {T}/out --a11y-recipes ,", "--a11y-recipes: must be among"),
     ("run --input {T}/in --output {T}/out --screens 0", "--screens: must be in 1..100, got 0"),
     ("run --input {T}/in --output {T}/out --num-shards 0", "--num-shards: must be >= 1, got 0"),
     ("run --input {T}/in --output {T}/out --render-timeout 0", "--render-timeout: must be > 0"),

@@ -215,7 +215,7 @@ def test_samples_end_to_end_with_ocr(samples_input, tmp_path):
 
 
 def test_no_ocr_grouping_reaches_the_annotator_and_the_config_hash():
-    from screenmill.annotators.ocr import OcrConfig
+    from screenmill.annotators.ocr_config import OcrConfig
     from screenmill.pipelines.options import ocr_config
     from screenmill.pipelines.run import build_parser
     from screenmill.schemas.images import ImageLimits
@@ -233,7 +233,7 @@ def test_no_ocr_grouping_reaches_the_annotator_and_the_config_hash():
 def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_config_hash():
     """``--ocr-min-label-confidence`` overrides the OCR revision's floor (and so changes the hash); without it the
     options stay empty and the default run's hash is the revision's."""
-    from screenmill.annotators.ocr import OcrConfig
+    from screenmill.annotators.ocr_config import OcrConfig
     from screenmill.pipelines.options import ocr_config
     from screenmill.pipelines.run import build_parser
     from screenmill.schemas.images import ImageLimits
@@ -251,7 +251,7 @@ def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_co
 def test_the_ocr_join_model_puts_the_packaged_models_version_in_the_options_and_the_config_hash():
     """``--ocr-join model`` hands the grouping's decisions to the packaged classifier: its version is an annotator
     option (so part of the config hash); ``--ocr-join rules`` (the default) leaves the options empty."""
-    from screenmill.annotators.ocr import OcrConfig
+    from screenmill.annotators.ocr_config import OcrConfig
     from screenmill.annotators.ocr_model import packaged_version
     from screenmill.pipelines.options import ocr_config
     from screenmill.pipelines.run import build_parser

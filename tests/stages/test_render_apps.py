@@ -18,6 +18,9 @@ from screenmill.schemas.tables import read_shards
 pytestmark = pytest.mark.slow  # each test starts desktop sessions and real apps through a whole run
 
 CHECKER = Path(__file__).resolve().parents[1] / "annotators" / "desktop" / "point_check.py"
+TREE_DUMP = CHECKER.with_name("tree_dump.py")
+#: Every a11y recipe family (the expressions beyond the text too: checked by tests/annotators/desktop/referring.py).
+RECIPES = ("--a11y-recipes", "text,relational,visual,icon")
 APPS = {"GTK3": "galculator", "GTK4": "gnome-calculator", "Qt5": "speedcrunch"}
 #: The same apps on a display of scale 2 (logical 800x600, a 1600x1200 screen): checked like the others.
 HIDPI = {f"{t}@2": json.dumps({"name": f"{a}-x2", "command": [a], "display": "800x600@2"}) for t, a in APPS.items()}
@@ -53,7 +56,7 @@ def apps_run(tmp_path_factory):
     lines = ["# one app per toolkit", *APPS.values(), *HIDPI.values()]
     apps.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = root / "out"
-    manifest = run(_args(out, apps))
+    manifest = run(_args(out, apps, *RECIPES))
     return out, apps, manifest
 
 
@@ -83,8 +86,10 @@ def test_apps_render_into_screenshots_with_a11y_labels(apps_run):
     assert 'click "7 7"' not in by_app["GTK4"]  # GTK 4's doubled names are halved
     assert {'click the "Session" menu item', 'click "Type an expression here"'} <= by_app["Qt5"]
     # a rerun does nothing new: every app setting is done under the same config
-    again = run(_args(out, apps))
+    again = run(_args(out, apps, *RECIPES))
     assert again["counts"]["render_apps"]["skipped_done"] == 6
+    made = m["counts"]["render_apps"]
+    assert made["labels_a11y-landmark"] >= 10 and made["labels_a11y-size"] >= 2  # menu bars; the "=" buttons
     assert len(read_shards(str(out), "screenshots")) == 6
 
 
@@ -110,7 +115,7 @@ def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run
     session = DesktopSession(Viewport(r["viewport_width"], r["viewport_height"], r["device_scale_factor"])).start()
     try:
         session.run_app(app)
-        session.capture(app)  # settled
+        live = session.capture(app)  # settled
         points = [{"x": x["click_x"], "y": x["click_y"], "text": x["element_text"], "role": x["role"]} for x in labels]
         # the checker's control: each label's point asked for the next label's element (a different one, mostly)
         texts = sorted({p["text"] for p in points})
@@ -119,8 +124,12 @@ def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run
             ["/usr/bin/python3", "-I", str(CHECKER)],
             json.dumps({"points": points + decoys, "scale": r["device_scale_factor"]}),
         )
+        tree = session.exec(
+            ["/usr/bin/python3", "-I", str(TREE_DUMP)], json.dumps({"scale": r["device_scale_factor"]})
+        )
     finally:
         session.close()
+    _check_expressions(toolkit, labels, tree, live.png)
     assert got["rc"] == 0, got["stderr"]
     results = json.loads(got["stdout"])["results"]
     wrong = [(p, res["found"]) for p, res in zip(points, results[: len(points)], strict=True) if not res["ok"]]
@@ -129,6 +138,31 @@ def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run
     fooled = sum(res["ok"] for res in results[len(points) :])
     print(f"checker {toolkit}: {len(points)} labels, precision {precision:.3f}, {fooled} of {len(decoys)} decoys")
     assert fooled <= 0.1 * len(decoys), (toolkit, fooled)  # it tells one element from another
+
+
+def _check_expressions(toolkit: str, labels: list[dict], tree: dict, png: bytes) -> None:
+    """The expressions beyond the text, resolved by tests/annotators/desktop/referring.py against the fresh session's
+    live tree and screenshot: each selects exactly its element (precision >= 0.99 per recipe), none ambiguous."""
+    import io
+
+    from PIL import Image
+
+    from tests.annotators.desktop.referring import check
+
+    assert tree["rc"] == 0, tree["stderr"]
+    nodes = json.loads(tree["stdout"])["nodes"]
+    got = check(labels, nodes, Image.open(io.BytesIO(png)).convert("RGB"))
+    print(f"referring {toolkit}: {json.dumps(got, sort_keys=True)}")
+    assert got, (toolkit, "no expression beyond the text")  # every test app has a menu bar or a large "=" button
+    for recipe, c in got.items():
+        assert c["ambiguous"] == 0 and c["pua"] == 0, (toolkit, recipe, c)
+        assert c["right"] / c["labels"] >= 0.99, (toolkit, recipe, c)
+    # the checker's control: each expression with the click point of the next (another element) is not confirmed
+    rel = [x for x in labels if x["recipe"] in got]
+    pairs = [(x, y) for x, y in zip(rel, rel[1:] + rel[:1], strict=True) if x["element_text"] != y["element_text"]]
+    moved = [x | {"click_x": y["click_x"], "click_y": y["click_y"]} for x, y in pairs]
+    fooled = sum(c["right"] for c in check(moved, nodes, Image.open(io.BytesIO(png)).convert("RGB")).values())
+    assert fooled == 0, (toolkit, fooled, len(moved))
 
 
 def test_eval_scores_ocr_labels_against_the_a11y_labels_of_the_same_app_screens(tmp_path, capsys):

@@ -45,3 +45,90 @@ def test_gtk4_boxes_are_moved_by_the_window_origin_and_margin():
     capture = Capture(b"", [node], [frame], [["0x1", 100, 50, 310, 210]], "GTK", "4.8.3", "")
     (el,) = elements(capture, (1280, 800), 1.0)
     assert el["name"] == "7" and el["box"] == [121, 75, 161, 105]
+
+
+def _labels(capture, families=("text", "relational", "visual", "icon")):
+    from screenmill.annotators.desktop.a11y import a11y_labels
+    from screenmill.annotators.wording import DOM_RECIPE_FAMILIES
+    from screenmill.schemas.records import Screenshot, utcnow
+
+    shot = Screenshot("s" * 64, "x.png", 400, 300, "png", "RGB", 1, 1, utcnow(), "r")
+    recipes = frozenset(r for f in families for r in DOM_RECIPE_FAMILIES[f])
+    els = elements(capture, (400, 300), 1.0)
+    return {
+        (x.recipe, x.instruction): x.element_text for x in a11y_labels(shot, els, (400, 300), 1.0, "h", "r", recipes)
+    }
+
+
+def test_relational_expressions_from_the_tree_menu_bar_rows_dialog_and_icons():
+    """The DOM's relation rules over an app's accessibles: a menu bar's items (not those of its open menu), a button
+    in the row of a cell no other row holds, a dialog's button, an icon button (a picture inside), the large one."""
+    frame = {"role": "frame", "name": "App", "box": [0, 0, 400, 300]}
+    dialog = {"role": "dialog", "name": "Ask", "box": [200, 150, 200, 150]}
+    nodes = [
+        _node([0, 0], "menu bar", "", [0, 0, 400, 20]),
+        _node([0, 0, 0], "menu", "File", [0, 0, 40, 20]),
+        _node([0, 0, 0, 0], "menu item", "Open", [0, 20, 80, 20]),  # in the open menu's popup, not in the bar
+        _node([0, 1], "table row", "", [0, 40, 190, 30]),
+        _node([0, 1, 0], "label", "Alice Smith", [0, 40, 100, 30], text="Alice Smith"),
+        _node([0, 1, 1], "push button", "Edit", [110, 40, 40, 30]),
+        _node([0, 2], "table row", "", [0, 80, 190, 30]),
+        _node([0, 2, 0], "label", "Bob Jones", [0, 80, 100, 30], text="Bob Jones"),
+        _node([0, 2, 1], "push button", "Edit", [110, 80, 40, 30]),
+        _node([0, 3], "push button", "Settings", [10, 120, 24, 24]),
+        _node([0, 3, 0], "icon", "", [14, 124, 16, 16]),
+        _node([0, 4], "push button", "Go", [10, 160, 150, 80]),
+        _node([1, 0], "push button", "OK", [300, 260, 40, 24], window=1),
+    ]
+    x_windows = [["0x1", 0, 0, 400, 300], ["0x3", 0, 20, 80, 20], ["0x2", 200, 150, 200, 150]]
+    got = _labels(Capture(b"", nodes, [frame, dialog], x_windows, "gtk", "3.24", ""))
+    text = ("a11y-text", "a11y-name", "a11y-role", "a11y-field", "a11y-position", "a11y-name-position")
+    rel = {k: v for k, v in got.items() if k[0] not in text}
+    assert rel == {
+        ("a11y-landmark", 'click the "File" menu item in the menu bar'): "File",
+        ("a11y-row", 'click the "Edit" button in the row of "Alice Smith"'): "Edit",
+        ("a11y-row", 'click the "Edit" button in the row of "Bob Jones"'): "Edit",
+        ("a11y-icon", "click the settings icon"): "Settings",
+        ("a11y-size", "click the large button"): "Go",
+        ("a11y-landmark", 'click the "OK" button in the dialog'): "OK",
+    }
+    assert not [k for k in got if k[0] == "a11y-landmark" and "Open" in k[1]]
+    assert {k for k in _labels(Capture(b"", nodes, [frame, dialog], x_windows, "gtk", "3.24", ""), ("text",))} == {
+        k for k in got if k[0] in text
+    }  # the text recipes are the same with or without the others
+
+
+def test_colours_come_from_the_screenshot_pixels_and_only_a_distinctive_one_is_named():
+    import io
+
+    from PIL import Image, ImageDraw
+    from screenmill.annotators.desktop.a11y import a11y_labels
+    from screenmill.annotators.wording import DOM_RECIPE_FAMILIES
+    from screenmill.schemas.records import Screenshot, utcnow
+
+    im = Image.new("RGB", (400, 300), (235, 235, 235))
+    d = ImageDraw.Draw(im)
+    d.rectangle([20, 20, 79, 59], fill=(30, 90, 220))  # blue, white text
+    d.text((30, 30), "Send", fill=(255, 255, 255))
+    d.rectangle([120, 20, 179, 59], fill=(210, 210, 210))  # grey with a green glyph (8 %): it could be called green
+    d.rectangle([130, 30, 139, 49], fill=(40, 180, 60))
+    d.rectangle([220, 20, 279, 59], fill=(40, 180, 60))  # green: but not the only one that could be called so
+    png = io.BytesIO()
+    im.save(png, "PNG")
+    frame = {"role": "frame", "name": "App", "box": [0, 0, 400, 300]}
+    nodes = [
+        _node([0, 0], "push button", "Send", [20, 20, 60, 40]),
+        _node([0, 1], "push button", "Later", [120, 20, 60, 40]),
+        _node([0, 2], "push button", "Stop", [220, 20, 60, 40]),
+    ]
+    capture = Capture(png.getvalue(), nodes, [frame], [["0x1", 0, 0, 400, 300]], "gtk", "3.24", "")
+    shot = Screenshot("s" * 64, "x.png", 400, 300, "png", "RGB", 1, 1, utcnow(), "r")
+    els = elements(capture, (400, 300), 1.0)
+    labels = a11y_labels(shot, els, (400, 300), 1.0, "h", "r", frozenset(DOM_RECIPE_FAMILIES["visual"]), capture.png)
+    assert [(x.recipe, x.instruction, x.element_text) for x in labels] == [
+        ("a11y-colour", "click the blue button", "Send")
+    ]
+    assert labels[0].recipe_version == "1+r1"
+    els = elements(capture, (400, 300), 1.0)  # unpainted
+    no_png = a11y_labels(shot, els, (400, 300), 1.0, "h", "r", frozenset(DOM_RECIPE_FAMILIES["visual"]))
+    assert [x.recipe for x in no_png] == []  # no pixels, no colour; nor a large button among equals

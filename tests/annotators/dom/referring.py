@@ -1,4 +1,4 @@
-"""An independent checker of the referring expressions beyond the text (``annotators/dom/relations.py``'s recipes).
+"""An independent checker of the referring expressions beyond the text (``annotators/relations.py``'s recipes).
 
 It takes only an instruction's text and the page (reloaded at the screenshot's settings by
 :mod:`tests.annotators.dom.verify`'s contained loader) and resolves the expression itself with its own DOM queries:

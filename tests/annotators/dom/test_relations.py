@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from screenmill.annotators.dom.relations import colour_names
+from screenmill.annotators.relations import colour_names
 from screenmill.annotators.wording import DOM_RECIPE_FAMILIES, DOM_RECIPES
 from screenmill.pipelines.run import run
 from screenmill.schemas.tables import read_shards

@@ -1,6 +1,23 @@
-"""Referring expressions beyond the text: DOM elements of one screenshot → instructions by place, look and icon.
+"""Referring expressions beyond the text: the elements of one screenshot → instructions by place, look and icon.
 
-The recipes (names and phrasings in :mod:`screenmill.annotators.wording`, chosen with ``--dom-recipes``):
+One code path for every producer of elements (the DOM's and the accessibility tree's): an element is a dict with
+``box`` (``x0, y0, x1, y1`` in px of its frame), ``kind`` (``control`` / ``text`` / ``icon``), ``role`` (the ARIA
+vocabulary of :data:`screenmill.annotators.wording.ROLE_NOUNS`), ``name``, ``text``, the field keys
+(``input_type``, ``label``, ``placeholder``) and a ``rel`` block, the common record of what the recipes read:
+
+* ``region``: ``{kind, id}``, the landmark-like container it lies in (a key of
+  :data:`screenmill.annotators.wording.REGION_NOUNS`: ``top`` / ``side`` / ``dialog`` from the DOM's landmarks;
+  ``menubar`` / ``toolbar`` / ``statusbar`` / ``dialog`` from an app's accessibles), or None;
+* ``row``: ``{id, text}``, its table row (or list / tree item) and that row's text, or None;
+* ``fg`` / ``bg`` / ``under``: colours ``[r, g, b, a]`` of its text, its own background and what is behind it
+  (computed styles for the DOM, the screenshot's pixels for an app); ``bg_image`` (a CSS gradient or image, the DOM
+  only) and ``colours`` (other colours it shows, each of them a name it could be called by; an app's pixels);
+* ``up``: ids (any hashable) of it, its parent and its grandparent (what it is grouped with);
+* ``icon`` (optional): whether it is an icon, where the producer knows better than :func:`is_icon`'s rule;
+* ``zoom``: px of the box per px of the distances here (a zoomed-out mobile page's; 1 elsewhere).
+
+The recipes (DOM names here; phrasings in :mod:`screenmill.annotators.wording`, chosen with ``--dom-recipes`` and
+``--a11y-recipes``; the accessibility producer writes them as ``a11y-row``, ...):
 
 * ``dom-row`` (relational): ``click the "Edit" button in the row of "Alice Smith"``: a control of a table row named
   by a cell's text that no other row on the screenshot holds, where no other control of that row has its role and
@@ -25,8 +42,9 @@ The recipes (names and phrasings in :mod:`screenmill.annotators.wording`, chosen
 
 Every instruction here is unique on its screenshot by construction (an expression that might fit two elements is
 not made), elements of child frames are left out (their geometry is their frame's), and ``labels.choose_instructions``
-drops any that still collides with another element's instruction. The elements are
-:mod:`screenmill.annotators.dom.extract`'s, in CSS px, with their ``rel`` block.
+drops any that still collides with another element's instruction. The DOM's elements are
+:mod:`screenmill.annotators.dom.extract`'s (CSS px), an app's :mod:`screenmill.annotators.desktop.a11y`'s (logical
+px).
 """
 
 from __future__ import annotations
@@ -37,15 +55,12 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 
 from screenmill.annotators import wording
-from screenmill.annotators.dom.extract import EXTRACT_VERSION
 from screenmill.annotators.wording import DOM_RECIPE_FAMILIES, ROLE_NOUNS, nameable
 
-#: The rules' own version (part of each recipe's version, with the extraction's).
+#: The rules' own version (part of each recipe's version, with the version of the producer's extraction).
 RELATIONS_VERSION = "1"
-#: Each recipe's version here.
-RECIPE_VERSIONS = {
-    r: f"{RELATIONS_VERSION}+x{EXTRACT_VERSION}" for f, rs in DOM_RECIPE_FAMILIES.items() if f != "text" for r in rs
-}
+#: The recipes here (DOM names), in the order an element's labels are written.
+RECIPES = tuple(r for f, rs in DOM_RECIPE_FAMILIES.items() if f != "text" for r in rs)
 #: The most CSS px between a label's bottom and the field below it.
 BELOW_GAP = 40
 #: The most CSS px between an icon's right edge and the text right of it.
@@ -79,8 +94,8 @@ _WORDS = re.compile(r"^[A-Za-z]+(?: [A-Za-z]+)?$")
 def candidates(
     elements: list[dict], recipes: frozenset[str], field_types: frozenset[str]
 ) -> Iterator[tuple[str, str, str, int]]:
-    """The instructions of ``recipes`` (among :data:`screenmill.annotators.wording.DOM_RECIPE_FAMILIES`' non-text
-    ones) that name exactly one of ``elements`` (one screenshot, CSS px); ``field_types``: the ``input_type`` s of
+    """The instructions of ``recipes`` (among :data:`RECIPES`) that name exactly one of ``elements`` (one
+    screenshot, px of its frame; the module docstring says their shape); ``field_types``: the ``input_type`` s of
     the form fields ``dom-below`` names (``labels.FIELD_TYPES``).
 
     Yields:
@@ -111,11 +126,14 @@ def _zoom(el: dict) -> float:
 
 
 def is_icon(el: dict) -> bool:
-    """An icon: a named image outside controls, or a control that shows no text, no form field, at most
-    :data:`ICON_MAX_SIDE` CSS px a side."""
+    """An icon: at most :data:`ICON_MAX_SIDE` CSS px a side, and what ``rel.icon`` says where the producer says
+    (an app's tree), else a named image outside controls or a control that shows no text, no form field."""
     x0, y0, x1, y1 = el["box"]
     if max(x1 - x0, y1 - y0) > ICON_MAX_SIDE * _zoom(el):
         return False
+    known = el["rel"].get("icon")
+    if known is not None:  # the producer knows (an app's tree: a picture, or a control holding one)
+        return bool(known)
     if el["kind"] == "icon":
         return True
     return el["kind"] == "control" and not nameable(el.get("text")) and el.get("input_type") is None
@@ -298,14 +316,16 @@ def _colour_of(el: dict) -> tuple[str | None, set[str]]:
         if "url(" in rel["bg_image"] or not stops:
             return None, {name for _, name in PALETTE} | {"black"}
         return None, set().union(*(colour_names(c)[1] | {colour_names(c)[0]} - {None} for c in stops))
+    shown = set().union(*(colour_names(c)[1] for c in rel.get("colours") or ()))  # every other colour it shows
     if el.get("role") == "link":
-        return colour_names(rel.get("fg"))
+        name, possible = colour_names(rel.get("fg"))
+        return name, possible | shown
     name, possible = colour_names(rel.get("bg"))
     under, under_possible = colour_names(rel.get("under"))
     if name and name == under or not (rel.get("bg") or [0, 0, 0, 0])[3] >= 0.9:
         name = None
     fg_name, fg_possible = colour_names(rel.get("fg"))
-    return name, possible | fg_possible | (under_possible if not name else set())
+    return name, possible | fg_possible | shown | (under_possible if not name else set())
 
 
 def _colours(elements, usable, said, _fields):

@@ -1,0 +1,136 @@
+"""The detector's boxes: the strips a tall image is read in, two boxes of one line mended where the detector
+missed ink between them, axis-aligned boxes, and boxes contained in others dropped (docs/ocr-grouping.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+from screenmill.annotators.ocr_ink import _contrast, _ink_columns
+from screenmill.annotators.ocr_thresholds import active as _t
+
+
+def _strips(height: int, size: int, overlap: int) -> list[tuple[int, int, int]]:
+    """(top, core start, core end) of each horizontal strip; the cores tile [0, height) exactly."""
+    if height <= size:
+        return [(0, 0, height)]
+    tops = list(range(0, height - size, size - overlap)) + [height - size]
+    out = []
+    for i, top in enumerate(tops):
+        core0 = 0 if i == 0 else out[-1][2]
+        core1 = height if i == len(tops) - 1 else (top + size + tops[i + 1]) // 2
+        out.append((top, core0, core1))
+    return out
+
+
+def _drop_contained(elements: list) -> list:
+    """Drop an element lying mostly (>= 80 % of its area) inside a longer-text element (duplicate detections)."""
+    keep = []
+    for i, e in enumerate(elements):
+        area = max(1e-6, (e.box[2] - e.box[0]) * (e.box[3] - e.box[1]))
+        dup = False
+        for j, o in enumerate(elements):
+            if i == j or len(o.text) < len(e.text) or (len(o.text) == len(e.text) and j > i):
+                continue
+            iw = min(e.box[2], o.box[2]) - max(e.box[0], o.box[0])
+            ih = min(e.box[3], o.box[3]) - max(e.box[1], o.box[1])
+            if iw > 0 and ih > 0 and iw * ih >= 0.8 * area:
+                dup = True
+                break
+        if not dup:
+            keep.append(e)
+    return keep
+
+
+def _bridge_missed_ink(quads: list[np.ndarray], rgb: np.ndarray, ink_contrast: int) -> list[np.ndarray]:
+    """Join detected upright boxes of one row across a gap of ink the detector found no text in.
+
+    Args:
+        quads: the detector's boxes, each a (4, 2) array of corners in ``rgb``'s pixels.
+        rgb: the strip the boxes were detected in.
+        ink_contrast: as :attr:`OcrConfig.ink_contrast`.
+
+    Returns:
+        The boxes with each run of bridged neighbours replaced by one upright rectangle spanning them (in order of
+        their left edges); rotated boxes and boxes with a blank gap (or a vertical rule: ink running above and below
+        the row, a table's cell border) between them as given.
+    """
+    H, W = rgb.shape[:2]
+    upright, out = [], []
+    for q in quads:
+        if _is_axis_aligned(q):
+            x0, y0, x1, y1 = _pixel_box(q, W, H)
+            if x1 - x0 >= 2 and y1 - y0 >= 2:
+                upright.append([x0, y0, x1, y1, q])
+                continue
+        out.append(q)
+    upright.sort(key=lambda b: b[0])
+
+    def bridged(a: list, b: list) -> bool:
+        ha, hb = a[3] - a[1], b[3] - b[1]
+        h = min(ha, hb)
+        overlap = min(a[3], b[3]) - max(a[1], b[1])
+        gap = b[0] - a[2]
+        if (
+            overlap < _t().bridge_row * h
+            or max(ha, hb) > _t().bridge_height * h
+            or not -0.3 * h <= gap <= _t().bridge_gap * h
+        ):
+            return False
+        top, bottom = max(a[1], b[1]), min(a[3], b[3])
+        x0, x1 = a[2] + 1, b[0] - 1
+        if x1 - x0 < 1:
+            return False
+        # ink of the words' own contrast: not a pill's or a button's pale edge between two tags ("accounting" |
+        # "finance"), which would glue them into one line the gap split could no longer cut
+        text = min(_contrast(rgb[a[1] : a[3], a[0] : a[2]]), _contrast(rgb[b[1] : b[3], b[0] : b[2]]))
+        cols = np.flatnonzero(
+            _ink_columns(rgb[top:bottom, x0:x1], max(ink_contrast, int(_t().bridge_contrast * text)))
+        )
+        if cols.size == 0:
+            return False
+        # a vertical rule crosses the row: ink at the same columns half a row above and below it
+        above = rgb[max(0, top - h // 2) : max(0, top - h // 2) + 1, x0:x1][:, cols]
+        below = rgb[min(H - 1, bottom + h // 2) : min(H - 1, bottom + h // 2) + 1, x0:x1][:, cols]
+        row = np.median(rgb[top:bottom, x0:x1].reshape(-1, 3), axis=0)
+
+        def inked(px: np.ndarray) -> bool:
+            return px.size > 0 and bool((np.abs(px.astype(np.int16) - row).max(axis=-1) >= ink_contrast).any())
+
+        return not (inked(above) and inked(below))
+
+    used = [False] * len(upright)
+    for i, a in enumerate(upright):
+        if used[i]:
+            continue
+        used[i] = True
+        box = a
+        joined = False
+        while True:
+            nxt = next(
+                (j for j in range(len(upright)) if not used[j] and bridged(box, upright[j])),
+                None,
+            )
+            if nxt is None:
+                break
+            b = upright[nxt]
+            used[nxt] = True
+            box = [box[0], min(box[1], b[1]), max(box[2], b[2]), max(box[3], b[3]), None]
+            joined = True
+        if joined:
+            x0, y0, x1, y1 = (float(v) for v in box[:4])
+            out.append(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float32))
+        else:
+            out.append(a[4])
+    return out
+
+
+def _pixel_box(q: np.ndarray, width: int, height: int) -> tuple[int, int, int, int]:
+    """The whole pixels (x0, y0, x1, y1) a detected quad covers, clipped to a ``width`` x ``height`` image."""
+    x0, y0 = np.floor(q.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(q.max(axis=0)).astype(int)
+    return max(0, int(x0)), max(0, int(y0)), min(width, int(x1)), min(height, int(y1))
+
+
+def _is_axis_aligned(q: np.ndarray) -> bool:
+    """True when the detected quad is (nearly) an upright rectangle."""
+    dx, dy = q[1] - q[0]
+    return abs(dy) <= max(2.0, 0.06 * abs(dx))
