@@ -8,7 +8,8 @@ Understood formats (the JSON kept in ``Screenshot.recorded_action``):
   "keyboard_key"}``; ``PlanAction`` / ``EvaluateSubTaskAction`` are reasoning, not UI actions.
 * DroidBot: ``{"event_type": "touch"|"long_touch"|"set_text"|"scroll"|"key"|"intent", "click_point": [x, y],
   "target_bbox": [x0, y0, x1, y1], "target_text", "target_content_description", "text", "direction", "name"}``.
-* Generic: ``{"action": <one of ACTION_TYPES>, ...}`` with ``x``/``y`` in pixels.
+* Generic: ``{"action": <one of ACTION_TYPES, or KEY_ACTION>, ...}`` with ``x``/``y`` in pixels (the explorers'
+  recorded format; a key pressed is ``{"action": "press_key", "key": "Escape"}``).
 
 :func:`ui_actions` returns the UI actions of a step (possibly none); unknown shapes raise ``ValueError`` so the
 stage can dead-letter them (``bad_recorded_action``).
@@ -23,6 +24,9 @@ from typing import Any
 from screenmill.annotators.recipes import ACTION_TYPES
 
 _NOT_UI = {"PlanAction", "EvaluateSubTaskAction", "intent"}
+#: A key pressed (``key``: its name): recorded by every format, said by the grammars that have keys
+#: (:mod:`screenmill.annotators.targets`), not an action the navigation recipe's model answers with.
+KEY_ACTION = "press_key"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,7 +75,7 @@ def _screenagent(item: dict) -> list[RecordedAction]:
     if kind == "KeyboardAction":
         if item.get("keyboard_action_type") == "text":
             return [RecordedAction("write_element_abs", {"content": str(item["keyboard_text"])})]
-        return [RecordedAction("press_key", {"key": str(item.get("keyboard_key", ""))})]
+        return [RecordedAction(KEY_ACTION, {"key": str(item.get("keyboard_key", ""))})]
     raise ValueError(f"unknown ScreenAgent action_type {kind!r}")
 
 
@@ -98,14 +102,14 @@ def _droidbot(item: dict) -> list[RecordedAction]:
         return [RecordedAction("scroll", {"direction": str(item.get("direction", "down")).lower()}, box, element)]
     if kind == "key":
         name = str(item.get("name", "")).upper()
-        return [RecordedAction("go_back", {}) if name == "BACK" else RecordedAction("press_key", {"key": name})]
+        return [RecordedAction("go_back", {}) if name == "BACK" else RecordedAction(KEY_ACTION, {"key": name})]
     raise ValueError(f"unknown DroidBot event_type {kind!r}")
 
 
 def _generic(item: dict) -> list[RecordedAction]:
     kind = item["action"]
-    if kind not in ACTION_TYPES:
-        raise ValueError(f"unknown action {kind!r}; known: {', '.join(ACTION_TYPES)}")
+    if kind not in ACTION_TYPES and kind != KEY_ACTION:
+        raise ValueError(f"unknown action {kind!r}; known: {', '.join((*ACTION_TYPES, KEY_ACTION))}")
     args = {k: v for k, v in item.items() if k != "action"}
     return [RecordedAction(kind, args)]
 

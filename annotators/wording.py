@@ -197,6 +197,11 @@ def click(name: str, noun: str | None = None, rank: int | None = None) -> str:
     return " ".join(words)
 
 
+def press(key: str) -> str:
+    """The instruction of a key pressed (an X keysym / Playwright key name): ``press Escape``, ``press Tab``."""
+    return f"press {key}"
+
+
 def placeholder_instruction(placeholder: str) -> str:
     """``click the field with placeholder "you@example.com"`` (:data:`PLACEHOLDER_INSTRUCTION`)."""
     return f"{PLACEHOLDER_INSTRUCTION} {quoted(placeholder)}"

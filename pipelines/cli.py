@@ -7,6 +7,11 @@ import sys
 _COMMANDS = {
     "run": ("screenmill.pipelines.run", "run", "run the main job: screenshots -> labels -> Parquet"),
     "inspect": ("screenmill.pipelines.inspect", "main", "draw labels over their screenshots (PNG + HTML gallery)"),
+    "replay": (
+        "screenmill.pipelines.replay",
+        "main",
+        "act out explored episodes' recorded actions in fresh sessions; compare frame hashes",
+    ),
     "eval": ("screenmill.pipelines.evaluate", "main", "score labels against ground truth (point accuracy, recall)"),
     "review": ("screenmill.pipelines.review", "main", "human review with Label Studio: push | pull | status"),
     "bench": (

@@ -61,7 +61,7 @@ def episode_strip(frame: dict, after: dict | None, height: int = 360):
         im = im.resize((max(1, round(im.width * scale)), height))
         if i == 0:
             draw = ImageDraw.Draw(im)
-            what = " ".join(str(action.get(k)) for k in ("action", "content", "name") if action.get(k))
+            what = " ".join(str(action.get(k)) for k in ("action", "content", "key", "name") if action.get(k))
             x, y = action.get("x"), action.get("y")
             if isinstance(x, int | float) and isinstance(y, int | float):
                 cx, cy = x * scale, y * scale

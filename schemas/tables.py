@@ -43,7 +43,13 @@ PART_RE = re.compile(rf"(?:^|/)part-(?:(?P<run_id>{RUN_ID_RE})-)?(?P<index>\d{{5
 #: A glob of part file names (it can also match names :func:`is_part` refuses).
 PART_GLOB = "part-*.parquet"
 #: The folders beside the tables where a command writes its reports, by command (never a table, never read by a run).
-REPORT_FOLDERS = {"review": "_review", "export": "_export", "evaluate": "_eval", "inspect": "_inspect"}
+REPORT_FOLDERS = {
+    "review": "_review",
+    "export": "_export",
+    "evaluate": "_eval",
+    "inspect": "_inspect",
+    "replay": "_replay",
+}
 
 
 def _join(*parts: str) -> str:
@@ -134,7 +140,7 @@ def read_manifests(output: str) -> tuple[list[dict], list[tuple[str, str]]]:
 
 def report_dir(output: str, command: str) -> str:
     """``OUT/<folder>``: where ``screenmill <command>`` writes its reports (:data:`REPORT_FOLDERS`: ``_review``,
-    ``_export``, ``_eval``, ``_inspect``).
+    ``_export``, ``_eval``, ``_inspect``, ``_replay``).
 
     Raises:
         KeyError: ``command`` writes no reports.

@@ -5,14 +5,16 @@ the labelled elements (:func:`screenmill.annotators.desktop.a11y.elements`) with
 acts on it with ``xdotool`` at its click point, waits until the screen and the tree settle
 (:meth:`screenmill.annotators.desktop.session.DesktopSession.capture`) and records what came of it. The actions are
 the page explorer's (:mod:`screenmill.annotators.dom.explore`: :class:`Action`, :class:`Step`, their recorded format
-and instruction templates): a click, or for a text field a click, select-all and plausible text typed.
+and instruction templates): a click, or for a text field a click, select-all and plausible text typed, or a key
+pressed (``type='key'``, recorded as ``press_key`` with the key's name, instruction ``press Escape``).
 
 The policy, seeded and deterministic (``random.Random(seed)`` over candidates in reading order): the controls not yet
 acted on (by role and name), buttons / menu items / tabs / text fields first; never one that would end the app
 (:data:`DENY_NAMES`: quit, exit) nor close, minimise or maximise one of its windows (:data:`DENY_IN_WINDOW`; a
-dialog's "Close" is fine). While a menu or dialog the last action opened is up (more X windows than before it), only
-its elements are candidates (a click elsewhere is eaten by the menu); when none of them is left, the opener is
-clicked again to close it, and if that changes nothing the episode ends. The episode also ends when nothing is left
+dialog's "Close" is fine). While a menu or dialog an action opened is up (more X windows than before it), only
+its elements are candidates (a click elsewhere is eaten by the menu); when none of them is left, :data:`CLOSE_KEY`
+(Escape) is pressed to close it (a submenu closes first, its menu is then on top again), and if it is still up its
+opener is clicked again; when neither closes it the episode ends. The episode also ends when nothing is left
 (fewer than ``steps`` actions).
 
 Outcomes: a step whose frame has the same sha256 as the previous one is a no-op (recorded, flagged). Failures are the
@@ -28,14 +30,25 @@ import random
 from screenmill.annotators.desktop import a11y
 from screenmill.annotators.desktop.apps import AppSpec
 from screenmill.annotators.desktop.session import Capture, DesktopSession
-from screenmill.annotators.dom.explore import HIGH_ROLES, Action, ExploreSettings, Step, action_for, element_key
+from screenmill.annotators.dom.explore import (
+    HIGH_ROLES,
+    Action,
+    ExploreSettings,
+    Step,
+    action_for,
+    action_from_recorded,
+    element_key,
+)
 
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
-EXPLORE_VERSION = "1"
+#: 2: Escape closes a menu or dialog whose elements are all acted on (before its opener is clicked again).
+EXPLORE_VERSION = "2"
 #: Controls never acted on: they would end the app.
 DENY_NAMES = frozenset({"quit", "exit", "quit application"})
 #: Controls not acted on in the app's own windows (they would close, hide or resize them); a dialog's "Close" is.
 DENY_IN_WINDOW = frozenset({"close", "minimize", "minimise", "maximize", "maximise", "close window"})
+#: The key that closes the menu or dialog on top (a menu's submenu first), pressed before its opener is clicked again.
+CLOSE_KEY = "Escape"
 
 
 @dataclasses.dataclass(slots=True)
@@ -80,9 +93,23 @@ def choose(elements: list[dict], visited: set[tuple], rng: random.Random, window
     return rng.choice(group)
 
 
-def act(session: DesktopSession, action: Action, scale: float) -> None:
-    """Do ``action`` with xdotool at its point (logical px x ``scale``), then park the pointer in the corner."""
-    x, y = (round(v * scale) for v in action.point)
+def screen_point(action: Action, scale: float) -> tuple[int, int]:
+    """The screen pixel an action's point (logical px) falls on: the screenshot of an app is the whole screen, so
+    its pixels (``pixel`` coordinates, :mod:`screenmill.schemas.coords`) are the screen's; the recorded ``x``/``y``
+    are ``point x scale`` and are acted on at the pixel they round to."""
+    return round(action.point[0] * scale), round(action.point[1] * scale)
+
+
+def act(session: DesktopSession, action: Action, scale: float, top: str | None = None) -> None:
+    """Do ``action`` with xdotool: a key pressed (``xdotool key``: X keysym names, ``Escape``) with the input focus
+    on the topmost X window ``top`` first (no window manager gives a dialog the focus: the key would go to the
+    window below), or a click at its point (logical px x ``scale``) with the pointer parked in the corner after."""
+    if action.kind == "key":
+        if top is not None:
+            session.xdotool("windowfocus", top)
+        session.xdotool("key", action.text or "")
+        return
+    x, y = screen_point(action, scale)
     session.xdotool("mousemove", str(x), str(y), "click", "1")
     if action.kind == "type":
         session.xdotool("key", "ctrl+a")
@@ -91,8 +118,16 @@ def act(session: DesktopSession, action: Action, scale: float) -> None:
     session.xdotool("mousemove", str(w - 1), str(h - 1))
 
 
-def explore_app(session: DesktopSession, app: AppSpec, settings: ExploreSettings) -> ExploredApp:
+def explore_app(
+    session: DesktopSession, app: AppSpec, settings: ExploreSettings, replay: list[dict] | None = None
+) -> ExploredApp:
     """Explore ``app`` (already started in ``session`` by :meth:`DesktopSession.run_app`) into an episode.
+
+    Args:
+        session / app: the session and the app started in it.
+        settings: steps and seed of the policy.
+        replay: recorded actions (``Screenshot.recorded_action`` dicts, :meth:`Step.recorded`) to act out instead of
+            choosing: their frames are what the recorded episode's must hash to.
 
     Raises:
         AppError: the app died, hung or stormed mid-episode.
@@ -103,27 +138,33 @@ def explore_app(session: DesktopSession, app: AppSpec, settings: ExploreSettings
     frames = [Frame(first, a11y.elements(first, screen, scale))]
     steps: list[Step] = []
     visited: set[tuple] = set()
-    opener: tuple[Action, int] | None = None  # the click that opened the popup now up, and the windows before it
-    while len(steps) < settings.steps:
+    openers: list[tuple[Action, int]] = []  # the clicks that opened the popups now up, and the X windows before each
+    closing = 0  # how the popup on top was tried to close: 0 not yet, 1 the close key pressed, 2 its opener clicked
+    while len(steps) < (len(replay) if replay is not None else settings.steps):
         frame = frames[-1]
         windows = len(frame.capture.x_windows)
-        if opener is not None and windows <= opener[1]:
-            opener = None  # the popup went away
-        el = choose(frame.elements, visited, rng, opener[1] if opener else None)
-        if el is not None:
-            visited.add(element_key(el))
-            action = action_for(el)
-        elif opener is not None:
-            action = opener[0]  # nothing left in the popup: click its opener again to close it
+        el = None
+        if replay is not None:
+            action = action_from_recorded(replay[len(steps)], scale)
         else:
-            break
-        act(session, action, scale)
+            while openers and windows <= openers[-1][1]:
+                openers.pop()  # the popup went away (a submenu: its menu is on top again)
+                closing = 0
+            el = choose(frame.elements, visited, rng, openers[-1][1] if openers else None)
+            if el is not None:
+                visited.add(element_key(el))
+                action = action_for(el)
+            elif openers and closing < 2:  # nothing left in the popup: the close key, then its opener again
+                action = Action("key", text=CLOSE_KEY) if closing == 0 else openers[-1][0]
+                closing += 1
+            else:
+                break  # nothing left, or a popup neither the key nor its opener closes
+        act(session, action, scale, frame.capture.x_windows[-1][0] if frame.capture.x_windows else None)
         capture = session.capture(app)
         noop = capture.frame_sha == frame.capture.frame_sha
         if el is not None and len(capture.x_windows) > windows:
-            opener = (action, windows)
+            openers.append((action, windows))
+            closing = 0
         steps.append(Step(action, noop, False, None, f"app:{app.name}"))
         frames.append(Frame(capture, a11y.elements(capture, screen, scale)))
-        if el is None and noop:
-            break  # the opener did not close what it opened (a dialog): nothing more to do here
     return ExploredApp(frames, steps)

@@ -57,7 +57,8 @@ from typing import Any
 
 from screenmill.annotators.dom.browser import BrowserHost
 from screenmill.annotators.dom.page import RenderError, Screen, Viewport, capture, open_page, ready
-from screenmill.annotators.wording import MAX_INSTRUCTION_NAME, ROLE_NOUNS, click, quoted
+from screenmill.annotators.recorded import KEY_ACTION
+from screenmill.annotators.wording import MAX_INSTRUCTION_NAME, ROLE_NOUNS, click, press, quoted
 from screenmill.schemas.png import one_colour
 
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
@@ -65,7 +66,7 @@ from screenmill.schemas.png import one_colour
 #: seeded.
 EXPLORE_VERSION = "3"
 NAME = "dom"
-KINDS = ("click", "type", "select", "scroll", "back")
+KINDS = ("click", "type", "select", "scroll", "back", "key")
 #: Each kind of action in the pipeline's action space (:data:`screenmill.annotators.recipes.ACTION_TYPES`).
 ACTION_OF = {
     "click": "click_element",
@@ -73,6 +74,7 @@ ACTION_OF = {
     "select": "write_element_abs",
     "scroll": "scroll",
     "back": "go_back",
+    "key": KEY_ACTION,
 }
 SKIP_INPUTS = frozenset({"file", "color", "range", "date", "time", "datetime-local", "month", "week", "hidden"})
 TEXT_INPUTS = frozenset({"text", "email", "search", "url", "tel", "number", "password", "textarea"})
@@ -155,8 +157,9 @@ class ExploreSettings:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Action:
-    """One action, at a point in CSS px of the viewport: ``kind`` (:data:`KINDS`), the typed text or the chosen
-    option's label (``text``) and value (``value``), and the element's role and name."""
+    """One action, at a point in CSS px of the viewport: ``kind`` (:data:`KINDS`), the typed text, the chosen
+    option's label or the key pressed (``text``: a key name X and Playwright share, ``Escape``, ``Tab``) and the
+    option's value (``value``), and the element's role and name."""
 
     kind: str
     point: tuple[float, float] | None = None
@@ -182,15 +185,21 @@ class Step:
     def recorded(self, scale: float) -> dict[str, Any]:
         """The step as ``Screenshot.recorded_action`` holds it: the generic recorded format of
         :mod:`screenmill.annotators.recorded` (``action`` from :data:`ACTION_OF`, ``x``/``y`` in screenshot pixels)
-        plus ``type`` (:data:`KINDS`), ``content`` (typed text / option label), ``value`` (option value), ``role``,
-        ``name``, ``noop``, ``blocked`` (+ ``blocked_url``, ``blocked_reason``)."""
+        plus ``type`` (:data:`KINDS`), ``content`` (typed text / option label), ``key`` (the key pressed: the
+        recorded formats' ``press_key``), ``value`` (option value), ``role``, ``name``, ``noop``, ``blocked`` (+
+        ``blocked_url``, ``blocked_reason``)."""
         a = self.action
         out: dict[str, Any] = {"action": ACTION_OF[a.kind], "type": a.kind}
         if a.point is not None:
             out["x"], out["y"] = a.point[0] * scale, a.point[1] * scale
         if a.kind == "scroll":
             out["direction"] = "down"
-        for key, value in (("content", a.text), ("value", a.value), ("role", a.role), ("name", a.name)):
+        for key, value in (
+            ("key" if a.kind == "key" else "content", a.text),
+            ("value", a.value),
+            ("role", a.role),
+            ("name", a.name),
+        ):
             if value is not None:
                 out[key] = value
         out["noop"], out["blocked"] = self.noop, self.blocked
@@ -218,9 +227,9 @@ class ExploredPage:
 def action_from_recorded(recorded: dict[str, Any], scale: float) -> Action:
     """The :class:`Action` of a recorded step (:meth:`Step.recorded`), for replay."""
     point = (recorded["x"] / scale, recorded["y"] / scale) if "x" in recorded else None
+    text = recorded.get("key") if recorded["type"] == "key" else recorded.get("content")
     return Action(
-        recorded["type"], point, recorded.get("content"), recorded.get("value"), recorded.get("role"),
-        recorded.get("name"),
+        recorded["type"], point, text, recorded.get("value"), recorded.get("role"), recorded.get("name"),
     )  # fmt: skip
 
 
@@ -312,9 +321,11 @@ def action_for(el: dict) -> Action:
 
 def instruction(action: Action) -> str:
     """The template instruction of an action: ``click the "Pricing" link``, ``type "Lyon" into the "City" field``,
-    ``choose "France" in the "Country" drop-down``, ``scroll down``, ``go back``."""
+    ``choose "France" in the "Country" drop-down``, ``scroll down``, ``go back``, ``press Escape``."""
     noun = ROLE_NOUNS.get(action.role or "")
     name = action.name if action.name and len(action.name) <= MAX_INSTRUCTION_NAME else None
+    if action.kind == "key":
+        return press(action.text or "")
     if action.kind == "scroll":
         return "scroll down"
     if action.kind == "back":
@@ -336,7 +347,7 @@ def recorded_instruction(recorded: Mapping[str, Any]) -> str | None:
     kind = recorded.get("type")
     if kind not in KINDS:
         return None
-    text = recorded.get("content")
+    text = recorded.get("key" if kind == "key" else "content")
     role, name = recorded.get("role"), recorded.get("name")
     return instruction(Action(kind, None, text if isinstance(text, str) else None, None, role, name))
 
@@ -459,6 +470,9 @@ async def _act(page, action: Action, rng: random.Random, mobile: bool) -> Action
         return action
     if action.kind == "back":
         await page.go_back(wait_until="load", timeout=NAV_WAIT_S * 1000)
+        return action
+    if action.kind == "key":  # the page explorer does not choose keys; a replay of a recorded one presses it
+        await page.keyboard.press(action.text or "")
         return action
     x, y = action.point
     if action.kind == "select":

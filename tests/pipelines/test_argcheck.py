@@ -53,6 +53,12 @@ BAD = [
     ("run --input {T}/in --output {T}/out --dt yesterday", "--dt: not a date YYYY-MM-DD"),
     ("run --input {T}/in --output {T}/out --pages {T}/site --explore 2 --screens 2", "does not go with --screens"),
     ("run --input {T}/in --output {T}/out --runner", "--runner needs a value"),
+    # replay
+    ("replay {T}/missing", "OUT: no such folder"),
+    ("replay {T}/notree", "OUT: not a screenmill output tree"),
+    ("replay {T}/tree", "no explored episodes in its screenshots table"),
+    ("replay {T}/tree --apps {T}/missing.txt", "--apps: no such file"),
+    ("replay {T}/tree --root {T}/afile", "--root: not a folder"),
     # inspect
     ("inspect {T}/missing", "PATH: no such file or folder"),
     ("inspect {T}/notree", "PATH: not in a screenmill output tree"),

@@ -330,38 +330,95 @@ def test_hostile_apps_are_dead_lettered_and_the_run_goes_on(tmp_path):
     assert leftover.stdout == b""  # every process of every session is gone
 
 
-def test_explored_app_episodes_replay_to_the_same_frames(tmp_path):
-    """--explore on an app: frames, a11y labels per frame (an opened menu's items too), actions rows; the same seed
-    in a fresh session takes the same actions to the same frame hashes; an app that then hangs is a time-out."""
+def _tamper(out: Path, dest: Path, episode: str, step: int, **changes) -> None:
+    """A copy of the run's output whose ``step`` of ``episode`` has its recorded action changed (real Parquet)."""
+    import shutil
+
+    import pyarrow.parquet as pq
+    from screenmill.schemas.records import Screenshot
+
+    shutil.copytree(out, dest)
+    for part in (dest / "screenshots").glob("dt=*/part-*.parquet"):
+        rows = pq.read_table(part).to_pylist()
+        for r in rows:
+            if r["episode_id"] == episode and r["step_index"] == step:
+                r["recorded_action"] = json.dumps(json.loads(r["recorded_action"]) | changes)
+        pq.write_table(pa_table(rows, Screenshot.SCHEMA), part)
+
+
+def pa_table(rows, schema):
+    import pyarrow as pa
+
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def test_explored_app_episodes_replay_their_recorded_actions_to_the_same_frames(tmp_path, capsys):
+    """--explore on apps (galculator, mousepad: menus opened and closed, by Escape too): frames, a11y labels per
+    frame (an opened menu's items too), actions rows (a key pressed among them); `screenmill replay` acts out each
+    episode's recorded actions in a fresh session and gets the same frame hashes; a recorded action changed in the
+    table gives other frames from that step on (exit 1); the same seed in a fresh session explores the same, and
+    again in that session gives the same frames, elements and actions; an app that then hangs is a time-out."""
     from screenmill.annotators.desktop.apps import AppSpec
     from screenmill.annotators.desktop.explore import explore_app
     from screenmill.annotators.desktop.session import AppError, DesktopSession, SessionConfig
     from screenmill.annotators.dom.explore import ExploreSettings, instruction
     from screenmill.annotators.dom.page import Viewport
+    from screenmill.pipelines.cli import main as cli
 
     apps = tmp_path / "apps.txt"
-    apps.write_text("galculator\n", encoding="utf-8")
+    apps.write_text("galculator\nmousepad\n", encoding="utf-8")
     out = tmp_path / "out"
     m = run(_args(out, apps, "--explore", "5", "--explore-seed", "1"))
-    assert m["counts"]["render_apps"]["episodes"] == 1 and m["counts"]["render_apps"]["steps"] == 5
-    shots = sorted(read_shards(str(out), "screenshots").to_pylist(), key=lambda s: s["step_index"])
+    counts = m["counts"]["render_apps"]
+    assert counts["episodes"] == 2 and counts["steps"] == 10 and counts["sessions"] == 1
+    episodes = defaultdict(list)
+    for s in read_shards(str(out), "screenshots").to_pylist():
+        episodes[s["page_uri"]].append(s)
+    every = sorted(read_shards(str(out), "actions").to_pylist(), key=lambda r: r["step"])
+    shots = sorted(episodes["app:galculator"], key=lambda s: s["step_index"])
     assert [s["step_index"] for s in shots] == list(range(6)) and len({s["episode_id"] for s in shots}) == 1
-    actions = sorted(read_shards(str(out), "actions").to_pylist(), key=lambda r: r["step"])
-    assert [r["step"] for r in actions] == list(range(5)) and {r["annotator"] for r in actions} == {"a11y"}
+    actions = [r for r in every if r["episode_id"] == shots[0]["episode_id"]]
+    assert [r["step"] for r in actions] == list(range(5)) and {r["annotator"] for r in every} == {"a11y"}
     assert (
         all(json.loads(s["recorded_action"])["type"] == "click" for s in shots[:5])
         and shots[5]["recorded_action"] is None
     )
+    # mousepad: File > Open Recent opens a submenu of disabled items only, which Escape closes (a key step)
+    keys = [json.loads(r["action_args"]) | {"t": r["action_type"]} for r in every if r["action_type"] == "press_key"]
+    assert keys and keys[0] == {"type": "key", "key": "Escape", "instruction": "press Escape", "noop": False,
+                                "blocked": False, "t": "press_key"}  # fmt: skip
     labels = read_shards(str(out), "grounding").to_pylist()
     by_step = {s["screenshot_id"]: s["step_index"] for s in shots}
-    menu_items = {r["element_text"] for r in labels if r["role"] == "menuitem" and by_step[r["screenshot_id"]] > 0}
+    menu_items = {r["element_text"] for r in labels if r["role"] == "menuitem" and by_step.get(r["screenshot_id"])}
     assert menu_items - {"File", "Edit", "View", "Calculator", "Help"}  # a menu the episode opened is labelled
+
+    capsys.readouterr()
+    assert cli(["replay", str(out), "--apps", str(apps)]) == 0
+    printed = capsys.readouterr().out
+    assert "app:galculator: 6/6 frames match" in printed and "app:mousepad: 6/6 frames match" in printed
+    assert "2/2 episodes replay to the same frames" in printed
+    report = json.loads((out / "_replay" / "replay.json").read_text())
+    assert report["ok"] and all(e["got"] == e["recorded"] for e in report["episodes"])
+    # the replay acts out the table's actions (not the policy): step 1's click moved to an empty corner (it closes
+    # the menu step 0 opened instead) changes frame 2 and every frame after it
+    eid = shots[0]["episode_id"]
+    _tamper(out, tmp_path / "tampered", eid, 1, x=1270, y=790)
+    assert cli(["replay", str(tmp_path / "tampered"), "--episode", eid[:12]]) == 1
+    printed = capsys.readouterr().out
+    report = json.loads((tmp_path / "tampered" / "_replay" / "replay.json").read_text())["episodes"]
+    assert len(report) == 1 and report[0]["mismatched"][0] == 2 and report[0]["got"][:2] == report[0]["recorded"][:2]
+    assert report[0]["got"][2] == shots[0]["screenshot_id"] and "frames differ at step(s) 2" in printed
+    assert cli(["replay", str(out), "--episode", "nosuchepisode"]) == 2
+    assert "--episode nosuchepisode: names no episode" in capsys.readouterr().err
 
     app = AppSpec("galculator", ("galculator",))
     session = DesktopSession(Viewport(1280, 800), SessionConfig(step_timeout_s=6)).start()
     try:
         session.run_app(app)
         again = explore_app(session, app, ExploreSettings(5, 1))
+        session.stop_app()
+        session.run_app(app)  # the same app and seed again in the same session: the same frames and labels
+        twice = explore_app(session, app, ExploreSettings(5, 1))
         # then the app hangs (stopped): the next screen is a time-out, not a screenshot of a frozen window
         assert session.exec(["sh", "-c", "kill -STOP $SCREENMILL_APP_PID"])["rc"] == 0
         with pytest.raises(AppError) as hung:
@@ -370,6 +427,9 @@ def test_explored_app_episodes_replay_to_the_same_frames(tmp_path):
     finally:
         session.close()
     assert [hashlib.sha256(f.capture.png).hexdigest() for f in again.frames] == [s["screenshot_id"] for s in shots]
+    assert [f.elements for f in twice.frames] == [f.elements for f in again.frames]
+    assert [f.capture.frame_sha for f in twice.frames] == [f.capture.frame_sha for f in again.frames]
+    assert [s.action for s in twice.steps] == [s.action for s in again.steps]
     assert [instruction(s.action) for s in again.steps] == [
         json.loads(r["action_args"])["instruction"] for r in actions
     ]

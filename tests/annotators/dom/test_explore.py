@@ -25,6 +25,7 @@ from screenmill.annotators.dom.explore import (
     explore_page,
     instruction,
     plausible_text,
+    recorded_instruction,
 )
 from screenmill.annotators.dom.page import Viewport
 from screenmill.annotators.recorded import ui_actions
@@ -100,6 +101,13 @@ def test_actions_instructions_and_the_recorded_form():
     assert action_from_recorded(rec, 2.0) == step.action
     [parsed] = ui_actions(json.dumps(rec))  # explain-step reads it as a generic recorded action
     assert parsed.action_type == "click_element" and parsed.point == (21.0, 40.0)
+    key = Step(Action("key", text="Escape"), False, False, None, "app:x")  # the app explorer's close key
+    rec = key.recorded(1.0)
+    assert rec == {"action": "press_key", "type": "key", "key": "Escape", "noop": False, "blocked": False}
+    assert action_from_recorded(rec, 1.0) == key.action and instruction(key.action) == "press Escape"
+    assert recorded_instruction(rec) == "press Escape"
+    [parsed] = ui_actions(json.dumps(rec))
+    assert (parsed.action_type, parsed.args["key"]) == ("press_key", "Escape")
 
 
 @pytest.fixture(scope="module")

@@ -312,3 +312,21 @@ def test_a_hub_export_and_a_training_export_never_share_a_repository(samples_out
     assert export_main([str(out), "--format", "trl", "--target", "pixel", "--local-dir", str(train_dir)]) == 0
     assert export_main([str(out), "--local-dir", str(train_dir)]) == 2
     assert "not a screenmill export" in capsys.readouterr().err
+
+
+def test_a_recorded_key_press_is_said_by_targets_with_a_key_action_and_held_by_the_others(tmp_path, offline):
+    """An explored step that pressed Escape (the app explorer's ``press_key`` row, ``{"type": "key", "key":
+    "Escape"}``) becomes UI-TARS' hotkey; a grammar without keys (ShowUI: Enter only) holds it back as
+    ``action_not_in_grammar`` and exports the other steps."""
+    shots, actions = episode_rows()
+    key = {"blocked": False, "instruction": "press Escape", "key": "Escape", "noop": False, "type": "key"}
+    actions[-1] = dict(actions[-1], action_type="press_key", action_args=json.dumps(key), label_id="escape")
+    out = write_root(tmp_path / "out", {"screenshots": shots, "actions": actions})
+    result = export_training_local(_cfg(out, tmp_path / "uitars", target="ui-tars-1.5", task="navigation"))
+    assert sum(result.new_rows.values()) == len(actions) and not result.dead_letters
+    last = max(a["step"] for a in actions)
+    rows = {r["step"]: r for r in _rows(tmp_path / "uitars", offline)}
+    assert _answer(rows[last]).endswith("Action: hotkey(key='escape')")
+    held = export_training_local(_cfg(out, tmp_path / "showui", target="showui", task="navigation"))
+    assert [d.reason for d in held.dead_letters] == ["action_not_in_grammar"]
+    assert sum(held.new_rows.values()) == len(actions) - 1
