@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow  # a desktop session and a real Qt app
 
 @pytest.fixture(scope="module")
 def session():
-    from screenmill.annotators.desktop.session import DesktopSession, check_tools
+    from screenmill.annotators.desktop.session import DesktopSession, SessionConfig, check_tools
     from screenmill.annotators.dom.page import Viewport
 
     try:
@@ -22,7 +22,10 @@ def session():
         pytest.skip(str(e))
     if subprocess.run(["which", "speedcrunch"], capture_output=True).returncode:
         pytest.skip("speedcrunch missing (bash infra/desktop/install.sh)")
-    s = DesktopSession(Viewport(1280, 800)).start()
+    # No window manager: then the app's window has no input focus until the click, so the caret appears only after it
+    # (a window manager focuses a new window at once, and the caret would be in the first frame already); the blink
+    # setting is the app's, the same with or without one.
+    s = DesktopSession(Viewport(1280, 800), SessionConfig(window_manager="none")).start()
     yield s
     s.close()
 
