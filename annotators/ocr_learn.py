@@ -21,7 +21,8 @@ packaged model as a ``decide`` callback):
 Commands::
 
     python -m screenmill.annotators.ocr_learn pairs /work/truth /work/ts/pages.jsonl /work/cache.pkl pairs.parquet
-    python -m screenmill.annotators.ocr_learn train pairs.parquet          # writes the packaged model
+    python -m screenmill.annotators.ocr_learn crossval pairs.parquet gen.parquet  # leave one dev site out
+    python -m screenmill.annotators.ocr_learn train pairs.parquet gen.parquet     # writes the packaged model
     python -m screenmill.annotators.ocr_learn evaluate pairs.parquet       # pair accuracy, rules vs model, per split
     python -m screenmill.annotators.ocr_learn score /work/truth /work/ts/pages.jsonl /work/cache.pkl MODEL.json
 """
@@ -141,7 +142,7 @@ def build_pairs(run_output: str, manifest: str, cache: str, out: str) -> int:
     """Write the pair table of every cached screenshot of a truth-set render (``pairs``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_dom
+    from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_labels
     from screenmill.annotators.ocr_snapshot import read_rendered
     from screenmill.schemas.tables import read_shards
 
@@ -152,13 +153,44 @@ def build_pairs(run_output: str, manifest: str, cache: str, out: str) -> int:
     grounding = read_shards(run_output, "grounding").to_pylist()
     table = []
     for sid, meta, pixels in read_rendered(rows, manifest, set(cached), splits):
-        truth = truth_from_dom(r for r in grounding if r["screenshot_id"] == sid)
+        truth = truth_from_labels(r for r in grounding if r["screenshot_id"] == sid)
         table += pair_rows(sid, pixels, cached[sid], truth, meta)
     schema = _schema()
     full = [{name: r.get(name) for name in schema.names} for r in table]
     pq.write_table(pa.Table.from_pylist(full, schema=schema), out)
     print(f"pairs: {len(table)} pairs of {len({r['screenshot_id'] for r in table})} screenshots -> {out}")
     return 0
+
+
+def read_pairs(pairs: str | Sequence[str]):
+    """One pyarrow table of one or several pair tables (the renders of the truth set, of generated pages, ...) and
+    the SHA-256 of their bytes in order (one file: its own hash).
+
+    Raises:
+        OSError / pyarrow.ArrowInvalid: a file is missing or no Parquet. ValueError: a table of another schema.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    paths = [pairs] if isinstance(pairs, str | Path) else list(pairs)
+    tables, digests = [], []
+    for path in paths:
+        digests.append(hashlib.sha256(Path(path).read_bytes()).hexdigest())
+        table = pq.read_table(path)
+        if table.schema != _schema():
+            raise ValueError(f"{path} is not a pair table of this tree (its schema differs)")
+        tables.append(table)
+    digest = digests[0] if len(digests) == 1 else hashlib.sha256(" ".join(digests).encode()).hexdigest()
+    return pa.concat_tables(tables), digest
+
+
+def _classifier(seed: int = 0, trees: int = 120):
+    """The classifier ``train`` fits and ``crossval`` measures (one place for both)."""
+    try:
+        from sklearn.ensemble import GradientBoostingClassifier
+    except ImportError:
+        raise SystemExit("ocr_learn train / crossval need scikit-learn: pip install -e '.[learn]'") from None
+    return GradientBoostingClassifier(n_estimators=trees, max_depth=3, learning_rate=0.1, random_state=seed)
 
 
 def _matrix(table, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -200,29 +232,26 @@ FLIP = {"row": 1.0, "line": 0.5}
 
 
 def train(
-    pairs: str, out: str | Path = MODEL_PATH, seed: int = 0, flip: dict[str, float] = FLIP, trees: int = 120
+    pairs: str | Sequence[str],
+    out: str | Path = MODEL_PATH,
+    seed: int = 0,
+    flip: dict[str, float] = FLIP,
+    trees: int = 120,
 ) -> int:
-    """Train one classifier per kind on the dev split's pairs of ``pairs`` and write the model file (``flip``: how
-    sure the model must be to overrule the rules, :data:`FLIP`).
+    """Train one classifier per kind on the dev split's pairs of ``pairs`` (one table or several) and write the
+    model file (``flip``: how sure the model must be to overrule the rules, :data:`FLIP`).
 
     Raises:
         SystemExit: scikit-learn is missing, or the table has no dev pair of a kind.
     """
-    try:
-        from sklearn.ensemble import GradientBoostingClassifier
-    except ImportError:
-        raise SystemExit("ocr_learn train needs scikit-learn: pip install -e '.[learn]'") from None
-    import pyarrow.parquet as pq
-
-    data = Path(pairs).read_bytes()
-    table = pq.read_table(pairs)
+    table, digest = read_pairs(pairs)
     model: dict = {"kinds": {}, "flip": dict(flip)}
     for kind in KINDS:
         x, y, _, split = _matrix(table, kind)
         dev = split == "dev"
         if not dev.any() or y[dev].all() or not y[dev].any():
             raise SystemExit(f"{pairs} has no dev pairs of both labels of kind {kind!r}")
-        clf = GradientBoostingClassifier(n_estimators=trees, max_depth=3, learning_rate=0.1, random_state=seed)
+        clf = _classifier(seed, trees)
         clf.fit(x[dev], y[dev])
         spec = _export(clf, x)
         if not np.allclose(TreeModel(spec).raw(x), clf.decision_function(x), atol=1e-4):
@@ -230,8 +259,9 @@ def train(
         model["kinds"][kind] = {"features": list(FEATURES[kind]), **spec}
     sites = sorted({(r["site"], r["split"]) for r in table.select(["site", "split"]).to_pylist()})
     model["provenance"] = {
-        "pairs_sha256": hashlib.sha256(data).hexdigest(),
+        "pairs_sha256": digest,
         "pairs": table.num_rows,
+        "screenshots": len(set(table.column("screenshot_id").to_pylist())),
         "trained_on": "dev",
         "sites": [f"{s}:{sp}" for s, sp in sites],
         "classifier": f"sklearn GradientBoostingClassifier(n_estimators={trees}, max_depth=3, learning_rate=0.1)",
@@ -244,12 +274,57 @@ def train(
     return 0
 
 
-def pair_accuracy(pairs: str, path: str | Path = MODEL_PATH) -> dict[tuple[str, str], dict[str, float]]:
-    """Per (split, kind): the pairs the DOM tells (and how many it does not), their share of joins, and the share
-    of them whose DOM label the rules' / the model's decision is."""
-    import pyarrow.parquet as pq
+#: The flip thresholds ``crossval`` compares (1.0: the rules always).
+FLIPS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
-    table = pq.read_table(pairs)
+
+def crossval(
+    pairs: str | Sequence[str], seed: int = 0, trees: int = 120, flips: Sequence[float] = FLIPS
+) -> dict[tuple[str, float], dict[str, float]]:
+    """Leave one dev site out at a time: per (kind, flip), the DOM-told dev pairs' accuracy of the rules and of the
+    model trained without the pair's site (the decision every tuning choice, :data:`FLIP` among them, is made on).
+
+    Returns:
+        ``{(kind, flip): {"pairs", "sites", "rules", "model", "worst_site_delta"}}``; ``worst_site_delta``: the
+        lowest per-site difference model minus rules (a flip that wins on average but costs one site much shows).
+    """
+    table, _ = read_pairs(pairs)
+    out = {}
+    for kind in KINDS:
+        x, y, told, split = _matrix(table, kind)
+        site = np.array([r["site"] for r in table.select(["kind", "site"]).to_pylist() if r["kind"] == kind])
+        dev = split == "dev"
+        p = np.full(len(y), np.nan)
+        for s in sorted(set(site[dev])):
+            fit, held = dev & (site != s), dev & (site == s)
+            if len(set(y[fit])) < 2:
+                continue
+            p[held] = _classifier(seed, trees).fit(x[fit], y[fit]).predict_proba(x[held])[:, 1]
+        m = dev & told & ~np.isnan(p)
+        rule = x[:, 0] >= 0.5
+        for flip in flips:
+            model = _decisions(np.nan_to_num(p), rule, flip)
+            deltas = [
+                float((model[k] == y[k]).mean() - (rule[k] == y[k]).mean())
+                for s in sorted(set(site[m]))
+                for k in [m & (site == s)]
+            ]
+            out[kind, flip] = {
+                "pairs": float(m.sum()),
+                "sites": float(len(deltas)),
+                "rules": float((rule[m] == y[m]).mean()),
+                "model": float((model[m] == y[m]).mean()),
+                "worst_site_delta": min(deltas) if deltas else 0.0,
+            }
+    return out
+
+
+def pair_accuracy(
+    pairs: str | Sequence[str], path: str | Path = MODEL_PATH
+) -> dict[tuple[str, str], dict[str, float]]:
+    """Per (split, kind): the pairs the DOM tells (and how many it does not), their share of joins, and the share
+    of them whose DOM label the rules' / the model's decision is (``pairs``: one table or several)."""
+    table, _ = read_pairs(pairs)
     spec = _load(str(path))
     models = {k: TreeModel(v) for k, v in spec["kinds"].items()}
     out = {}
@@ -273,7 +348,7 @@ def pair_accuracy(pairs: str, path: str | Path = MODEL_PATH) -> dict[tuple[str, 
 def score_render(run_output: str, manifest: str, cache: str, model: str | Path = MODEL_PATH) -> dict:
     """End to end on a truth-set render: per split, the labels of the rules' grouping and of the model's, scored
     against the DOM truth (:func:`screenmill.annotators.ocr_snapshot.score_labels`: aggregates only)."""
-    from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_dom
+    from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_labels
     from screenmill.annotators.ocr_snapshot import labels_of, read_rendered, score_labels
     from screenmill.schemas.records import Screenshot
     from screenmill.schemas.tables import read_shards
@@ -289,7 +364,7 @@ def score_render(run_output: str, manifest: str, cache: str, model: str | Path =
     for sid, meta, pixels in read_rendered(rows, manifest, set(cached), splits):
         part = parts.setdefault(meta["split"], {"n": 0, "truth": [], "rules": [], "model": []})
         part["n"] += 1
-        part["truth"] += truth_from_dom(r for r in grounding if r["screenshot_id"] == sid)
+        part["truth"] += truth_from_labels(r for r in grounding if r["screenshot_id"] == sid)
         part["rules"] += labels_of(by_id[sid], pixels, cached[sid])
         part["model"] += labels_of(by_id[sid], pixels, cached[sid], decide=decide)
     return {
@@ -306,10 +381,12 @@ def main(argv: list[str] | None = None) -> int:
 
     add_render_arguments(sub.add_parser("pairs", help="write the pair table of a render from its cache"), "Parquet")
     t = sub.add_parser("train", help="train the classifier on the dev pairs and write the model file")
-    t.add_argument("pairs", help="the pair table")
+    t.add_argument("pairs", nargs="+", help="the pair tables")
     t.add_argument("--out", default=str(MODEL_PATH), help="the model file (default: the packaged one)")
     e = sub.add_parser("evaluate", help="pair accuracy of the rules and the model, per split and kind")
-    e.add_argument("pairs", help="the pair table")
+    e.add_argument("pairs", nargs="+", help="the pair tables")
+    c = sub.add_parser("crossval", help="leave one dev site out: rules vs model per kind and flip threshold")
+    c.add_argument("pairs", nargs="+", help="the pair tables")
     e.add_argument("--model", default=str(MODEL_PATH), help="the model file (default: the packaged one)")
     r = sub.add_parser("score", help="end to end per split: the rules' labels and the model's against DOM truth")
     add_render_arguments(r, "the model file")
@@ -322,6 +399,14 @@ def main(argv: list[str] | None = None) -> int:
         return build_pairs(args.run_output, args.manifest, args.cache, args.out)
     if args.command == "train":
         return train(args.pairs, args.out)
+    if args.command == "crossval":
+        for (kind, flip), v in crossval(args.pairs).items():
+            print(
+                f"{kind:5s} flip {flip:.1f}: {int(v['pairs'])} pairs of {int(v['sites'])} sites, rules "
+                f"{100 * v['rules']:.2f} %, model {100 * v['model']:.2f} % (worst site "
+                f"{100 * v['worst_site_delta']:+.2f})"
+            )
+        return 0
     for (split, kind), v in pair_accuracy(args.pairs, args.model).items():
         print(
             f"{split:5s} {kind:5s} {int(v['pairs']):6d} pairs ({100 * v['joins']:.1f} % joins; "
