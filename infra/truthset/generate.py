@@ -313,19 +313,22 @@ def site_of(family: str, seed: int) -> str:
     return f"gen-{family}-{chr(ord('a') + seed // SEEDS_PER_SITE)}"
 
 
-def generate(out: Path, sites_per_family: int = 2, families: tuple[str, ...] = tuple(FAMILIES)) -> list[dict]:
-    """Write every family's pages (``sites_per_family`` sites of :data:`SEEDS_PER_SITE` seeds) under ``out`` and
-    append their manifest records to ``out/pages.jsonl`` (replacing earlier records of the same paths).
+def generate(
+    out: Path, sites_per_family: int = 2, families: tuple[str, ...] = tuple(FAMILIES), first_site: int = 0
+) -> list[dict]:
+    """Write every family's pages (``sites_per_family`` sites of :data:`SEEDS_PER_SITE` seeds, from site number
+    ``first_site``: 0 is ``-a``) under ``out`` and append their manifest records to ``out/pages.jsonl`` (replacing
+    earlier records of the same paths).
 
     Raises:
         ValueError: an unknown family, or fewer than one site per family.
     """
     unknown = sorted(set(families) - set(FAMILIES))
-    if unknown or sites_per_family < 1:
-        raise ValueError(f"unknown families {unknown} or sites_per_family {sites_per_family} < 1")
+    if unknown or sites_per_family < 1 or not 0 <= first_site < 26 - sites_per_family:
+        raise ValueError(f"unknown families {unknown}, or sites {first_site} + {sites_per_family} not within a-z")
     records = []
     for family in families:
-        for seed in range(sites_per_family * SEEDS_PER_SITE):
+        for seed in range(first_site * SEEDS_PER_SITE, (first_site + sites_per_family) * SEEDS_PER_SITE):
             site = site_of(family, seed)
             path = f"{site}/page-{seed}.html"
             (out / site).mkdir(parents=True, exist_ok=True)
@@ -355,11 +358,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path, help="folder to fill (pages, pages.jsonl)")
     ap.add_argument("--sites-per-family", type=int, default=2, help="sites of 4 seeds per family (default 2)")
+    ap.add_argument("--first-site", type=int, default=0, help="number of the first site (0: -a, the default)")
     args = ap.parse_args(argv)
-    if args.sites_per_family < 1:
-        print("generate: --sites-per-family must be at least 1", file=sys.stderr)
+    if args.sites_per_family < 1 or not 0 <= args.first_site < 26 - args.sites_per_family:
+        print("generate: --sites-per-family must be at least 1, and the sites within a-z", file=sys.stderr)
         return 2
-    records = generate(args.out, args.sites_per_family)
+    records = generate(args.out, args.sites_per_family, first_site=args.first_site)
     for split in ("dev", "fresh"):
         sites = sorted({r["site"] for r in records if r["split"] == split})
         print(f"{split}: {sum(r['split'] == split for r in records)} pages of {len(sites)} sites: {', '.join(sites)}")

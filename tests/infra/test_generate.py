@@ -76,6 +76,10 @@ def test_generate_writes_sites_of_whole_seed_ranges_and_holds_families_out(tmp_p
     with pytest.raises(ValueError):
         gen.generate(tmp_path, families=("nope",))
     assert gen.main([str(tmp_path), "--sites-per-family", "0"]) == 2
+    more = gen.generate(tmp_path / "c", sites_per_family=1, families=("docs",), first_site=2)
+    assert {r["site"] for r in more} == {"gen-docs-c"} and {r["path"] for r in more} == {
+        f"gen-docs-c/page-{s}.html" for s in range(8, 12)
+    }
 
 
 def test_fresh_debian_sites_are_their_own_split():
