@@ -24,7 +24,8 @@ Commands::
     python -m screenmill.annotators.ocr_learn crossval pairs.parquet gen.parquet  # leave one dev site out
     python -m screenmill.annotators.ocr_learn train pairs.parquet gen.parquet     # writes the packaged model
     python -m screenmill.annotators.ocr_learn evaluate pairs.parquet       # pair accuracy, rules vs model, per split
-    python -m screenmill.annotators.ocr_learn score /work/truth /work/ts/pages.jsonl /work/cache.pkl MODEL.json
+    python -m screenmill.annotators.ocr_learn score /work/truth /work/ts/pages.jsonl /work/cache.pkl MODEL.json \
+        --also /work/gen-truth /work/gen/pages.jsonl /work/gen-cache.pkl --splits test,fresh   # held out: once
 """
 
 from __future__ import annotations
@@ -345,28 +346,44 @@ def pair_accuracy(
     return out
 
 
-def score_render(run_output: str, manifest: str, cache: str, model: str | Path = MODEL_PATH) -> dict:
-    """End to end on a truth-set render: per split, the labels of the rules' grouping and of the model's, scored
-    against the DOM truth (:func:`screenmill.annotators.ocr_snapshot.score_labels`: aggregates only)."""
+def score_render(
+    run_output: str,
+    manifest: str,
+    cache: str,
+    model: str | Path = MODEL_PATH,
+    more: Sequence[tuple[str, str, str]] = (),
+    splits: Sequence[str] | None = None,
+) -> dict:
+    """End to end on truth-set renders: per split, the labels of the rules' grouping and of the model's, scored
+    against the DOM truth (:func:`screenmill.annotators.ocr_snapshot.score_labels`: aggregates only).
+
+    Args:
+        run_output / manifest / cache: a render, its manifest and its ``regroup.py dump`` cache. model: the model
+            file. more: further ``(run_output, manifest, cache)`` renders whose splits join the same figures (the
+            fresh split spans a Debian render and a generated one). splits: only these splits (default: all).
+    """
     from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_labels
     from screenmill.annotators.ocr_snapshot import labels_of, read_rendered, score_labels
     from screenmill.schemas.records import Screenshot
     from screenmill.schemas.tables import read_shards
 
-    with open(cache, "rb") as f:
-        cached = pickle.load(f)["elements"]
-    rows = read_shards(run_output, "screenshots").to_pylist()
-    by_id = {r["screenshot_id"]: Screenshot.from_row(r) for r in rows}
-    splits = splits_from_manifest(manifest, rows)
-    grounding = read_shards(run_output, "grounding").to_pylist()
     decide = packaged_decide(model)
     parts: dict[str, dict] = {}
-    for sid, meta, pixels in read_rendered(rows, manifest, set(cached), splits):
-        part = parts.setdefault(meta["split"], {"n": 0, "truth": [], "rules": [], "model": []})
-        part["n"] += 1
-        part["truth"] += truth_from_labels(r for r in grounding if r["screenshot_id"] == sid)
-        part["rules"] += labels_of(by_id[sid], pixels, cached[sid])
-        part["model"] += labels_of(by_id[sid], pixels, cached[sid], decide=decide)
+    for run, pages, pickled in ((run_output, manifest, cache), *more):
+        with open(pickled, "rb") as f:
+            cached = pickle.load(f)["elements"]
+        rows = read_shards(run, "screenshots").to_pylist()
+        by_id = {r["screenshot_id"]: Screenshot.from_row(r) for r in rows}
+        split_of = splits_from_manifest(pages, rows)
+        grounding = read_shards(run, "grounding").to_pylist()
+        for sid, meta, pixels in read_rendered(rows, pages, set(cached), split_of):
+            if splits is not None and meta["split"] not in splits:
+                continue
+            part = parts.setdefault(meta["split"], {"n": 0, "truth": [], "rules": [], "model": []})
+            part["n"] += 1
+            part["truth"] += truth_from_labels(r for r in grounding if r["screenshot_id"] == sid)
+            part["rules"] += labels_of(by_id[sid], pixels, cached[sid])
+            part["model"] += labels_of(by_id[sid], pixels, cached[sid], decide=decide)
     return {
         (split, who): score_labels(split, p["n"], p["truth"], p[who])
         for split, p in sorted(parts.items())
@@ -390,9 +407,20 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--model", default=str(MODEL_PATH), help="the model file (default: the packaged one)")
     r = sub.add_parser("score", help="end to end per split: the rules' labels and the model's against DOM truth")
     add_render_arguments(r, "the model file")
+    r.add_argument(
+        "--also",
+        nargs=3,
+        action="append",
+        default=[],
+        metavar=("RUN", "MANIFEST", "CACHE"),
+        help="another render whose splits join the figures (repeatable)",
+    )
+    r.add_argument("--splits", help="comma-separated splits to score (default: all)")
     args = p.parse_args(argv)
     if args.command == "score":
-        for (_, who), score in score_render(args.run_output, args.manifest, args.cache, args.out).items():
+        splits = args.splits.split(",") if args.splits else None
+        scores = score_render(args.run_output, args.manifest, args.cache, args.out, args.also, splits)
+        for (_, who), score in scores.items():
             print(f"{who:5s} {score.line()}")
         return 0
     if args.command == "pairs":
