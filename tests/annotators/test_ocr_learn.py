@@ -115,3 +115,13 @@ def test_leaving_one_site_out_scores_each_flip_and_never_flipping_is_the_rules(p
         assert 2 <= v["sites"] <= len(pages) and v["pairs"] > 0 and 0 <= v["model"] <= 1  # sites with told pairs
         if flip == 1.0:
             assert v["model"] == v["rules"] and v["worst_site_delta"] == 0.0
+
+
+def test_the_chosen_flip_gives_up_a_little_mean_accuracy_for_a_better_worst_site():
+    def v(model, worst):
+        return {"pairs": 10.0, "sites": 3.0, "rules": 0.9, "model": model, "worst_site_delta": worst}
+
+    cv = {("line", 0.5): v(0.968, -0.10), ("line", 0.7): v(0.965, -0.02), ("line", 0.8): v(0.959, 0.0)}
+    cv |= {("row", 0.5): v(0.80, -0.2), ("row", 1.0): v(0.90, 0.0)}
+    assert ocr_learn.chosen_flips(cv) == {"line": 0.7, "row": 1.0}
+    assert ocr_learn.chosen_flips(cv, slack=0.0) == {"line": 0.5, "row": 1.0}
