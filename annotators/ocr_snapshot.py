@@ -4,8 +4,9 @@ The OCR's detection and recognition take seconds a screenshot; the grouping (:fu
 group_elements`) and the labels (:func:`screenmill.annotators.ocr_producer.elements_to_labels`) take milliseconds. A
 snapshot keeps, for a few dozen rendered screenshots, what the grouping starts from (the ungrouped pieces of
 ``OcrConfig(group_lines=False)``, the screenshot's pixels as lossless WebP, which the colour, backdrop and underline
-cues read) and the DOM truth of the same render (:func:`screenmill.annotators.evaluate.truth.truth_from_dom`), so the
-test suite can group and score them with the code as it stands, with no ONNX run.
+cues read) and the DOM truth of the same render
+(:func:`screenmill.annotators.evaluate.truth.truth_from_labels`), so the test suite can group and score them with the
+code as it stands, with no ONNX run.
 
 Layout of a snapshot folder::
 
@@ -226,7 +227,7 @@ def build(run_output: str, manifest: str, cache: str, out: str, sites: Sequence[
         SystemExit: no screenshot of those sites is in the cache, or the cache was read by another OCR version.
     """
     from PIL import Image
-    from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_dom
+    from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_labels
     from screenmill.annotators.ocr import OcrAnnotator
     from screenmill.schemas.tables import read_shards
 
@@ -246,7 +247,7 @@ def build(run_output: str, manifest: str, cache: str, out: str, sites: Sequence[
         with Image.open(folder / image) as back:
             if back.convert("RGB").tobytes() != pixels.tobytes():
                 raise SystemExit(f"{image}: the WebP of screenshot {sid} is not lossless")
-        truth = truth_from_dom(r for r in grounding if r["screenshot_id"] == sid)
+        truth = truth_from_labels(r for r in grounding if r["screenshot_id"] == sid)
         pieces = [[e.text, *map(float, e.box), float(e.confidence)] for e in cached["elements"][sid]]
         shots.append(
             {

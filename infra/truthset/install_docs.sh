@@ -3,7 +3,7 @@
 # GNU texinfo manuals (gettext, libgcrypt, libtool, the GNU coding standards), gtk-doc API references (GLib,
 # GIO, GnuTLS, libidn2), the SQLite, PostgreSQL, git, libxml2 and Go documentation, the API references of Rust's
 # standard library and Erlang/OTP, Python's own documentation, and the flex, R, Bash, MPFR, Mailutils and AutoGen
-# manuals. Only Debian's package registry is used; a page of a package that is not installed is skipped by
+# manuals, and the m4 manual and json-c reference of the fresh split. Only Debian's package registry is used; a page of a package that is not installed is skipped by
 # collect.py with a note.
 #
 #   sudo bash infra/truthset/install_docs.sh          # ~2 min, ~1 GB on disk
@@ -15,6 +15,7 @@ packages=(
   gettext-doc gnutls-doc libidn2-doc libgcrypt20-doc autoconf-doc libtool-doc libglib2.0-doc
   git-doc sqlite3-doc postgresql-doc-15 libxml2-doc golang-1.19-doc erlang-doc rust-doc python3-doc
   flex-doc r-doc-html bash-doc libmpfr-doc mailutils-doc autogen-doc
+  m4-doc libjson-c-doc  # the held-out fresh split (collect.py's FRESH_SITES; ~2 MB): scored, never tuned on
 )
 if [ "$(id -u)" != 0 ]; then
   echo "install_docs.sh: needs root for apt-get (run it with sudo)" >&2

@@ -83,3 +83,46 @@ def test_training_writes_trees_that_reproduce_the_classifier_and_group_as_a_deci
     shot = shots[0]
     grouped = group_elements(shot.pixels(), list(shot.pieces), OcrConfig(), ocr_model.packaged_decide(out))
     assert 0 < len(grouped) <= len(shot.pieces)
+
+
+def test_several_pair_tables_read_as_one_and_a_foreign_table_is_refused(pair_table, tmp_path):
+    import pyarrow as pa
+
+    path, _ = pair_table
+    one, digest = ocr_learn.read_pairs(str(path))
+    two, digest2 = ocr_learn.read_pairs([str(path), str(path)])
+    assert two.num_rows == 2 * one.num_rows and digest != digest2 and len(digest2) == 64
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"kind": ["row"]}), other)
+    with pytest.raises(ValueError, match="not a pair table"):
+        ocr_learn.read_pairs([str(path), str(other)])
+
+
+def test_leaving_one_site_out_scores_each_flip_and_never_flipping_is_the_rules(pair_table, tmp_path):
+    pytest.importorskip("sklearn", reason="cross-validation needs scikit-learn (the learn extra)")
+    import pyarrow as pa
+
+    path, _ = pair_table
+    table = pq.read_table(path)  # each page of the fixture as a dev site of its own: each is left out once
+    for name, values in (("split", ["dev"] * table.num_rows), ("site", table.column("page").to_pylist())):
+        i = table.schema.get_field_index(name)
+        table = table.set_column(i, table.schema.field(i), pa.array(values))
+    pq.write_table(table, tmp_path / "dev.parquet")
+    cv = ocr_learn.crossval(str(tmp_path / "dev.parquet"), trees=20, flips=(0.5, 1.0))
+    pages = set(table.column("page").to_pylist())
+    assert len(pages) >= 2
+    assert set(cv) == {(k, f) for k in ocr_model.KINDS for f in (0.5, 1.0)}
+    for (_, flip), v in cv.items():
+        assert 2 <= v["sites"] <= len(pages) and v["pairs"] > 0 and 0 <= v["model"] <= 1  # sites with told pairs
+        if flip == 1.0:
+            assert v["model"] == v["rules"] and v["worst_site_delta"] == 0.0
+
+
+def test_the_chosen_flip_gives_up_a_little_mean_accuracy_for_a_better_worst_site():
+    def v(model, worst):
+        return {"pairs": 10.0, "sites": 3.0, "rules": 0.9, "model": model, "worst_site_delta": worst}
+
+    cv = {("line", 0.5): v(0.968, -0.10), ("line", 0.7): v(0.965, -0.02), ("line", 0.8): v(0.959, 0.0)}
+    cv |= {("row", 0.5): v(0.80, -0.2), ("row", 1.0): v(0.90, 0.0)}
+    assert ocr_learn.chosen_flips(cv) == {"line": 0.7, "row": 1.0}
+    assert ocr_learn.chosen_flips(cv, slack=0.0) == {"line": 0.5, "row": 1.0}

@@ -148,7 +148,8 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
     (pages / "site").mkdir(parents=True)
     shutil.copy(ROOT / "infra" / "truthset" / "pages" / "login.html", pages / "site" / "login.html")
     manifest = pages / "pages.jsonl"
-    manifest.write_text(json.dumps({"path": "site/login.html", "site": "site", "split": "dev"}) + "\n")
+    record = {"path": "site/login.html", "site": "site", "split": "dev", "licence": "Apache-2.0"}
+    manifest.write_text(json.dumps(record) + "\n")
     from screenmill.annotators.dom.browser import BrowserHost
     from screenmill.annotators.process import release
 
@@ -188,6 +189,17 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
     with pytest.raises(SystemExit, match="was read by OCR 2024.0-old"):  # grouped by code it was not read with
         regroup.main(["score", str(out), str(manifest), str(stale)])
     assert regroup.main(["score", str(out), str(manifest), str(stale), "--any-version"]) == 0
+
+    # the learned grouping's commands read the same render and cache: its pair table, and its end-to-end scores
+    from screenmill.annotators import ocr_learn
+
+    assert ocr_learn.main(["pairs", str(out), str(manifest), str(cache), str(tmp_path / "pairs.parquet")]) == 0
+    assert ocr_learn.read_pairs(str(tmp_path / "pairs.parquet"))[0].num_rows > 0
+    one = ocr_learn.score_render(str(out), str(manifest), str(cache))
+    two = ocr_learn.score_render(str(out), str(manifest), str(cache), more=[(str(out), str(manifest), str(cache))])
+    assert set(one) == {("dev", "rules"), ("dev", "model")} and one["dev", "rules"].screenshots == 1
+    assert two["dev", "rules"].screenshots == 2 and two["dev", "rules"].recall == one["dev", "rules"].recall
+    assert ocr_learn.score_render(str(out), str(manifest), str(cache), splits=["fresh"]) == {}
 
 
 def test_imprecise_labels_are_counted_by_kind():
