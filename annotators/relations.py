@@ -203,7 +203,9 @@ def _rows(elements, usable, said, _fields):
         named = Counter((_noun(elements[i]), (elements[i].get("name") or "").casefold()) for i in members)
         cells = [elements[i]["text"] for i in members if _is_text(elements[i])]
         cells += [
-            elements[i]["name"] for i in members if elements[i].get("role") == "cell" and nameable(elements[i]["name"])
+            elements[i]["name"]
+            for i in members
+            if elements[i].get("role") == "gridcell" and not _is_text(elements[i]) and nameable(elements[i]["name"])
         ]
         for i in members:
             el = elements[i]

@@ -77,7 +77,7 @@ ROLE_NOUNS = {
     "slider": "slider",
     "spinbutton": "number field",
     "treeitem": "tree item",
-    "cell": "cell",
+    "gridcell": "cell",  # the accessibility labels' table cells (a DOM <td> is a text: no noun)
     "image": "image",
     "img": "image",
     "heading": "heading",

@@ -118,7 +118,7 @@ ROLES = {
     "radio button": "radio",
     "toggle switch": "switch",
     "page tab": "tab",
-    "table cell": "cell",
+    "table cell": "gridcell",
     "combo box": "combobox",
     "list item": "option",
     "slider": "slider",

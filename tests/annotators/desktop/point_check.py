@@ -41,7 +41,7 @@ ARIA = {
     "check box": "checkbox",
     "radio button": "radio",
     "page tab": "tab",
-    "table cell": "cell",
+    "table cell": "gridcell",
     "combo box": "combobox",
     "text": "textbox",
     "entry": "textbox",
