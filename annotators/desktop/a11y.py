@@ -53,10 +53,12 @@ from screenmill.schemas.records import GroundingLabel, Screenshot
 
 NAME = "a11y"
 VERSION = "1"
-#: Each text recipe's version (1: the first rules).
-RECIPE_VERSIONS = {r: "1" for r in A11Y_OF.values()}
-#: The version of this module's ``rel`` block (regions, rows, colours from pixels): part of the relation recipes'.
-REL_VERSION = "2"
+#: Each text recipe's version (1: the first rules; 2: a text is never halved, only a name: :func:`clean_text`; the
+#: nodes of a GTK 4 popover placed in its own X window: :func:`gtk4_popovers`).
+RECIPE_VERSIONS = {r: "2" for r in A11Y_OF.values()}
+#: The version of this module's ``rel`` block (regions, rows, colours from pixels): part of the relation recipes'
+#: (3: the texts and popover boxes of recipe version 2).
+REL_VERSION = "3"
 #: Each recipe's version, the relation recipes' too (``a11y-row``: the relations' rules and :data:`REL_VERSION`).
 ALL_RECIPE_VERSIONS = {
     **RECIPE_VERSIONS,
@@ -136,15 +138,25 @@ TEXT_ROLES = frozenset({"label", "static", "caption", "text", "paragraph"})
 _DEV_NAME = re.compile(r"^(Gtk|Adw|Gdk|Gsk|Hdy|Xfce|Q)[A-Z][A-Za-z0-9]*$")
 
 
-def clean_name(name: str | None) -> str | None:
-    """A name a person would read, or None: cleaned as every producer's names are
+def clean_text(text: str | None) -> str | None:
+    """A text as a person reads it, or None: cleaned as every producer's texts are
     (:func:`screenmill.annotators.wording.printable`: icon-font glyphs of the Private Use Area and unprintable code
-    points out, whitespace collapsed), a developer's class name (``GtkMenuButton``, ``AdwGizmo``, ``QWidget``)
-    dropped, a name of two equal halves (GTK 4's ``"7 7"``, ``"mod mod"``) halved."""
-    if not name:
+    points out, whitespace and line breaks collapsed), a developer's class name (``GtkMenuButton``) dropped. Never
+    halved: a text of two equal halves is what is painted (galculator's RPN stack ``"0\\n0\\n0\\n0"`` reads
+    ``"0 0 0 0"``, not ``"0 0"``); only names come doubled (GTK 4's, :func:`clean_name`)."""
+    if not text:
         return None
-    name = printable(name)
-    if _DEV_NAME.match(name):
+    text = printable(text)
+    if _DEV_NAME.match(text):
+        return None
+    return text or None
+
+
+def clean_name(name: str | None) -> str | None:
+    """A name a person would read, or None: :func:`clean_text`, and a name of two equal halves (GTK 4's buttons are
+    named ``"7 7"``, ``"mod mod"``: their label's text twice) halved."""
+    name = clean_text(name)
+    if not name:
         return None
     words = name.split(" ")
     half = len(words) // 2
@@ -200,6 +212,30 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
     return out
 
 
+def gtk4_popovers(capture, wins: dict) -> dict[tuple, tuple[int, float, tuple[float, float]] | None]:
+    """GTK 4's popovers (a node of :data:`POPUP_ROLES`, a ``GtkPopoverMenu``) are surfaces of their own: an X window
+    of the popover's size, mapped above its window, while GTK 4 reports the popover's box at another place relative to
+    its window's content. Each popover's path → ``(index into x_windows, k, offset)`` placing the nodes under it (their
+    box minus the popover's is where they lie in its X window: :func:`screen_box` with this offset), the topmost X
+    window of that size (within 1 px); None when no X window has its size (not on the screen)."""
+    out: dict[tuple, tuple[int, float, tuple[float, float]] | None] = {}
+    for node in capture.nodes:
+        box = node.get("win")
+        if node["role"] not in POPUP_ROLES or not box or box[2] <= 0 or node.get("window") not in wins:
+            continue
+        own, k, _ = wins[node["window"]]
+        out[tuple(node["path"])] = next(
+            (
+                (j, k, (xx - box[0] * k, xy - box[1] * k))
+                for j in range(len(capture.x_windows) - 1, own, -1)
+                for _, xx, xy, xw, xh in [capture.x_windows[j]]
+                if abs(xw - box[2] * k) <= 1 and abs(xh - box[3] * k) <= 1
+            ),
+            None,
+        )
+    return out
+
+
 def screen_box(
     node: dict, k: float, offset: tuple[float, float], gtk4: bool
 ) -> tuple[float, float, float, float] | None:
@@ -216,6 +252,7 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
     px (screen pixels / ``scale``), the shape :func:`screenmill.annotators.dom.labels.element_labels` takes."""
     gtk4 = capture.toolkit.lower() == "gtk" and capture.toolkit_version.startswith("4")
     wins = own_x_windows(capture, gtk4, scale)
+    pops = gtk4_popovers(capture, wins) if gtk4 else {}
     roles = {tuple(n["path"]): n["role"] for n in capture.nodes}
     texts = _RowTexts(capture.nodes)
     sides = _side_bars(capture, wins, gtk4)
@@ -231,11 +268,15 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
         if node.get("window") not in wins:
             continue
         xi, k, offset = wins[node["window"]]
+        pop = next((pops[p] for i in range(len(node["path"]), 1, -1) if (p := tuple(node["path"][:i])) in pops), ())
+        if pop is None:
+            continue  # in a GTK 4 popover that is not on the screen
+        xi, k, offset = pop or (xi, k, offset)
         box = screen_box(node, k, offset, gtk4)
         if box is None:
             continue
         centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
-        if _in_open_menu(node, roles):  # a menu's popup: an X window of its own, over its window's
+        if not pop and _in_open_menu(node, roles):  # a menu's popup: an X window of its own, over its window's
             xi = next(
                 (j for j in range(len(capture.x_windows) - 1, -1, -1) if _inside(centre, capture.x_windows[j][1:])), xi
             )
@@ -247,7 +288,7 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
         editable = "editable" in states
         name = clean_name(node.get("name"))
         if role in TEXT_ROLES and not editable:
-            text = clean_name(node.get("text")) or name
+            text = clean_text(node.get("text")) or name
             el = {"kind": "text", "role": None, "text": text, "name": name}
         else:
             el = {"kind": "control", "role": "textbox" if role == "text" else ROLES[role], "text": None, "name": name}
@@ -315,7 +356,7 @@ def _cell_rows(nodes: list[dict], els: list[dict], roles: dict[tuple, str]) -> N
             continue
         key = (table, box[1], box[3])
         lines.setdefault(key, [])
-        said = clean_name(node.get("name")) or clean_name(node.get("text"))
+        said = clean_name(node.get("name")) or clean_text(node.get("text"))
         if said and said not in lines[key]:
             lines[key].append(said)
         line_of[tuple(node["path"])] = key
@@ -361,7 +402,7 @@ class _RowTexts:
             words = []
             for node in self._nodes:
                 if len(node["path"]) > n and tuple(node["path"][:n]) == path:
-                    for said in (clean_name(node.get("name")), clean_name(node.get("text"))):
+                    for said in (clean_name(node.get("name")), clean_text(node.get("text"))):
                         if said and said not in words:
                             words.append(said)
             self._cache[path] = " ".join(words)

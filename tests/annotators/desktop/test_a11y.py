@@ -3,7 +3,7 @@ test_render_apps.py)."""
 
 from __future__ import annotations
 
-from screenmill.annotators.desktop.a11y import clean_name, elements
+from screenmill.annotators.desktop.a11y import clean_name, clean_text, elements
 from screenmill.annotators.desktop.session import Capture
 
 
@@ -14,6 +14,9 @@ def test_developer_names_are_dropped_and_doubled_names_halved():
     # the wording module's cleaning, as for DOM names: an icon-font glyph is no name, a zero-width space goes
     assert clean_name("\ue5cd") is None and clean_name("\ue5cd Close") == "Close"
     assert clean_name("Sa\u200bve") == "Save"
+    # a text is what is painted: never halved (galculator's RPN stack of four lines), cleaned otherwise
+    assert clean_text("0\n0\n0\n0") == "0 0 0 0" and clean_text("7 7") == "7 7" and clean_name("0\n0\n0\n0") == "0 0"
+    assert clean_text("GtkLabel") is None and clean_text(" \ue5cd ") is None
 
 
 def _node(path, role, name, screen, window=0, states=("visible", "showing", "enabled"), text=None):
@@ -128,7 +131,7 @@ def test_colours_come_from_the_screenshot_pixels_and_only_a_distinctive_one_is_n
     assert [(x.recipe, x.instruction, x.element_text) for x in labels] == [
         ("a11y-colour", "click the blue button", "Send")
     ]
-    assert labels[0].recipe_version == "1+r2"
+    assert labels[0].recipe_version == "1+r3"
     els = elements(capture, (400, 300), 1.0)  # unpainted
     no_png = a11y_labels(shot, els, (400, 300), 1.0, "h", "r", frozenset(DOM_RECIPE_FAMILIES["visual"]))
     assert [x.recipe for x in no_png] == []  # no pixels, no colour; nor a large button among equals
