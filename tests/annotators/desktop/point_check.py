@@ -10,7 +10,9 @@ Its own coordinate handling: screen coordinates for every toolkit but GTK 4, who
 relative to the window's content; for GTK 4 the point is moved into that frame with the X window's geometry as
 ``xdotool`` reports it (origin plus the client-side shadow margin); on a scaled display, a toolkit whose window is
 the X window over the scale answers in logical pixels, so the point is divided by the scale (a window manager's
-frame makes a toolkit's window a few pixels larger than its X window: GTK 3 reports the frame's extents).
+frame makes a toolkit's window a few pixels larger than its X window: GTK 3 reports the frame's extents). A GTK 4
+popover is an X window of its own whose extents GTK 4 gives at another place of the window's content: a point in
+that X window is moved into the popover's extents (its top left the X window's) and looked up from the popover.
 
 stdin: ``{"points": [{"x": .., "y": .., "text": .., "role": ..}, ...], "scale": ..}`` (screen pixels; ``role`` the
 labels' ARIA-style role or null for a text; ``scale`` the display's). stdout: ``{"results": [{"ok": bool, "found":
@@ -116,6 +118,34 @@ def frame_transform(pid, frame, gtk4, scale):
     return best or (0, 0, 1)
 
 
+def popovers(pid, frame, gtk4, scale, limit=3000):
+    """GTK 4's open popovers under ``frame``: ``[(node, (dx, dy, k)), ...]``, topmost last. A GTK 4 popover is a
+    surface of its own (an X window of its size, ``xdotool``'s geometry), but its extents are given relative to the
+    window's content at another place: its subtree's point for a screen pixel (x, y) is ``((x - dx) / k, ...)`` with
+    ``dx`` the X window's origin minus the popover's own extents (so its top left is the X window's)."""
+    if not gtk4:
+        return []
+    geos = x_geometries(pid)
+    out, stack = [], [frame]
+    while stack and limit > 0:
+        node = stack.pop()
+        limit -= 1
+        try:
+            role = node.get_role_name()
+            kids = [node.get_child_at_index(i) for i in range(min(node.get_child_count(), 500))]
+        except Exception:  # noqa: BLE001
+            continue
+        if role in ("menu", "popup menu") and node != frame:
+            e = node.get_extents(Atspi.CoordType.WINDOW)
+            for x, y, w, h in geos:
+                k = scale if abs(w / max(e.width, 1) - scale) < abs(w / max(e.width, 1) - 1) else 1
+                if e.width > 0 and abs(w - e.width * k) <= 1 and abs(h - e.height * k) <= 1:
+                    out.append((node, (x - e.x * k, y - e.y * k, k)))
+                    break
+        stack += [c for c in reversed(kids) if c is not None and shown(c)]
+    return out
+
+
 def contains(node, x, y, coord):
     try:
         e = node.get_extents(coord)
@@ -188,9 +218,9 @@ def open_menu_items(frame, coord, limit=3000):
     return out
 
 
-def check(point, frame, x, y, coord, items=()):
+def check(point, frame, x, y, coord, items=(), start=None):
     held = [i for i in items if contains(i, x, y, coord)]
-    node, seen, found = held[-1] if held else deepest(frame, x, y, coord), set(), []
+    node, seen, found = held[-1] if held else deepest(start or frame, x, y, coord), set(), []
     want_text = (point.get("text") or "").casefold()
     role = point.get("role")
     while node is not None and node != frame:
@@ -218,11 +248,18 @@ def main():
     transforms = [frame_transform(pid, f, gtk4, scale) for f in frames]
     coord = Atspi.CoordType.WINDOW if gtk4 else Atspi.CoordType.SCREEN
     items = [open_menu_items(f, coord) for f in frames]
+    pops = [(f, p, t) for f in frames for p, t in popovers(pid, f, gtk4, scale)]
     for point in request["points"]:
-        ok, found = False, []
+        ok, found, over = False, [], False
+        for frame, pop, (dx, dy, k) in reversed(pops):  # a popover is painted over its window: what is there
+            x, y = (point["x"] - dx) / k, (point["y"] - dy) / k
+            if contains(pop, x, y, coord):
+                ok, found = check(point, frame, x, y, coord, start=pop)
+                over = True
+                break
         for frame, (dx, dy, k), menu in zip(frames, transforms, items, strict=True):
             x, y = (point["x"] - dx) / k, (point["y"] - dy) / k
-            if not contains(frame, x, y, coord) and not any(contains(i, x, y, coord) for i in menu):
+            if over or not contains(frame, x, y, coord) and not any(contains(i, x, y, coord) for i in menu):
                 continue
             ok, found = check(point, frame, x, y, coord, menu)
             if ok:

@@ -3,8 +3,9 @@ referring.py), run *inside* a fresh desktop session (system Python + gi) and wri
 
 Its own walk: from each of the app's windows down through shown children (at most 5000 nodes), each node's role,
 name, text and box in screen pixels (the window frame transform of ``point_check.py``, the point checker's own
-coordinate handling, not the labeller's). stdin: ``{"scale": ..}``; stdout: ``{"nodes": [{"role", "name", "text",
-"box": [x0, y0, x1, y1], "depth", "window_role"}, ...]}``, in tree order. The app's pid comes in
+coordinate handling, not the labeller's; a GTK 4 popover's subtree by the popover's own X window). stdin:
+``{"scale": ..}``; stdout: ``{"nodes": [{"role", "name", "text", "box": [x0, y0, x1, y1], "depth", "window_role"},
+...]}``, in tree order. The app's pid comes in
 ``SCREENMILL_APP_PID``.
 """
 
@@ -33,11 +34,12 @@ def main():
         frame = app.get_child_at_index(i)
         if frame is None or not point_check.shown(frame):
             continue
-        dx, dy, k = point_check.frame_transform(pid, frame, gtk4, scale)
+        pops = point_check.popovers(pid, frame, gtk4, scale)
         window_role = frame.get_role_name()
-        stack = [(frame, 0)]
+        stack = [(frame, 0, point_check.frame_transform(pid, frame, gtk4, scale))]
         while stack and len(nodes) < 5000:
-            node, depth = stack.pop()
+            node, depth, (dx, dy, k) = stack.pop()
+            dx, dy, k = next((t for p, t in pops if p == node), (dx, dy, k))  # a popover: its own surface
             try:
                 e = node.get_extents(coord)
                 text = None
@@ -64,7 +66,7 @@ def main():
                 continue
             for child in reversed(children):
                 if child is not None and point_check.shown(child):
-                    stack.append((child, depth + 1))
+                    stack.append((child, depth + 1, (dx, dy, k)))
     print(json.dumps({"nodes": nodes, "toolkit": toolkit}))
     return 0
 
