@@ -268,7 +268,8 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
         if node.get("window") not in wins:
             continue
         xi, k, offset = wins[node["window"]]
-        pop = next((pops[p] for i in range(len(node["path"]), 1, -1) if (p := tuple(node["path"][:i])) in pops), ())
+        ups = [pops[p] for i in range(len(node["path"]), 1, -1) if (p := tuple(node["path"][:i])) in pops]
+        pop = next((u for u in ups if u), None if ups else ())  # the nearest popover with an X window of its own
         if pop is None:
             continue  # in a GTK 4 popover that is not on the screen
         xi, k, offset = pop or (xi, k, offset)

@@ -173,10 +173,6 @@ def test_explored_frames_of_the_shapes_app_pass_both_checkers(tmp_path):
     a table of cells, a form, icon buttons left of texts, a side bar, tabs, a tool bar, a dialog), explored with
     every a11y recipe; in one fresh session each episode's recorded actions are replayed and every frame
     (menus and dialogs opened included) is checked by both independent checkers against that frame's live tree."""
-    from screenmill.annotators.desktop.apps import AppSpec
-    from screenmill.annotators.desktop.session import DesktopSession
-    from screenmill.annotators.dom.page import Viewport
-
     gtk = 'import gi; gi.require_version("Gtk", "3.0"); from gi.repository import Gtk'
     if subprocess.run(["/usr/bin/python3", "-c", gtk], capture_output=True).returncode:
         pytest.skip("GTK 3's introspection data is missing (bash infra/desktop/install.sh: gir1.2-gtk-3.0)")
@@ -204,53 +200,128 @@ def test_explored_frames_of_the_shapes_app_pass_both_checkers(tmp_path):
         "click the star icon" in said and 'click the "OK" button in the dialog' in said
     )  # a dialog the episode opened
     assert {'click the field below "Nickname"', 'click the field below "Email"'} <= said  # its fields have no names
+    totals, wrong = _check_explored(shots, labels)
+    assert not wrong, wrong[:5]
+
+
+#: galculator in RPN notation (its settings file written in the app's fresh XDG_CONFIG_HOME): its display is a stack
+#: of four lines, a text of equal halves ("0 0 0 0") that is painted so, not a doubled name to be halved.
+RPN = (
+    'mkdir -p "$XDG_CONFIG_HOME/galculator" && printf "[general]\\ndefault_notation_mode=1\\n" '
+    '> "$XDG_CONFIG_HOME/galculator/galculator.conf" && exec galculator'
+)
+
+
+def test_explored_frames_of_the_sample_apps_pass_both_checkers(tmp_path):
+    """The sample apps (samples/apps.txt: GTK 3 galculator, in RPN notation, and mousepad; GTK 4 gnome-calculator;
+    Qt 5 speedcrunch), explored 3 steps with every a11y recipe (seed 2: a galculator and a mousepad menu opened,
+    gnome-calculator's mode popover opened and an item of it chosen, speedcrunch's menus opened and closed by
+    Escape), each episode replayed in one fresh session and every frame checked by both independent checkers: per
+    toolkit precision >= 0.99, no expression ambiguous, the point checker not fooled by another label's text. No
+    frame is left out."""
+    rpn = json.dumps({"name": "galculator", "command": ["sh", "-c", RPN]})
+    apps = tmp_path / "apps.txt"
+    apps.write_text("\n".join([rpn, "mousepad", "gnome-calculator", "speedcrunch"]) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    m = run(_args(out, apps, *RECIPES, "--explore", "3", "--explore-seed", "2"))
+    assert m["counts"]["render_apps"]["episodes"] == 4 and not (out / "_dead_letter").exists()
+    shots = read_shards(str(out), "screenshots").to_pylist()
+    labels = read_shards(str(out), "grounding").to_pylist()
+    app_of = {s["screenshot_id"]: s["app"]["name"] for s in shots}
+    said = {(app_of[r["screenshot_id"]], r["element_text"], r["role"]) for r in labels}
+    assert ("galculator", "0 0 0 0", None) in said  # the RPN stack as painted, four lines
+    assert ("gnome-calculator", "Advanced", "menuitemradio") in said  # an item of GTK 4's popover, its own surface
+    totals, wrong = _check_explored(shots, labels)
+    for toolkit in ("GTK3", "GTK4", "Qt5"):
+        c = totals[f"{toolkit} point"]
+        assert c["labels"] >= 40 and c["right"] / c["labels"] >= 0.99, (toolkit, c, wrong[:5])
+        assert c["fooled"] <= 0.1 * c["decoys"], (toolkit, c)
+
+
+#: The explored frames' control of the point checker: every this-many-th label's point asked for another text (the
+#: checker's time is per point; the first screens' test asks it for every label).
+DECOY_EVERY = 4
+
+
+def _check_explored(shots: list[dict], labels: list[dict]) -> tuple[dict[str, Counter], list]:
+    """Replay every episode of ``shots`` (one fresh session, app after app) and check each frame by both checkers.
+
+    Each frame's recorded action is acted out by the explorer's own ``act`` (clicks, typing, keys to the topmost
+    window); the live frame must hash as recorded; the referring checker resolves the frame's expressions
+    (:func:`_check_expressions`: precision >= 0.99 per recipe and frame, none ambiguous) and the point checker asks
+    for each label's element at its point (a field below a text has no name of its own: its role there) and, as its
+    control, for the next label's text at every :data:`DECOY_EVERY`-th label's point.
+
+    Returns:
+        ``(totals, wrong)``: per ``"<toolkit> <recipe>"`` and ``"<toolkit> point"`` the counts (``labels``,
+        ``right``; the point checker's ``decoys`` and ``fooled``, decoys confirmed), and the point checker's misses
+        ``(app, step, point, found)``. Printed.
+    """
+    from screenmill.annotators.desktop.apps import AppSpec
+    from screenmill.annotators.desktop.explore import act
+    from screenmill.annotators.desktop.session import DesktopSession
+    from screenmill.annotators.dom.explore import action_from_recorded
+    from screenmill.annotators.dom.page import Viewport
+
+    by_shot = defaultdict(list)
+    for r in labels:
+        by_shot[r["screenshot_id"]].append(r)
     totals: dict[str, Counter] = defaultdict(Counter)
+    wrong: list = []
     session = DesktopSession(Viewport(1280, 800)).start()
     try:
-        for name in ("shapes",):
+        for name in sorted({s["app"]["name"] for s in shots}):
             frames = sorted((s for s in shots if s["app"]["name"] == name), key=lambda s: s["step_index"])
             app = AppSpec(name, tuple(json.loads(frames[0]["app"]["command"])))
             session.run_app(app)
+            live = None
             for shot in frames:
                 if shot["step_index"]:
-                    _replay(session, json.loads(frames[shot["step_index"] - 1]["recorded_action"]))
+                    action = action_from_recorded(json.loads(frames[shot["step_index"] - 1]["recorded_action"]), 1)
+                    act(session, action, 1, live.x_windows[-1][0] if live.x_windows else None)
                 live = session.capture(app)
                 assert hashlib.sha256(live.png).hexdigest() == shot["screenshot_id"], (name, shot["step_index"])
-                rows = by_shot[shot["screenshot_id"]]
+                kit, rows = shot["app"]["toolkit"], by_shot[shot["screenshot_id"]]
                 tree = session.exec(["/usr/bin/python3", "-I", str(TREE_DUMP)], json.dumps({"scale": 1}))
                 for recipe, c in _check_expressions(f"{name}#{shot['step_index']}", rows, tree, live.png).items():
-                    totals[f"{shot['app']['toolkit']} {recipe}"].update(c)
-                # a field below a text has no name of its own (its text is the anchor): its role at its point here,
-                # which field it is by the referring checker above
+                    totals[f"{kit} {recipe}"].update(c)
                 points = [
                     {"x": x["click_x"], "y": x["click_y"], "role": x["role"]}
                     | {"text": "" if x["recipe"] == "a11y-below" else x["element_text"]}
                     for x in rows
                 ]
-                got = session.exec(
-                    ["/usr/bin/python3", "-I", str(CHECKER)], json.dumps({"points": points, "scale": 1})
-                )
-                wrong = [
-                    p for p, res in zip(points, json.loads(got["stdout"])["results"], strict=True) if not res["ok"]
+                texts = sorted({p["text"] for p in points if p["text"]})
+                decoys = [  # every DECOY_EVERY-th label's point asked for the next text (the checker's control)
+                    p | {"text": texts[(texts.index(p["text"]) + 1) % len(texts)]}
+                    for p in points[::DECOY_EVERY]
+                    if p["text"] and len(texts) > 1
                 ]
-                totals[f"{shot['app']['toolkit']} point"].update(
-                    {"labels": len(points), "right": len(points) - len(wrong)}
+                got = session.exec(
+                    ["/usr/bin/python3", "-I", str(CHECKER)], json.dumps({"points": points + decoys, "scale": 1})
                 )
-                assert not wrong, (name, shot["step_index"], wrong[:5])
+                assert got["rc"] == 0, got["stderr"]
+                results = json.loads(got["stdout"])["results"]
+                missed = [
+                    (name, shot["step_index"], p, r["found"])
+                    for p, r in zip(points, results[: len(points)], strict=True)
+                    if not r["ok"]
+                ]
+                wrong += missed
+                decoyed = zip(decoys, results[len(points) :], strict=True)
+                confirmed = [(d["text"], r["found"][:2]) for d, r in decoyed if r["ok"]]
+                fooled = len(confirmed)
+                if confirmed:
+                    print("decoys confirmed at", name, shot["step_index"], confirmed)
+                right = len(points) - len(missed)
+                totals[f"{kit} point"].update(
+                    {"labels": len(points), "right": right, "decoys": len(decoys), "fooled": fooled}
+                )
             session.stop_app()
     finally:
         session.close()
     print("explored precision:", {k: f"{c['right']}/{c['labels']}" for k, c in sorted(totals.items())})
-
-
-def _replay(session, action: dict) -> None:
-    """Do a recorded action again (screenshot pixels): a click, and for a text field select-all and the text."""
-    session.xdotool("mousemove", str(round(action["x"])), str(round(action["y"])), "click", "1")
-    if action["type"] == "type":
-        session.xdotool("key", "ctrl+a")
-        session.xdotool("type", "--delay", "0", action.get("content") or "")
-    w, h = session.screen_size
-    session.xdotool("mousemove", str(w - 1), str(h - 1))
+    print("decoys confirmed:", {k: f"{c['fooled']}/{c['decoys']}" for k, c in sorted(totals.items()) if "decoys" in c})
+    return totals, wrong
 
 
 def test_eval_scores_ocr_labels_against_the_a11y_labels_of_the_same_app_screens(tmp_path, capsys):

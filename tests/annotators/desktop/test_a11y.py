@@ -50,6 +50,27 @@ def test_gtk4_boxes_are_moved_by_the_window_origin_and_margin():
     assert el["name"] == "7" and el["box"] == [121, 75, 161, 105]
 
 
+def test_gtk4_popover_items_are_placed_in_the_popovers_own_x_window():
+    """gnome-calculator's mode popover as read: GTK 4 gives the popover's box at (105, 6) of the window's content, but
+    it is an X window of its own at (469, 189) of its size; its items lie at their offset from the popover there (and
+    a popover without an X window of its size is not on the screen)."""
+    frame = {"role": "frame", "name": "Calculator", "box": [0, 0, 355, 486]}
+    vis = ("visible", "sensitive")
+    nodes = [
+        _node([0, 0], "menu", "GtkPopoverMenu", [105, 6, 277, 232], states=vis),
+        _node([0, 0, 0], "radio menu item", "Basic", [147, 46, 193, 32], states=vis),
+        _node([0, 1], "popup menu", "", [10, 300, 100, 100], states=vis),  # no X window of its size
+        _node([0, 1, 0], "menu item", "Gone", [12, 310, 90, 20], states=vis),
+        _node([0, 2], "push button", "7 7", [16, 288, 55, 40], states=vis),
+    ]
+    xwins = [["0x1", 458, 165, 365, 496], ["0x2", 469, 189, 277, 232]]
+    els = elements(Capture(b"", nodes, [frame], xwins, "GTK", "4.8.3", ""), (1280, 800), 1.0)
+    assert [(e["name"], e["box"], e["xwin"]) for e in els] == [
+        ("Basic", [511, 229, 704, 261], 1),
+        ("7", [479, 458, 534, 498], 0),
+    ]
+
+
 def _labels(capture, families=("text", "relational", "visual", "icon")):
     from screenmill.annotators.desktop.a11y import a11y_labels
     from screenmill.annotators.wording import DOM_RECIPE_FAMILIES
