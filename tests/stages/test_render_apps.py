@@ -232,6 +232,7 @@ def test_explored_frames_of_the_sample_apps_pass_both_checkers(tmp_path):
     assert ("galculator", "0 0 0 0", None) in said  # the RPN stack as painted, four lines
     assert ("gnome-calculator", "Advanced", "menuitemradio") in said  # an item of GTK 4's popover, its own surface
     totals, wrong = _check_explored(shots, labels)
+    assert not [w for w in wrong if w[2]["text"] == "0 0 0 0"], wrong  # the display's words are its text's
     for toolkit in ("GTK3", "GTK4", "Qt5"):
         c = totals[f"{toolkit} point"]
         assert c["labels"] >= 40 and c["right"] / c["labels"] >= 0.99, (toolkit, c, wrong[:5])
