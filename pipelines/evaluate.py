@@ -43,10 +43,17 @@ from screenmill.annotators.evaluate.reports import (
     format_by_element,
     format_split_details,
     format_table,
+    format_window_titles,
     summary,
     to_dict,
 )
-from screenmill.annotators.evaluate.truth import LABEL_TRUTH, load_truth, splits_from_manifest, truth_from_labels
+from screenmill.annotators.evaluate.truth import (
+    LABEL_TRUTH,
+    load_truth,
+    splits_from_manifest,
+    truth_from_labels,
+    window_title_truth,
+)
 from screenmill.pipelines import argcheck as check
 from screenmill.schemas.tables import read_shards, report_path
 
@@ -108,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         if not truth:
             print(f"screenmill eval: OUT has {LABEL_TRUTH[source].no_truth}")
             return 2
+        if LABEL_TRUTH[source].window_titles:  # the title bars of the screens that have label truth
+            shots = read_shards(args.output, "screenshots", args.dt).to_pylist()
+            truth += window_title_truth(shots, {t.image for t in truth})
     else:
         truth = load_truth(args.truth, bbox_format=args.bbox_format)
     if args.run:
@@ -123,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(report))
     if source:
         print(format_by_element(report))
+        if LABEL_TRUTH[source].window_titles:
+            print(format_window_titles(report))
     splits = {}
     if args.split_manifest:
         shots = read_shards(args.output, "screenshots", args.dt).to_pylist()

@@ -16,7 +16,9 @@ name:
 
 Boxes are screen pixels after the per-toolkit corrections (:func:`screen_box`): GTK 3 and Qt 5 report screen
 coordinates (Qt's window-relative ones are wrong: never used); GTK 4 reports its widgets relative to its window's
-content whatever is asked, so the X window's origin and its client-side shadow margin are added. When the toolkit
+content whatever is asked, so its client window's origin (the X server's geometry of the window a window manager
+framed, :func:`screenmill.annotators.desktop.wm.client_geometry`, not the frame's) and its client-side shadow margin
+are added. When the toolkit
 reports logical pixels of a scaled display (its window's box is the X window's over the scale), boxes are scaled.
 
 Each element carries the ``rel`` block :mod:`screenmill.annotators.relations` reads (the referring expressions by

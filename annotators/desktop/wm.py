@@ -6,8 +6,9 @@ offered is JWM (Debian's ``jwm``: ~0.5 MB, 5 packages), run per session with a c
 (:data:`JWMRC`) chosen for screens that do not depend on time or on earlier apps: no tray (its clock and task list
 would change frames), one desktop, windows centred on the screen (cascading placement would depend on the windows
 before), focus on click (the pointer is parked in a corner), fixed colours and font. JWM frames (reparents) windows
-that ask for decorations and leaves alone those that draw their own (GTK 4's client-side decorations): the title
-bar's buttons are drawn by the window manager, are not in any app's accessible tree and so are never labelled.
+that ask for decorations and leaves alone those that draw their own (GTK 4's client-side decorations, when the app
+sets a title bar of its own; a plain GTK 4 window asks for a frame): the title bar and its buttons are drawn by the
+window manager, are not in any app's accessible tree and so are never labelled.
 
 ``none`` runs no window manager (the screens of earlier runs).
 

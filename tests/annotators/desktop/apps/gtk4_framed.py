@@ -7,8 +7,9 @@ frames it (title bar, border, ``_NET_FRAME_EXTENTS``). ``--csd`` gives it a ``Gt
 instead (client-side decorations, titled "Drawn shapes"): GTK 4 then turns the window manager's decorations off and
 JWM leaves it unframed, as it does gnome-calculator.
 
-What it shows: a row of buttons ("Add", "Remove", "Help"), a label "Name" beside a text field, a check box "Remember
-me", a label "Ready" at the bottom. No network, no files written, nothing random: the same screen every run.
+What it shows: a row of buttons ("Add", "Remove", "Help"), a label "Name" beside a text field, a label "Email" above
+a text field, a check box "Remember me", a label "Ready" at the bottom. No network, no files written, nothing random:
+the same screen every run.
 """
 
 import sys
@@ -24,7 +25,7 @@ TITLE = "Drawn shapes" if CSD else "Framed shapes"
 
 def build(app: Gtk.Application) -> None:
     win = Gtk.ApplicationWindow(application=app, title=TITLE)
-    win.set_default_size(420, 260)
+    win.set_default_size(420, 300)
     if CSD:
         win.set_titlebar(Gtk.HeaderBar())
     box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=12)
@@ -40,6 +41,8 @@ def build(app: Gtk.Application) -> None:
     entry.set_hexpand(True)
     field.append(entry)
     box.append(field)
+    box.append(Gtk.Label(label="Email", halign=Gtk.Align.START))  # a label above its field: "the field below"
+    box.append(Gtk.Entry())
     box.append(Gtk.CheckButton(label="Remember me"))
     status = Gtk.Label(label="Ready")
     status.set_vexpand(True)
