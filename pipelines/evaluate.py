@@ -6,9 +6,10 @@ Usage: ``screenmill eval --truth TRUTH.jsonl | --truth-from-dom OUT | --truth-fr
 
 ``--truth-from-dom`` takes the truth from the run's own DOM labels (rendered pages): the other annotators' labels of
 the same screenshots (OCR, VLM) are scored against them, with a table by role. ``--truth-from-a11y`` does the same with
-the accessibility labels of the run's desktop app screenshots (``run --apps``). ``--split-manifest`` (the
-``pages.jsonl`` of ``infra/truthset/collect.py``) adds a summary and a table by role for each split (dev / test) of
-the rendered pages.
+the accessibility labels of the run's desktop app screenshots (``run --apps``) and the title bars the window manager
+drew on them (the screenshots' ``app.window_titles``: role ``window title``, printed apart as ``window titles: N,
+found M``). ``--split-manifest`` (the ``pages.jsonl`` of ``infra/truthset/collect.py``) adds a summary and a table by
+role for each split (dev / test) of the rendered pages.
 
 Truth elements with no visible text (``data_type`` icon: image links, icon buttons, check boxes whose text is their
 label's) and text the screenshot's top or bottom edge cuts through (``data_type`` cut: a line scrolled half out of
@@ -69,7 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--truth", type=check.existing_file, help="ground-truth JSONL (img_filename, instruction, bbox [x,y,w,h])"
     )
     truth.add_argument("--truth-from-dom", action="store_true", help="the DOM labels of OUT's rendered pages")
-    truth.add_argument("--truth-from-a11y", action="store_true", help="the accessibility labels of OUT's app screens")
+    truth.add_argument(
+        "--truth-from-a11y",
+        action="store_true",
+        help="the accessibility labels and window title bars of OUT's app screens",
+    )
     p.add_argument("--bbox-format", choices=("xywh", "xyxy"), default="xywh")
     p.add_argument("--dt", type=check.date, default=None, help="only this date partition (default: all)")
     p.add_argument("--run", default=None, help="only labels of this run id")
