@@ -6,9 +6,10 @@ Usage: ``screenmill eval --truth TRUTH.jsonl | --truth-from-dom OUT | --truth-fr
 
 ``--truth-from-dom`` takes the truth from the run's own DOM labels (rendered pages): the other annotators' labels of
 the same screenshots (OCR, VLM) are scored against them, with a table by role. ``--truth-from-a11y`` does the same with
-the accessibility labels of the run's desktop app screenshots (``run --apps``). ``--split-manifest`` (the
-``pages.jsonl`` of ``infra/truthset/collect.py``) adds a summary and a table by role for each split (dev / test) of
-the rendered pages.
+the accessibility labels of the run's desktop app screenshots (``run --apps``) and the title bars the window manager
+drew on them (the screenshots' ``app.window_titles``: role ``window title``, printed apart as ``window titles: N,
+found M``). ``--split-manifest`` (the ``pages.jsonl`` of ``infra/truthset/collect.py``) adds a summary and a table by
+role for each split (dev / test) of the rendered pages.
 
 Truth elements with no visible text (``data_type`` icon: image links, icon buttons, check boxes whose text is their
 label's) and text the screenshot's top or bottom edge cuts through (``data_type`` cut: a line scrolled half out of
@@ -43,10 +44,17 @@ from screenmill.annotators.evaluate.reports import (
     format_by_element,
     format_split_details,
     format_table,
+    format_window_titles,
     summary,
     to_dict,
 )
-from screenmill.annotators.evaluate.truth import LABEL_TRUTH, load_truth, splits_from_manifest, truth_from_labels
+from screenmill.annotators.evaluate.truth import (
+    LABEL_TRUTH,
+    load_truth,
+    splits_from_manifest,
+    truth_from_labels,
+    window_title_truth,
+)
 from screenmill.pipelines import argcheck as check
 from screenmill.schemas.tables import read_shards, report_path
 
@@ -62,7 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--truth", type=check.existing_file, help="ground-truth JSONL (img_filename, instruction, bbox [x,y,w,h])"
     )
     truth.add_argument("--truth-from-dom", action="store_true", help="the DOM labels of OUT's rendered pages")
-    truth.add_argument("--truth-from-a11y", action="store_true", help="the accessibility labels of OUT's app screens")
+    truth.add_argument(
+        "--truth-from-a11y",
+        action="store_true",
+        help="the accessibility labels and window title bars of OUT's app screens",
+    )
     p.add_argument("--bbox-format", choices=("xywh", "xyxy"), default="xywh")
     p.add_argument("--dt", type=check.date, default=None, help="only this date partition (default: all)")
     p.add_argument("--run", default=None, help="only labels of this run id")
@@ -108,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
         if not truth:
             print(f"screenmill eval: OUT has {LABEL_TRUTH[source].no_truth}")
             return 2
+        if LABEL_TRUTH[source].window_titles:  # the title bars of the screens that have label truth
+            shots = read_shards(args.output, "screenshots", args.dt).to_pylist()
+            truth += window_title_truth(shots, {t.image for t in truth})
     else:
         truth = load_truth(args.truth, bbox_format=args.bbox_format)
     if args.run:
@@ -123,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(report))
     if source:
         print(format_by_element(report))
+        if LABEL_TRUTH[source].window_titles:
+            print(format_window_titles(report))
     splits = {}
     if args.split_manifest:
         shots = read_shards(args.output, "screenshots", args.dt).to_pylist()

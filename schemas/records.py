@@ -129,12 +129,41 @@ _RENDER_STRUCT = pa.struct(list(RenderSettings.SCHEMA))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class WindowTitle(_Record):
+    """The title bar a window manager drew for one top-level window of a desktop app's screen (``--apps``): the
+    window's ``title`` (what the bar shows) and the bar's box ``(x0, y0, x1, y1)`` in screenshot pixels (the frame
+    above the client window: its geometry from the X server and the window manager's ``_NET_FRAME_EXTENTS``).
+    Painted by the window manager, it is in no accessible tree (so in no a11y label)."""
+
+    title: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    SCHEMA: ClassVar[pa.Schema] = pa.schema(
+        [
+            _f("title", pa.string(), False),
+            _f("x0", pa.float64(), False),
+            _f("y0", pa.float64(), False),
+            _f("x1", pa.float64(), False),
+            _f("y1", pa.float64(), False),
+        ]
+    )
+
+    def to_row(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class AppSettings(_Record):
     """Which desktop app a rendered screenshot shows (``--apps``): its ``name``, the command line it was started with
     (``command``, JSON list), the Debian package that owns the executable and that package's version (``dpkg-query``;
     None when no package owns it), the toolkit the app reported on the accessibility bus (``GTK3``, ``GTK4``, ``Qt5``,
     ...) and its version. The display (size, scale) is the screenshot's ``render`` (viewport = the display's logical
-    size, ``device_scale_factor`` = its scale)."""
+    size, ``device_scale_factor`` = its scale). ``window_titles``: the title bars the window manager drew on this
+    screen (:class:`WindowTitle`, one per framed top-level window whose bar is not covered; empty without a window
+    manager; rows written before they were recorded read back as empty)."""
 
     name: str
     command: str
@@ -142,6 +171,7 @@ class AppSettings(_Record):
     package_version: str | None
     toolkit: str
     toolkit_version: str
+    window_titles: tuple[WindowTitle, ...] = ()
 
     SCHEMA: ClassVar[pa.Schema] = pa.schema(
         [
@@ -151,11 +181,21 @@ class AppSettings(_Record):
             _f("package_version", pa.string()),
             _f("toolkit", pa.string(), False),
             _f("toolkit_version", pa.string(), False),
+            _f("window_titles", pa.list_(pa.struct(list(WindowTitle.SCHEMA)))),
         ]
     )
 
     def to_row(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        row["window_titles"] = [t.to_row() for t in self.window_titles]
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> AppSettings:
+        """The record of a row (``window_titles`` None, a row written before they were recorded: none)."""
+        row = dict(row)
+        row["window_titles"] = tuple(WindowTitle(**t) for t in row.get("window_titles") or ())
+        return cls(**row)
 
 
 _APP_STRUCT = pa.struct(list(AppSettings.SCHEMA))
@@ -228,7 +268,7 @@ class Screenshot(_Record):
         if row.get("render") is not None:
             row["render"] = RenderSettings(**row["render"])
         if row.get("app") is not None:
-            row["app"] = AppSettings(**row["app"])
+            row["app"] = AppSettings.from_row(row["app"])
         return super(Screenshot, cls).from_row(row)
 
 

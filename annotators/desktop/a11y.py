@@ -16,7 +16,9 @@ name:
 
 Boxes are screen pixels after the per-toolkit corrections (:func:`screen_box`): GTK 3 and Qt 5 report screen
 coordinates (Qt's window-relative ones are wrong: never used); GTK 4 reports its widgets relative to its window's
-content whatever is asked, so the X window's origin and its client-side shadow margin are added. When the toolkit
+content whatever is asked, so its client window's origin (the X server's geometry of the window a window manager
+framed, :func:`screenmill.annotators.desktop.wm.client_geometry`, not the frame's) and its client-side shadow margin
+are added. When the toolkit
 reports logical pixels of a scaled display (its window's box is the X window's over the scale), boxes are scaled.
 
 Each element carries the ``rel`` block :mod:`screenmill.annotators.relations` reads (the referring expressions by
@@ -46,6 +48,7 @@ import io
 import re
 
 from screenmill.annotators import relations
+from screenmill.annotators.desktop import wm
 from screenmill.annotators.dom.labels import element_labels
 from screenmill.annotators.wording import A11Y_OF, A11Y_OF_ALL, DOM_COLOUR, DOM_RECIPES, printable
 from screenmill.schemas.labels import LabelProvenance
@@ -184,14 +187,11 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
         box = win.get("box")
         if not box or box[2] <= 0 or box[3] <= 0 or not capture.x_windows:
             continue
-        if gtk4:  # window-relative: match by size (the X window is the box plus a margin all round)
+        if gtk4:  # window-relative: match by size (the client window is the box plus a margin all round)
+            sizes = [wm.client_geometry(capture, j)[2:] for j in range(len(capture.x_windows))]
             best = min(
                 range(len(capture.x_windows)),
-                key=lambda j: (
-                    abs((capture.x_windows[j][3] - box[2]) - (capture.x_windows[j][4] - box[3])),
-                    abs(capture.x_windows[j][3] - box[2]),
-                    -j,
-                ),
+                key=lambda j: (abs((sizes[j][0] - box[2]) - (sizes[j][1] - box[3])), abs(sizes[j][0] - box[2]), -j),
             )
         else:
             best = max(  # the most overlap; of windows holding it whole (a dialog over its main one), the one its size
@@ -202,10 +202,11 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
                     -j,
                 ),
             )
-        _, xx, xy, xw, xh = capture.x_windows[best]
+        xx, xy, xw, xh = wm.client_geometry(capture, best) if gtk4 else capture.x_windows[best][1:5]
         k = scale if abs(xw / box[2] - scale) < abs(xw / box[2] - 1) else 1.0  # logical px of a scaled display
-        # GTK 4: the content sits in the X window with equal margins left, right and below (its client-side shadow,
-        # or a window manager's frame border); the top margin may be larger (a frame's title bar)
+        # GTK 4: the content sits in its client window (inside a window manager's frame, if any: the X server's
+        # geometry of the client, not the frame's) with equal margins left, right and below (its client-side shadow,
+        # none when framed); the top margin may be larger
         side = (xw - box[2] * k) / 2
         offset = (xx + side, xy + xh - box[3] * k - side) if gtk4 else (0, 0)
         out[i] = (best, k, offset)

@@ -21,6 +21,10 @@ Commands (``{"cmd": ...}``), each answered by one JSON line (``{"error": ...}`` 
   coordinates, the size of a picture it shows, the index of the top-level window each lies in) and the top-level X
   windows in stacking order.
 * ``windows``: the mapped top-level X windows (a window storm is many of them).
+* ``frames`` (``ids``): for each top-level X window named, its client window (the window itself, or the child a
+  window manager reparented into its frame: the one with ``WM_STATE``) as the X server places it, the frame extents
+  the window manager set on it (``_NET_FRAME_EXTENTS``: left, right, top, bottom; None without a window manager) and
+  its title (``_NET_WM_NAME`` or ``WM_NAME``, as ``xdotool getwindowname`` reads it).
 * ``xdotool`` (its arguments), ``exec`` (a helper run inside the session, e.g. the tests' independent checker),
   ``alive``, ``kill_app``, ``quit``.
 """
@@ -38,6 +42,8 @@ import warnings
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # gi's *_iface getters: the same calls as the new ones
 ROOT_SCREEN_RE = re.compile(r"^\s+(0x[0-9a-f]+) (\"[^\"]*\"|\(has no name\)).*?(\d+)x(\d+)\+(-?\d+)\+(-?\d+)\s+\+")
+#: A child line of ``xwininfo -children``: its id, size and absolute origin (the line's last ``+X+Y``).
+CHILD_RE = re.compile(r"^\s+(0x[0-9a-f]+) .*?(\d+)x(\d+)[+-]-?\d+[+-]-?\d+\s+\+(-?\d+)\+(-?\d+)\s*$")
 
 
 def _start_x(width: int, height: int, fbdir: str) -> tuple[subprocess.Popen, int]:
@@ -336,6 +342,41 @@ class Agent:
                 mapped.append([wid, x, y, w, h])
         return {"windows": mapped}
 
+    def frames(self, ids: list[str]) -> dict:
+        """``{"frames": [{"client": [x, y, w, h], "extents": [l, r, t, b] or None, "title": str}, ...]}``, one per
+        window of ``ids`` (see the module docstring)."""
+        out = []
+        for wid in ids:
+            try:
+                out.append(self._frame(wid))
+            except (subprocess.SubprocessError, KeyError, OSError):  # the window went away while read
+                out.append(None)
+        return {"frames": out}
+
+    @staticmethod
+    def _frame(wid: str) -> dict:
+        """One window's entry of :meth:`frames`.
+
+        Raises:
+            KeyError / subprocess.SubprocessError: the window went away while it was read.
+        """
+        props, client, geometry = _xprop(wid), wid, None
+        if "WM_STATE" not in props:  # a frame (or no window manager at all): the child the manager framed
+            listing = subprocess.run(["xwininfo", "-children", "-id", wid], capture_output=True, text=True, timeout=10)
+            for line in listing.stdout.splitlines():
+                m = CHILD_RE.match(line)
+                if m and "WM_STATE" in (child := _xprop(m.group(1))):
+                    w, h, x, y = (int(v) for v in m.groups()[1:])
+                    client, props, geometry = m.group(1), child, [x, y, w, h]
+                    break
+        if geometry is None:
+            info = subprocess.run(["xwininfo", "-id", client], capture_output=True, text=True, timeout=10).stdout
+            g = dict(re.findall(r"^\s*(Absolute upper-left [XY]|Width|Height):\s+(-?\d+)", info, re.M))
+            geometry = [int(g[k]) for k in ("Absolute upper-left X", "Absolute upper-left Y", "Width", "Height")]
+        name = subprocess.run(["xdotool", "getwindowname", client], capture_output=True, timeout=10)
+        title = name.stdout.decode("utf-8", "replace").rstrip("\n") if name.returncode == 0 else ""
+        return {"client": geometry, "extents": props.get("_NET_FRAME_EXTENTS"), "title": title}
+
     def xdotool(self, args: list[str]) -> dict:
         out = subprocess.run(["xdotool", *args], capture_output=True, text=True, timeout=10)
         return {"rc": out.returncode}
@@ -413,6 +454,21 @@ class _Hung(Exception):
     """An AT-SPI call to the app timed out: the app does not answer (stopped, busy, deadlocked)."""
 
 
+def _xprop(wid: str) -> dict:
+    """The properties of X window ``wid`` a frame is told by: ``WM_STATE`` (present: a window manager manages it)
+    and ``_NET_FRAME_EXTENTS`` (``[left, right, top, bottom]``)."""
+    got = subprocess.run(
+        ["xprop", "-notype", "-id", wid, "WM_STATE", "_NET_FRAME_EXTENTS"], capture_output=True, text=True, timeout=10
+    ).stdout
+    props: dict = {}
+    if re.search(r"^WM_STATE:\s*$", got, re.M):
+        props["WM_STATE"] = True
+    m = re.search(r"^_NET_FRAME_EXTENTS = (\d+), (\d+), (\d+), (\d+)", got, re.M)
+    if m:
+        props["_NET_FRAME_EXTENTS"] = [int(v) for v in m.groups()]
+    return props
+
+
 def _timed_out(e: Exception) -> bool:
     text = str(e).lower()
     return "timeout" in text or "timed out" in text or "noreply" in text
@@ -473,6 +529,8 @@ def main() -> int:
                     say(agent.tree(int(msg.get("max_nodes", 5000))))
                 elif cmd == "windows":
                     say(agent.windows())
+                elif cmd == "frames":
+                    say(agent.frames(list(msg["ids"])))
                 elif cmd == "xdotool":
                     say(agent.xdotool(msg["args"]))
                 elif cmd == "exec":

@@ -127,7 +127,11 @@ class SessionConfig:
 @dataclasses.dataclass(slots=True)
 class Capture:
     """One settled screen: PNG bytes, the accessibles read (the agent's ``nodes``), the app's top-level accessibles
-    (``windows``), the mapped X windows bottom to top (``x_windows``: ``[id, x, y, w, h]``), the app's toolkit."""
+    (``windows``), the mapped X windows bottom to top (``x_windows``: ``[id, x, y, w, h]``), the app's toolkit, and
+    per X window (``frames``, in the order of ``x_windows``; empty when not read) its client window and the window
+    manager's frame around it: ``{"client": [x, y, w, h], "extents": [left, right, top, bottom] or None, "title":
+    str}`` (the agent's ``frames``; no extents without a window manager, all zero for a window it leaves
+    undecorated)."""
 
     png: bytes
     nodes: list[dict]
@@ -136,6 +140,7 @@ class Capture:
     toolkit: str
     toolkit_version: str
     frame_sha: str
+    frames: list[dict] = dataclasses.field(default_factory=list)
 
 
 def check_tools() -> None:
@@ -441,7 +446,9 @@ class DesktopSession:
                 raise AppError("app_window_storm", f"{app.name} mapped {len(tree['x_windows'])} windows")
             sha, width, height, rgb = self.frame()
             key = (sha, json.dumps(tree, sort_keys=True))
-            if key == last:
+            if key == last:  # settled: the frames of its windows read once (their geometry is in the tree's key)
+                ids = [x[0] for x in tree["x_windows"]]
+                frames = self._ask({"cmd": "frames", "ids": ids}, cfg.step_timeout_s).get("frames") or []
                 return Capture(
                     to_png(width, height, rgb),
                     tree["nodes"],
@@ -450,6 +457,7 @@ class DesktopSession:
                     self.toolkit[0],
                     self.toolkit[1],
                     sha,
+                    frames if len(frames) == len(ids) else [],
                 )
             if time.monotonic() > deadline:
                 raise AppError("app_timeout", f"{app.name}: the screen did not settle within {cfg.step_timeout_s:g} s")

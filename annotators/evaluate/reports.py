@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from screenmill.annotators.evaluate.matching import EvalReport
+from screenmill.annotators.evaluate.truth import WINDOW_TITLE
 
 
 def _pct(v: float | None) -> str:
@@ -56,6 +57,14 @@ def by_element(report: EvalReport) -> dict[str, dict]:
         r["point_accuracy"] = r["point_in_box"] / r["found"] if r["found"] else None
         r["precision"] = r["precise"] / r["predictions"] if r["predictions"] else None
     return dict(sorted(out.items(), key=lambda kv: (-kv[1]["truth"], kv[0])))
+
+
+def format_window_titles(report: EvalReport) -> str:
+    """One line: the window titles among the truth (:data:`screenmill.annotators.evaluate.truth.WINDOW_TITLE`, the
+    title bars a window manager drew) and how many a label found: ``window titles: N, found M``."""
+    truth = sum(t.element == WINDOW_TITLE for t in (*(m.truth for m in report.matches), *report.missed))
+    found = sum(m.truth.element == WINDOW_TITLE for m in report.matches)
+    return f"window titles: {truth}, found {found}"
 
 
 def summary(report: EvalReport) -> str:

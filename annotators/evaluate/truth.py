@@ -47,6 +47,8 @@ ICON = "icon"
 #: ``data_type`` of a text element the screenshot's top or bottom edge cuts through (:func:`truth_from_labels`): only a
 #: strip of its glyphs is painted, out of OCR's reach like an icon.
 CUT = "cut"
+#: ``element`` of a truth record that is a window's title bar (:func:`window_title_truth`).
+WINDOW_TITLE = "window title"
 #: A text element whose box touches the screenshot's top or bottom edge and is lower than this share of the
 #: screenshot's median text height (elements and lines) is :data:`CUT`: the DOM box is clipped to the viewport, so a
 #: line scrolled half out of view keeps a box a few pixels high.
@@ -172,6 +174,8 @@ class LabelTruth:
             window sits at the screen's origin and a kept accessible's centre is on the screen: a box at the top
             edge is a menu bar's item, whole.
         no_truth: what ``screenmill eval`` says when a tree has none of these labels.
+        window_titles: whether the title bars a window manager drew (the screenshots' ``app.window_titles``) are
+            truth elements too (:func:`window_title_truth`): painted text in no accessible tree.
     """
 
     annotator: str
@@ -179,6 +183,7 @@ class LabelTruth:
     names_shown: bool
     edge_cut: bool
     no_truth: str
+    window_titles: bool = False
 
 
 #: The exact-label producers whose labels are truth (``screenmill eval --truth-from-dom`` / ``--truth-from-a11y``).
@@ -196,6 +201,7 @@ LABEL_TRUTH = {
         names_shown=True,
         edge_cut=False,
         no_truth="no a11y labels (run desktop apps with `screenmill run --apps`)",
+        window_titles=True,
     ),
 }
 
@@ -263,6 +269,34 @@ def truth_from_labels(rows: Iterable[dict], annotator: str = "dom") -> list[Trut
             TruthRecord(sid, text, (x0, y0, x1, y1), element=first.get("role") or "", data_type=kind, sha256=sid)
         )
     return _mark_cut(out, image_height) if source.edge_cut else out
+
+
+def window_title_truth(screenshots: Iterable[dict], ids: Iterable[str] | None = None) -> list[TruthRecord]:
+    """Ground truth from the title bars a window manager drew on desktop app screens: one text record per
+    (screenshot, bar) of the ``screenshots`` rows' ``app.window_titles``
+    (:class:`screenmill.schemas.records.WindowTitle`), its text the window's title, its box the bar's, ``element``
+    :data:`WINDOW_TITLE`. An OCR label whose point lies in the bar and whose text reads the title finds it.
+
+    Args:
+        screenshots: ``screenshots`` rows (rows without an app, or written before titles were recorded, give none).
+        ids: only these screenshot ids (None: every one).
+
+    Returns:
+        The records, in row order, each (screenshot, title, box) once (an episode's frames can repeat a screenshot).
+    """
+    keep = None if ids is None else set(ids)
+    seen: set[tuple] = set()
+    out = []
+    for shot in screenshots:
+        sid = shot["screenshot_id"]
+        if keep is not None and sid not in keep:
+            continue
+        for t in (shot.get("app") or {}).get("window_titles") or ():
+            box = (float(t["x0"]), float(t["y0"]), float(t["x1"]), float(t["y1"]))
+            if (sid, t["title"], box) not in seen:
+                seen.add((sid, t["title"], box))
+                out.append(TruthRecord(sid, t["title"], box, element=WINDOW_TITLE, sha256=sid))
+    return out
 
 
 def _mark_cut(records: list[TruthRecord], image_height: dict[str, float]) -> list[TruthRecord]:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Desktop apps as a data source (`screenmill run --apps FILE`): Debian's Xvfb, the AT-SPI accessibility bus and its
 # Python bindings, xdotool, the X window tools, the JWM window manager (decorations, `--window-manager`), and four
-# small test / sample apps: galculator and mousepad (GTK 3), gnome-calculator (GTK 4), speedcrunch (Qt 5).
+# small test / sample apps: galculator and mousepad (GTK 3), gnome-calculator (GTK 4), speedcrunch (Qt 5); GTK 4's
+# Python bindings (gir1.2-gtk-4.0, 2 packages) for the self-made GTK 4 test app (tests/annotators/desktop/apps/).
 #
 #   bash infra/desktop/install.sh          # ~10-40 s the first time (apt); then returns at once
 #
@@ -19,14 +20,15 @@ give_up() {  # give_up WHY [LOG]: explain, show the end of LOG, exit 0 (the desk
 }
 
 packages=(xvfb at-spi2-core gir1.2-atspi-2.0 python3-gi dbus-x11 dbus xdotool x11-utils util-linux jwm
-  galculator mousepad gnome-calculator speedcrunch)
+  galculator mousepad gnome-calculator speedcrunch gir1.2-gtk-4.0)
 have_all() {
   local tool
   for tool in Xvfb xdotool xwininfo xprop jwm dbus-daemon unshare setpriv galculator mousepad gnome-calculator speedcrunch; do
     command -v "$tool" >/dev/null 2>&1 || return 1
   done
   [ -x /usr/libexec/at-spi-bus-launcher ] || return 1
-  /usr/bin/python3 -c 'import gi; gi.require_version("Atspi", "2.0"); from gi.repository import Atspi' 2>/dev/null
+  /usr/bin/python3 -c 'import gi; gi.require_version("Atspi", "2.0"); from gi.repository import Atspi' 2>/dev/null &&
+    /usr/bin/python3 -c 'import gi; gi.require_version("Gtk", "4.0"); from gi.repository import Gtk' 2>/dev/null
 }
 
 if ! have_all; then

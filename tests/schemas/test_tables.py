@@ -109,3 +109,25 @@ def test_the_reader_ignores_staging_temp_and_foreign_files(tmp_path):
     assert tables.committed_tables(str(tmp_path)) == [name]
     assert tables.committed_tables(str(tmp_path), "2026-11-24") == [name]
     assert tables.committed_tables(str(tmp_path), "2026-11-25") == []
+
+
+def test_app_window_titles_round_trip_and_rows_written_before_them_read_as_none(tmp_path):
+    """A screenshot's app record keeps its window titles (a list of structs in the app struct); a shard written
+    with the app struct as it was before (no ``window_titles``) still reads, its rows with no title."""
+    from screenmill.schemas.records import AppSettings, Screenshot, WindowTitle
+
+    title = WindowTitle("Framed shapes", 426.0, 248.0, 854.0, 270.0)
+    app = AppSettings("shapes", '["python3"]', None, None, "GTK4", "4.8.3", window_titles=(title,))
+    shot = Screenshot("a" * 64, "x.png", 1280, 800, "png", "RGB", 1, 1, utcnow(), RUN, page_uri="app:shapes", app=app)
+    part = tmp_path / "screenshots" / f"dt={DT}"
+    part.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist([shot.to_row()], schema=Screenshot.SCHEMA), part / part_name(0, 2, RUN))
+    old_app = pa.struct([f for f in AppSettings.SCHEMA if f.name != "window_titles"])
+    old = pa.schema([pa.field("app", old_app) if f.name == "app" else f for f in Screenshot.SCHEMA])
+    old_row = shot.to_row() | {"screenshot_id": "b" * 64}
+    old_row["app"] = {k: v for k, v in old_row["app"].items() if k != "window_titles"}
+    pq.write_table(pa.Table.from_pylist([old_row], schema=old), part / part_name(1, 2, RUN))
+    rows = sorted(read_shards(str(tmp_path), "screenshots").to_pylist(), key=lambda r: r["screenshot_id"])
+    assert rows[0]["app"]["window_titles"] == [title.to_row()] and rows[1]["app"]["window_titles"] is None
+    assert Screenshot.from_row(rows[0]).app == app
+    assert Screenshot.from_row(rows[1]).app.window_titles == () and Screenshot.from_row(rows[1]).app.name == "shapes"

@@ -26,6 +26,14 @@ RECIPES = ("--a11y-recipes", "text,relational,visual,icon")
 APPS = {"GTK3": "galculator", "GTK4": "gnome-calculator", "Qt5": "speedcrunch"}
 #: The same apps on a display of scale 2 (logical 800x600, a 1600x1200 screen): checked like the others.
 HIDPI = {f"{t}@2": json.dumps({"name": f"{a}-x2", "command": [a], "display": "800x600@2"}) for t, a in APPS.items()}
+#: The self-made GTK 4 app without a title bar of its own, so the window manager frames it (server-side decorations;
+#: gnome-calculator draws its own): its labels checked like the others', its title bar recorded.
+FRAMED = CHECKER.with_name("apps") / "gtk4_framed.py"
+FRAMED_LINE = json.dumps({"name": "gtk4-framed", "command": ["/usr/bin/python3", str(FRAMED)]})
+#: Each checked case → the name of its app in the run.
+CASES = {**APPS, **{f"{t}@2": f"{a}-x2" for t, a in APPS.items()}, "GTK4-framed": "gtk4-framed"}
+#: JWM's active title bar colour (annotators/desktop/wm.py's JWMRC): the recorded title bars are painted in it.
+TITLE_BAR_RGB = (0x34, 0x65, 0xA4)
 
 
 def _desktop_missing() -> str | None:
@@ -36,6 +44,9 @@ def _desktop_missing() -> str | None:
     except RuntimeError as e:
         return str(e)
     missing = [a for a in APPS.values() if subprocess.run(["which", a], capture_output=True).returncode]
+    gtk4 = 'import gi; gi.require_version("Gtk", "4.0"); from gi.repository import Gtk'
+    if subprocess.run(["/usr/bin/python3", "-c", gtk4], capture_output=True).returncode:
+        missing.append("gir1.2-gtk-4.0")
     return f"test apps missing: {missing} (bash infra/desktop/install.sh)" if missing else None
 
 
@@ -55,7 +66,7 @@ def apps_run(tmp_path_factory):
     """One run over one app per toolkit (the session fixture the checks share)."""
     root = tmp_path_factory.mktemp("apps")
     apps = root / "apps.txt"
-    lines = ["# one app per toolkit", *APPS.values(), *HIDPI.values()]
+    lines = ["# one app per toolkit", *APPS.values(), *HIDPI.values(), FRAMED_LINE]
     apps.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = root / "out"
     manifest = run(_args(out, apps, *RECIPES))
@@ -64,7 +75,8 @@ def apps_run(tmp_path_factory):
 
 def test_apps_render_into_screenshots_with_a11y_labels(apps_run):
     out, apps, m = apps_run
-    shots = [s for s in read_shards(str(out), "screenshots").to_pylist() if s["render"]["device_scale_factor"] == 1]
+    every = read_shards(str(out), "screenshots").to_pylist()
+    shots = [s for s in every if s["render"]["device_scale_factor"] == 1 and s["app"]["name"] in APPS.values()]
     assert sorted(s["app"]["toolkit"] for s in shots) == sorted(APPS)
     for s in shots:
         assert hashlib.sha256(Path(s["source_uri"]).read_bytes()).hexdigest() == s["screenshot_id"]
@@ -89,26 +101,56 @@ def test_apps_render_into_screenshots_with_a11y_labels(apps_run):
     assert {'click the "Session" menu item', 'click "Type an expression here"'} <= by_app["Qt5"]
     # a rerun does nothing new: every app setting is done under the same config
     again = run(_args(out, apps, *RECIPES))
-    assert again["counts"]["render_apps"]["skipped_done"] == 6
+    assert again["counts"]["render_apps"]["skipped_done"] == 7
     made = m["counts"]["render_apps"]
     assert made["labels_a11y-landmark"] >= 10 and made["labels_a11y-size"] >= 2  # menu bars; the "=" buttons
-    assert len(read_shards(str(out), "screenshots")) == 6
+    assert len(read_shards(str(out), "screenshots")) == 7
 
 
-@pytest.mark.parametrize("toolkit", sorted(APPS) + sorted(HIDPI))
+def test_the_title_bars_the_window_manager_drew_are_in_the_app_record(apps_run):
+    """GTK 3 and a GTK 4 window without a title bar of its own (server-side decorations) are framed by JWM: the app
+    record names the window's title and its bar's box, where the screenshot shows JWM's title bar colour above the
+    labelled elements; gnome-calculator draws its own (GTK 4 client-side decorations): unframed, no title bar."""
+    import numpy as np
+    from PIL import Image
+
+    out, _, _ = apps_run
+    shots = {s["app"]["name"]: s for s in read_shards(str(out), "screenshots").to_pylist()}
+    labels = read_shards(str(out), "grounding").to_pylist()
+    want = {"galculator": "galculator", "galculator-x2": "galculator", "gtk4-framed": "Framed shapes"}
+    want |= {"speedcrunch": "SpeedCrunch", "speedcrunch-x2": "SpeedCrunch"}
+    assert {n: [t["title"] for t in s["app"]["window_titles"]] for n, s in shots.items()} == {
+        n: [want[n]] if n in want else [] for n in shots
+    }
+    for name in want:
+        shot = shots[name]
+        (bar,) = shot["app"]["window_titles"]
+        x0, y0, x1, y1 = (int(bar[k]) for k in ("x0", "y0", "x1", "y1"))
+        assert y1 - y0 == 22  # JWM's <Height> (annotators/desktop/wm.py), read back from _NET_FRAME_EXTENTS
+        px = np.asarray(Image.open(shot["source_uri"]).convert("RGB"))[y0:y1, x0:x1].reshape(-1, 3)
+        share = (np.abs(px.astype(int) - TITLE_BAR_RGB).max(axis=1) <= 8).mean()
+        assert share >= 0.6, (name, share)  # JWM's active title bar is painted there
+        mine = [r for r in labels if r["screenshot_id"] == shot["screenshot_id"]]
+        # a toolkit answering in logical px of a scaled display rounds an odd client origin down (GTK 3 at @2: its
+        # menu bar's boxes start 1 px above the client window, y 256 under a bar ending at 257)
+        slack = shot["render"]["device_scale_factor"] - 0.5
+        assert mine and all(r["y0"] >= y1 - slack and x0 <= r["click_x"] <= x1 for r in mine), name
+
+
+@pytest.mark.parametrize("toolkit", sorted(CASES))
 def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run, toolkit):
     """Relaunch the app at the recorded settings in a fresh session; the deepest accessible at each label's click
-    point (asked of the toolkit by tests/annotators/desktop/point_check.py) has the label's name and role."""
+    point (asked of the toolkit by tests/annotators/desktop/point_check.py) has the label's name and role (with the
+    window manager on, the default: GTK 4 framed by it too, ``GTK4-framed``)."""
     from screenmill.annotators.desktop.apps import AppSpec
     from screenmill.annotators.desktop.session import DesktopSession
     from screenmill.annotators.dom.page import Viewport
 
     out, _, _ = apps_run
-    kit, _, scale = toolkit.partition("@")
+    scale = toolkit.partition("@")[2]
     shots = read_shards(str(out), "screenshots").to_pylist()
-    shot = next(
-        s for s in shots if (s["app"]["toolkit"], s["render"]["device_scale_factor"]) == (kit, float(scale or 1))
-    )
+    shot = next(s for s in shots if s["app"]["name"] == CASES[toolkit])
+    assert shot["app"]["toolkit"] == toolkit.partition("@")[0].split("-")[0]
     assert (shot["width"], shot["height"]) == ((1280, 800) if not scale else (1600, 1200))
     labels = [r for r in read_shards(str(out), "grounding").to_pylist() if r["screenshot_id"] == shot["screenshot_id"]]
     assert len(labels) >= 10
@@ -118,10 +160,10 @@ def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run
     try:
         session.run_app(app)
         live = session.capture(app)  # settled
-        points = [{"x": x["click_x"], "y": x["click_y"], "text": x["element_text"], "role": x["role"]} for x in labels]
+        points = _points(labels)
         # the checker's control: each label's point asked for the next label's element (a different one, mostly)
-        texts = sorted({p["text"] for p in points})
-        decoys = [p | {"text": texts[(texts.index(p["text"]) + 1) % len(texts)]} for p in points]
+        texts = sorted({p["text"] for p in points if p["text"]})  # words to ask for (a field below a text: none)
+        decoys = [p | {"text": texts[(texts.index(p["text"]) + 1) % len(texts)]} for p in points if p["text"]]
         got = session.exec(
             ["/usr/bin/python3", "-I", str(CHECKER)],
             json.dumps({"points": points + decoys, "scale": r["device_scale_factor"]}),
@@ -140,6 +182,16 @@ def test_an_independent_checker_confirms_every_label_in_a_fresh_session(apps_run
     fooled = sum(res["ok"] for res in results[len(points) :])
     print(f"checker {toolkit}: {len(points)} labels, precision {precision:.3f}, {fooled} of {len(decoys)} decoys")
     assert fooled <= 0.1 * len(decoys), (toolkit, fooled)  # it tells one element from another
+
+
+def _points(labels: list[dict]) -> list[dict]:
+    """The point checker's request for labels: each one's click point, words and role. A field below a text has no
+    name of its own (its text is the anchor): its role at its point, which field it is by the referring checker."""
+    return [
+        {"x": x["click_x"], "y": x["click_y"], "role": x["role"]}
+        | {"text": "" if x["recipe"] == "a11y-below" else x["element_text"]}
+        for x in labels
+    ]
 
 
 def _check_expressions(toolkit: str, labels: list[dict], tree: dict, png: bytes) -> dict[str, dict[str, int]]:
@@ -286,11 +338,7 @@ def _check_explored(shots: list[dict], labels: list[dict]) -> tuple[dict[str, Co
                 tree = session.exec(["/usr/bin/python3", "-I", str(TREE_DUMP)], json.dumps({"scale": 1}))
                 for recipe, c in _check_expressions(f"{name}#{shot['step_index']}", rows, tree, live.png).items():
                     totals[f"{kit} {recipe}"].update(c)
-                points = [
-                    {"x": x["click_x"], "y": x["click_y"], "role": x["role"]}
-                    | {"text": "" if x["recipe"] == "a11y-below" else x["element_text"]}
-                    for x in rows
-                ]
+                points = _points(rows)
                 texts = sorted({p["text"] for p in points if p["text"]})
                 decoys = [  # every DECOY_EVERY-th label's point asked for the next text (the checker's control)
                     p | {"text": texts[(texts.index(p["text"]) + 1) % len(texts)]}
@@ -327,7 +375,8 @@ def _check_explored(shots: list[dict], labels: list[dict]) -> tuple[dict[str, Co
 
 def test_eval_scores_ocr_labels_against_the_a11y_labels_of_the_same_app_screens(tmp_path, capsys):
     """`run --apps --annotator ocr` OCRs the app screenshots like any others; `eval --truth-from-a11y` scores those
-    labels against the app's accessibility labels (recall, point accuracy, a table by role)."""
+    labels against the app's accessibility labels and its window's title bar (recall, point accuracy, a table by
+    role, the window titles apart)."""
     from screenmill.pipelines.evaluate import main as eval_main
 
     apps = tmp_path / "apps.txt"
@@ -346,6 +395,8 @@ def test_eval_scores_ocr_labels_against_the_a11y_labels_of_the_same_app_screens(
     assert body["truth"] > 0 and body["found"] > 0 and body["predictions"] > 0
     assert 0 < body["recall"] <= 1 and 0 < body["point_accuracy"] <= 1
     assert body["by_element"]["menuitem"]["found"] >= 1  # OCR reads the menu bar (File, Edit, ...)
+    # the title bar JWM drew (in no accessible tree) is truth too, from the app record, and OCR reads it
+    assert "window titles: 1, found 1" in printed and body["by_element"]["window title"]["precision"] == 1
     assert eval_main([str(out), "--truth-from-dom"]) == 2  # no rendered page: the a11y labels are no DOM truth
     assert "no DOM labels" in capsys.readouterr().out
 

@@ -7,12 +7,13 @@ where no child holds it), then climbs from that accessible towards its window an
 label's role and name (or, for a text label, its words).
 
 Its own coordinate handling: screen coordinates for every toolkit but GTK 4, whose components answer in coordinates
-relative to the window's content; for GTK 4 the point is moved into that frame with the X window's geometry as
-``xdotool`` reports it (origin plus the client-side shadow margin); on a scaled display, a toolkit whose window is
-the X window over the scale answers in logical pixels, so the point is divided by the scale (a window manager's
-frame makes a toolkit's window a few pixels larger than its X window: GTK 3 reports the frame's extents). A GTK 4
-popover is an X window of its own whose extents GTK 4 gives at another place of the window's content: a point in
-that X window is moved into the popover's extents (its top left the X window's) and looked up from the popover.
+relative to the window's content; for GTK 4 the point is moved into that frame with the app's X window's geometry
+as ``xwininfo`` reports it (its absolute origin, inside a window manager's frame if any, plus the client-side shadow
+margin); on a scaled display, a toolkit whose window is the X window over the scale answers in logical pixels, so
+the point is divided by the scale (a window manager's frame makes a toolkit's window a few pixels larger than its X
+window: GTK 3 reports the frame's extents). A GTK 4 popover is an X window of its own whose extents GTK 4 gives at
+another place of the window's content: a point in that X window is moved into the popover's extents (its top left
+the X window's) and looked up from the popover.
 
 stdin: ``{"points": [{"x": .., "y": .., "text": .., "role": ..}, ...], "scale": ..}`` (screen pixels; ``role`` the
 labels' ARIA-style role or null for a text; ``scale`` the display's). stdout: ``{"results": [{"ok": bool, "found":
@@ -90,13 +91,20 @@ def find_app(pid):
 
 
 def x_geometries(pid):
-    """The app's visible X windows as ``xdotool`` reports them: ``(x, y, width, height)`` each."""
+    """The app's visible X windows (``xdotool search --pid``) where the X server has them (``xwininfo``'s absolute
+    origin and size): ``(x, y, width, height)`` each. Not ``xdotool getwindowgeometry``: for a window a window
+    manager reparented into its frame it adds the frame's offset twice (4, 22 px too far under JWM)."""
     ids = subprocess.run(["xdotool", "search", "--onlyvisible", "--pid", str(pid)], capture_output=True, text=True)
     out = []
     for wid in ids.stdout.split():
-        geo = subprocess.run(["xdotool", "getwindowgeometry", "--shell", wid], capture_output=True, text=True).stdout
-        g = dict(line.split("=", 1) for line in geo.split() if "=" in line)
-        out.append((int(g["X"]), int(g["Y"]), int(g["WIDTH"]), int(g["HEIGHT"])))
+        info = subprocess.run(["xwininfo", "-id", wid], capture_output=True, text=True).stdout
+        g = {}
+        for line in info.splitlines():
+            key, _, value = line.strip().partition(":")
+            if key in ("Absolute upper-left X", "Absolute upper-left Y", "Width", "Height"):
+                g[key] = int(value)
+        if len(g) == 4:
+            out.append((g["Absolute upper-left X"], g["Absolute upper-left Y"], g["Width"], g["Height"]))
     return out
 
 

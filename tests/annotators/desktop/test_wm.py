@@ -30,6 +30,36 @@ def test_gtk4_window_relative_boxes_land_on_the_screen_inside_a_shadow_or_a_fram
     assert (x0, y0) == want and (x1 - x0, y1 - y0) == (30, 40)
 
 
+def test_gtk4_boxes_follow_the_client_window_inside_a_frame_of_any_extents():
+    """With the frame read (the client window's geometry, the manager's extents) a framed GTK 4 window's content is
+    its client window: right whatever the frame's border below; the equal-margins guess is off by a thicker one."""
+    cap = _capture([0, 0, 300, 200], [100, 50, 300 + 2 * 4, 200 + 22 + 10], [10, 20, 30, 40])  # bottom border 10
+    guessed = a11y.screen_box(cap.nodes[0], *a11y.own_x_windows(cap, True, 1.0)[0][1:], True)
+    assert guessed[:2] == (104 + 10, 50 + 28 + 20)  # the rule without facts puts it 6 px too low
+    cap.frames = [{"client": [104, 72, 300, 200], "extents": [4, 4, 22, 10], "title": "app"}]
+    (_, k, offset) = a11y.own_x_windows(cap, True, 1.0)[0]
+    assert a11y.screen_box(cap.nodes[0], k, offset, True)[:2] == (104 + 10, 72 + 20)
+
+
+def test_title_bars_come_from_the_frames_and_only_uncovered_framed_ones_count():
+    framed = {"client": [104, 72, 300, 200], "extents": [4, 4, 22, 4], "title": " Notes - mousepad "}
+    cap = _capture([0, 0, 300, 200], [100, 50, 308, 226], [10, 20, 30, 40])
+    assert wm.title_bars(cap, (1024, 768)) == ()  # frames not read: nothing guessed
+    cap.frames = [framed]
+    (bar,) = wm.title_bars(cap, (1024, 768))
+    assert (bar.title, bar.x0, bar.y0, bar.x1, bar.y1) == ("Notes - mousepad", 100, 50, 408, 72)
+    unframed = [framed | {"extents": [0, 0, 0, 0]}, framed | {"extents": None}, framed | {"title": ""}, None]
+    for frame in unframed:  # drawn by the client, no window manager, no title, not read
+        cap.frames = [frame]
+        assert wm.title_bars(cap, (1024, 768)) == ()
+    cap.x_windows.append(["0x2", 150, 40, 200, 100])  # a window mapped later over the bar's centre
+    cap.frames = [framed, {"client": [150, 40, 200, 100], "extents": [0, 0, 0, 0], "title": "popup"}]
+    assert wm.title_bars(cap, (1024, 768)) == ()
+    cap.x_windows[1][1] = 600  # moved off the bar
+    assert [b.title for b in wm.title_bars(cap, (1024, 768))] == ["Notes - mousepad"]
+    assert wm.title_bars(cap, (300, 768))[0].x1 == 300  # clipped to the screen
+
+
 def test_the_window_manager_is_checked():
     assert SessionConfig().window_manager == wm.DEFAULT == "jwm"
     with pytest.raises(ValueError, match="window manager"):

@@ -190,3 +190,33 @@ def test_truth_from_a11y_labels_reads_an_accessibles_name_as_its_shown_text():
     assert {t.text: t.data_type for t in truth_from_labels(rows)} == {"Save": "text"}  # the DOM's truth: its rows
     with pytest.raises(KeyError):
         truth_from_labels(rows, "ocr-rapidocr")
+
+
+def test_window_titles_are_truth_an_ocr_reading_inside_the_bar_finds():
+    """The title bars recorded in the screenshots' app records are text truth of element ``window title``, each
+    (screenshot, bar) once; an OCR label reading the title at a point in the bar finds it, one outside it does not
+    count as in the box, and a row without an app or written before titles were recorded gives none."""
+    from screenmill.annotators.evaluate.reports import format_window_titles
+    from screenmill.annotators.evaluate.truth import WINDOW_TITLE, window_title_truth
+
+    bar = {"title": "galculator", "x0": 471.0, "y0": 207.0, "x1": 810.0, "y1": 229.0}
+    a, b = "a" * 64, "b" * 64
+    shots = [
+        {"screenshot_id": a, "app": {"name": "galculator", "window_titles": [bar]}},
+        {"screenshot_id": a, "app": {"name": "galculator", "window_titles": [bar]}},  # an episode's repeated frame
+        {"screenshot_id": b, "app": {"name": "old", "window_titles": None}},  # written before titles were recorded
+        {"screenshot_id": "c" * 64, "app": None},  # a page's screenshot
+        {"screenshot_id": "d" * 64, "app": {"name": "other", "window_titles": [bar]}},  # not asked for
+    ]
+    (t,) = window_title_truth(shots, {a, b, "c" * 64})
+    assert (t.image, t.text, t.box, t.element, t.data_type, t.sha256) == (
+        a, "galculator", (471.0, 207.0, 810.0, 229.0), WINDOW_TITLE, "text", a
+    )  # fmt: skip
+    assert len(window_title_truth(shots)) == 2
+    hit = evaluate([t], [Prediction(a, "galculator", (540.0, 218.0))])
+    assert (hit.found, hit.point_in_box, hit.precision) == (1, 1, 1.0)
+    assert format_window_titles(hit) == "window titles: 1, found 1"
+    below = evaluate([t], [Prediction(a, "galculator", (540.0, 260.0))])  # the same words read in the window
+    assert (below.point_in_box, below.precision) == (0, 0.0)
+    other = evaluate([t], [Prediction(a, "File", (540.0, 218.0))])
+    assert other.found == 0 and format_window_titles(other) == "window titles: 1, found 0"
