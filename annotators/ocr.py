@@ -115,7 +115,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-faint"
+    VERSION = "2025.1-bars3"
 
     def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
         if not isinstance(config, OcrConfig):

@@ -45,10 +45,12 @@ class OcrConfig:
             split line is recognised again and filtered by ``min_confidence``).
         det_box_thresh: detector box score threshold (RapidOCR ``box_thresh``).
         det_unclip_ratio: detector box expansion (RapidOCR ``unclip_ratio``).
-        det_faint_target: the detector reads an image whose faint text is stretched to this local contrast (grey
-            standard deviation over ``det_faint_window`` px, 0-255; :func:`screenmill.annotators.ocr_detect.
-            detector_input`): small or pale text on coloured bands it found no box for (docs/ocr.md) ...
-        det_faint_gain: ... by at most this factor (1 turns it off: the detector reads the screenshot as it is) ...
+        det_faint_target: with ``det_faint_gain`` above 1, the detector reads an image whose faint text is stretched
+            to this local contrast (grey standard deviation over ``det_faint_window`` px, 0-255;
+            :func:`screenmill.annotators.ocr_detect.detector_input`) ...
+        det_faint_gain: ... by at most this factor; 1 (the default) turns it off: the detector reads the screenshot as
+            it is. 4 finds 9-10 px pale text on coloured bands the plain detector misses, but on dev it lost more
+            short texts than it found (docs/ocr.md, "Faint text"), so it is an option ...
         det_faint_window: ... measured over this many pixels square (odd).
         intra_op_threads: onnxruntime intra-op threads per session; 0 means ``min(4, os.cpu_count())``.
         inter_op_threads: onnxruntime inter-op threads per session.
@@ -78,7 +80,7 @@ class OcrConfig:
     det_box_thresh: float = 0.5
     det_unclip_ratio: float = 1.6
     det_faint_target: float = 40.0
-    det_faint_gain: float = 4.0
+    det_faint_gain: float = 1.0
     det_faint_window: int = 15
     intra_op_threads: int = 2
     inter_op_threads: int = 1
