@@ -28,7 +28,14 @@ from screenmill.annotators.ocr_colour import (
     text_colours,
 )
 from screenmill.annotators.ocr_config import _INSTALL_HINT, OcrConfig
-from screenmill.annotators.ocr_detect import _bridge_missed_ink, _drop_contained, _is_axis_aligned, _pixel_box, _strips
+from screenmill.annotators.ocr_detect import (
+    _bridge_missed_ink,
+    _drop_contained,
+    _is_axis_aligned,
+    _pixel_box,
+    _strips,
+    detect,
+)
 from screenmill.annotators.ocr_group import group_lines, join_code_rows, join_long_lines, join_pieces
 from screenmill.annotators.ocr_ink import (
     _erase_dotted_rules,
@@ -231,14 +238,7 @@ class OcrAnnotator:
         the boxes of the detected lines read as nothing, in strip px."""
         cfg = self.config
         bgr = np.ascontiguousarray(rgb[:, :, ::-1])
-        quads, _ = self._engine(
-            bgr,
-            use_det=True,
-            use_cls=False,
-            use_rec=False,
-            box_thresh=cfg.det_box_thresh,
-            unclip_ratio=cfg.det_unclip_ratio,
-        )
+        quads = detect(self._engine, bgr, cfg)
         if not quads:
             return [], []
         H, W = rgb.shape[:2]

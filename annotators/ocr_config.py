@@ -45,6 +45,13 @@ class OcrConfig:
             split line is recognised again and filtered by ``min_confidence``).
         det_box_thresh: detector box score threshold (RapidOCR ``box_thresh``).
         det_unclip_ratio: detector box expansion (RapidOCR ``unclip_ratio``).
+        det_faint_target: with ``det_faint_gain`` above 1, the detector reads an image whose faint text is stretched
+            to this local contrast (grey standard deviation over ``det_faint_window`` px, 0-255;
+            :func:`screenmill.annotators.ocr_detect.detector_input`) ...
+        det_faint_gain: ... by at most this factor; 1 (the default) turns it off: the detector reads the screenshot as
+            it is. 4 finds 9-10 px pale text on coloured bands the plain detector misses, but on dev it lost more
+            short texts than it found (docs/ocr.md, "Faint text"), so it is an option ...
+        det_faint_window: ... measured over this many pixels square (odd).
         intra_op_threads: onnxruntime intra-op threads per session; 0 means ``min(4, os.cpu_count())``.
         inter_op_threads: onnxruntime inter-op threads per session.
         grouping: who decides whether two neighbouring pieces join: ``"rules"`` (:mod:`screenmill.annotators.
@@ -72,6 +79,9 @@ class OcrConfig:
     line_min_confidence: float = 0.3
     det_box_thresh: float = 0.5
     det_unclip_ratio: float = 1.6
+    det_faint_target: float = 40.0
+    det_faint_gain: float = 1.0
+    det_faint_window: int = 15
     intra_op_threads: int = 2
     inter_op_threads: int = 1
     grouping: str = "rules"
@@ -103,12 +113,21 @@ class OcrConfig:
             "relative_gap",
             "relative_gap_advances",
             "det_unclip_ratio",
+            "det_faint_target",
         ):
             v = getattr(self, name)
             check(isinstance(v, int | float) and v > 0, f"{name} must be > 0, got {v!r}")
         for name in ("color_split", "chroma_split"):
             v = getattr(self, name)
             check(isinstance(v, int | float) and v >= 0, f"{name} must be >= 0, got {v!r}")
+        check(
+            isinstance(self.det_faint_gain, int | float) and 1.0 <= self.det_faint_gain <= 16.0,
+            f"det_faint_gain must be in [1, 16], got {self.det_faint_gain!r}",
+        )
+        check(
+            isinstance(self.det_faint_window, int) and 3 <= self.det_faint_window <= 255 and self.det_faint_window % 2,
+            f"det_faint_window must be an odd int in [3, 255], got {self.det_faint_window!r}",
+        )
         check(
             isinstance(self.ink_contrast, int) and 1 <= self.ink_contrast <= 255,
             f"ink_contrast must be an int in [1, 255], got {self.ink_contrast!r}",

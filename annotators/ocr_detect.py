@@ -1,5 +1,6 @@
-"""The detector's boxes: the strips a tall image is read in, two boxes of one line mended where the detector
-missed ink between them, axis-aligned boxes, and boxes contained in others dropped (docs/ocr-grouping.md)."""
+"""The detector's boxes: the image it reads (faint text's contrast raised), the strips a tall image is read in, two
+boxes of one line mended where the detector missed ink between them, axis-aligned boxes, and boxes contained in others
+dropped (docs/ocr-grouping.md, docs/ocr.md)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,59 @@ def _strips(height: int, size: int, overlap: int) -> list[tuple[int, int, int]]:
         core1 = height if i == len(tops) - 1 else (top + size + tops[i + 1]) // 2
         out.append((top, core0, core1))
     return out
+
+
+def detector_input(bgr: np.ndarray, target: float, max_gain: float, window: int) -> np.ndarray:
+    """The image the text detector reads: faint text's contrast raised, the rest of the image as it is.
+
+    Each pixel's difference from the mean colour of its ``window`` x ``window`` neighbourhood is multiplied by
+    ``target / (s + 1)``, clipped to [1, ``max_gain``], where ``s`` is the neighbourhood's grey standard deviation:
+    where text already stands out (``s`` of ``target - 1`` or more: dark text on white) the pixels stay as they are;
+    small or pale text on a coloured band (a grey footer link on a dark bar, a caption at 60 % opacity), which
+    PP-OCR's detector finds no box for, is stretched up to ``max_gain`` times. Only the detector reads it: the lines
+    are read and split from the screenshot's own pixels.
+
+    Args:
+        bgr: the strip, ``uint8`` (H, W, 3) in any channel order.
+        target: the neighbourhood contrast (grey standard deviation, 0-255) stretched up to.
+        max_gain: the largest stretch; 1 returns ``bgr`` itself.
+        window: the neighbourhood's side in pixels (odd).
+
+    Returns:
+        A ``uint8`` array of ``bgr``'s shape (``bgr`` itself when ``max_gain`` is 1).
+    """
+    if max_gain <= 1.0:
+        return bgr
+    import cv2
+
+    img = bgr.astype(np.float32)
+    grey = img.mean(axis=2)
+    mean = cv2.blur(grey, (window, window))
+    sd = np.sqrt(np.maximum(cv2.blur(grey * grey, (window, window)) - mean * mean, 0.0))
+    gain = np.clip(target / (sd + 1.0), 1.0, max_gain)[:, :, None]
+    local = cv2.blur(img, (window, window))
+    return np.clip(np.rint(local + gain * (img - local)), 0, 255).astype(np.uint8)
+
+
+def detect(engine, bgr: np.ndarray, cfg) -> list:
+    """The text lines RapidOCR's detector finds in one strip, reading :func:`detector_input`.
+
+    Args:
+        engine: the loaded ``RapidOCR`` engine. bgr: the strip, BGR ``uint8``.
+        cfg: the :class:`screenmill.annotators.ocr_config.OcrConfig` (its ``det_*`` settings).
+
+    Returns:
+        The detected quads (each (4, 2) corners in the strip's pixels); empty when none is found.
+    """
+    quads, _ = engine(
+        detector_input(bgr, cfg.det_faint_target, cfg.det_faint_gain, cfg.det_faint_window),
+        use_det=True,
+        use_cls=False,
+        use_rec=False,
+        box_thresh=cfg.det_box_thresh,
+        unclip_ratio=cfg.det_unclip_ratio,
+    )
+    return quads or []
 
 
 def _drop_contained(elements: list) -> list:

@@ -21,7 +21,11 @@ the sites given (by default the project's own pages: ``screenmill-truthset``, ``
 
     python -m screenmill.annotators.ocr_snapshot build /work/truth /work/ts/pages.jsonl /work/cache.pkl OUT
 
-``score`` groups and scores one (the suite's snapshot by default), per split.
+``score`` groups and scores one (the suite's snapshot by default), per split. ``reread`` reads a snapshot's own
+images again with the annotator as it stands (after a change of the reading: a new ``OcrAnnotator.VERSION``) and
+rewrites its pieces and OCR version, its truth and images as they are (minutes; no render, no dump)::
+
+    python -m screenmill.annotators.ocr_snapshot reread tests/annotators/ocr_snapshot
 """
 
 from __future__ import annotations
@@ -268,6 +272,32 @@ def build(run_output: str, manifest: str, cache: str, out: str, sites: Sequence[
     return 0
 
 
+def reread(folder: str | Path = DEFAULT_SNAPSHOT) -> int:
+    """Read every image of the snapshot in ``folder`` ungrouped (``OcrConfig(group_lines=False)``) with the annotator
+    as it stands, and rewrite ``snapshot.json.gz`` with the new pieces and ``OcrAnnotator.VERSION`` (the truth, the
+    images and the provenance kept).
+
+    Raises:
+        OSError / ValueError / KeyError: ``folder`` holds no readable snapshot.
+    """
+    from screenmill.annotators.ocr import OcrAnnotator
+    from screenmill.annotators.ocr_config import OcrConfig
+
+    folder = Path(folder)
+    _, shots = read_snapshot(folder)
+    with gzip.open(folder / "snapshot.json.gz", "rt", encoding="utf-8") as f:
+        data = json.load(f)
+    annotator = OcrAnnotator(OcrConfig(group_lines=False))
+    pieces = {s.id: annotator.read(s.pixels()).elements for s in shots}
+    for shot in data["shots"]:
+        shot["pieces"] = [[e.text, *map(float, e.box), float(e.confidence)] for e in pieces[shot["id"]]]
+    data["ocr_version"] = OcrAnnotator.VERSION
+    with gzip.open(folder / "snapshot.json.gz", "wt", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
+    print(f"snapshot: {len(shots)} screenshots read again by OCR {OcrAnnotator.VERSION} -> {folder}")
+    return 0
+
+
 def add_render_arguments(parser: argparse.ArgumentParser, out: str) -> None:
     """The positional arguments of a command that reads a truth-set render and its dump cache, and writes ``out``."""
     parser.add_argument("run_output", help="the truth set's run output root (screenshots table, DOM labels)")
@@ -284,9 +314,17 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--sites", default=",".join(DEFAULT_SITES), help="comma-separated sites to take")
     s = sub.add_parser("score", help="group and score a snapshot with the code as it stands")
     s.add_argument("folder", nargs="?", default=str(DEFAULT_SNAPSHOT), help="the snapshot folder")
+    r = sub.add_parser("reread", help="read a snapshot's images again with the annotator as it stands")
+    r.add_argument("folder", nargs="?", default=str(DEFAULT_SNAPSHOT), help="the snapshot folder")
     args = p.parse_args(argv)
     if args.command == "build":
         return build(args.run_output, args.manifest, args.cache, args.out, tuple(args.sites.split(",")))
+    if args.command == "reread":
+        try:
+            return reread(args.folder)
+        except (OSError, ValueError, KeyError) as e:
+            print(f"ocr_snapshot: {args.folder} is no readable snapshot: {e}", file=sys.stderr)
+            return 2
     try:
         _, shots = read_snapshot(args.folder)
     except (OSError, ValueError, KeyError) as e:

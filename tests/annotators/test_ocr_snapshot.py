@@ -75,3 +75,11 @@ def test_the_packaged_models_grouping_scores_above_the_floors_too(snapshot):
     assert score.point_accuracy >= POINT_ACCURACY_FLOOR, score.line()
     assert score.precision >= PRECISION_FLOOR, score.line()
     assert score.ambiguous_labels == 0, score.line()
+
+
+def test_reread_refuses_a_folder_with_no_snapshot(tmp_path, capsys):
+    from screenmill.annotators.ocr_snapshot import main
+
+    assert main(["reread", str(tmp_path)]) == 2
+    assert "is no readable snapshot" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
