@@ -13,7 +13,8 @@ session still open at the process's exit is closed then, and the folder of a kil
 session.
 
 What an app shows of its environment is the same in every session: in the PID namespace the session also gets a mount
-namespace of its own, where a ``tmpfs`` hides ``/home`` and the app's fresh HOME folder is bound onto
+namespace of its own (``/proc`` mounted afresh there: the app sees the session's processes only, by their own
+ids), where a ``tmpfs`` hides ``/home`` and the app's fresh HOME folder is bound onto
 :data:`FIXED_HOME` (``/home/user``), the app's ``HOME`` and working folder (a file dialog, mousepad's "Missing
 Templates directory '<HOME>/Templates'" showed the session folder's random name, so no replay gave the same frame);
 every file and folder of the fresh HOME is dated :data:`FIXED_MTIME` (a dialog's "Modified" column). Without the
@@ -293,7 +294,11 @@ class DesktopSession:
             "LANG": "C.UTF-8",
         }
         ns = self._namespace()
-        argv = [*ns.command(), "unshare", "-p", "-f", "--kill-child", "-m", "--propagation", "private"] if ns else []
+        argv = (
+            [*ns.command(), "unshare", "-p", "-f", "--kill-child", "--mount-proc", "--propagation", "private"]
+            if ns
+            else []
+        )
         if ns:
             argv += ["sh", "-c", MOUNT_HOME, "sh", self._app_home, FIXED_HOME]
         argv += netns.unprivileged(self._uid, self._gid, read_all=False)
