@@ -181,27 +181,50 @@ def _overlap(a, b) -> int:
 
 def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, float, tuple[int, int]]]:
     """Each app window's (index into ``capture.windows``) X window: ``(index into x_windows, scale k, offset)``; a
-    node's screen box is its box x ``k`` + ``offset`` (GTK 4: the X window's origin and shadow margin)."""
-    out = {}
+    node's screen box is its box x ``k`` + ``offset`` (GTK 4: the X window's origin and shadow margin).
+
+    Matched by facts, in order: the X window whose client's title (``_NET_WM_NAME``, :attr:`Capture.frames`) is the
+    window's accessible name (two windows at one place, mousepad's "New Window" over the first, tell apart so: each
+    its own X window, the one below covered); then GTK 4 by size (its boxes are window-relative), the others by the
+    most overlap and, of windows holding it whole (a dialog over its main one), the one of its size; then an X window
+    no other accessible window took (one to one); then by stacking order (as before: GTK 4 the topmost, the others the
+    lowest)."""
+    out: dict[int, tuple[int, float, tuple[int, int]]] = {}
+    titles = [(f or {}).get("title") or "" for f in capture.frames] if capture.frames else []
+    taken: set[int] = set()
     for i, win in enumerate(capture.windows):
         box = win.get("box")
         if not box or box[2] <= 0 or box[3] <= 0 or not capture.x_windows:
             continue
+        name = (win.get("name") or "").strip()
+
+        def titled(j: int, name: str = name) -> bool:
+            return bool(name) and j < len(titles) and titles[j].strip() == name
+
         if gtk4:  # window-relative: match by size (the client window is the box plus a margin all round)
             sizes = [wm.client_geometry(capture, j)[2:] for j in range(len(capture.x_windows))]
             best = min(
                 range(len(capture.x_windows)),
-                key=lambda j: (abs((sizes[j][0] - box[2]) - (sizes[j][1] - box[3])), abs(sizes[j][0] - box[2]), -j),
-            )
-        else:
-            best = max(  # the most overlap; of windows holding it whole (a dialog over its main one), the one its size
-                range(len(capture.x_windows)),
                 key=lambda j: (
-                    _overlap(capture.x_windows[j][1:], box),
-                    -abs(capture.x_windows[j][3] - box[2]) - abs(capture.x_windows[j][4] - box[3]),
+                    not titled(j),
+                    abs((sizes[j][0] - box[2]) - (sizes[j][1] - box[3])),
+                    abs(sizes[j][0] - box[2]),
+                    j in taken,
                     -j,
                 ),
             )
+        else:
+            best = max(
+                range(len(capture.x_windows)),
+                key=lambda j: (
+                    titled(j),
+                    _overlap(capture.x_windows[j][1:], box),
+                    -abs(capture.x_windows[j][3] - box[2]) - abs(capture.x_windows[j][4] - box[3]),
+                    j not in taken,
+                    -j,
+                ),
+            )
+        taken.add(best)
         xx, xy, xw, xh = wm.client_geometry(capture, best) if gtk4 else capture.x_windows[best][1:5]
         k = scale if abs(xw / box[2] - scale) < abs(xw / box[2] - 1) else 1.0  # logical px of a scaled display
         # GTK 4: the content sits in its client window (inside a window manager's frame, if any: the X server's

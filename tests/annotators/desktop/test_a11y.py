@@ -156,3 +156,18 @@ def test_colours_come_from_the_screenshot_pixels_and_only_a_distinctive_one_is_n
     els = elements(capture, (400, 300), 1.0)  # unpainted
     no_png = a11y_labels(shot, els, (400, 300), 1.0, "h", "r", frozenset(DOM_RECIPE_FAMILIES["visual"]))
     assert [x.recipe for x in no_png] == []  # no pixels, no colour; nor a large button among equals
+
+
+def test_two_windows_at_one_place_are_told_apart_by_their_titles():
+    """mousepad's "New Window" is mapped exactly over the first (JWM places both alike): each accessible window is
+    matched to the X window of its title, so the top one's elements are labelled and the one below is covered."""
+    wins = [{"role": "frame", "name": f"Untitled {i} - Mousepad", "box": [316, 138, 648, 506]} for i in (1, 2)]
+    nodes = [_node([w, 0], "menu", "File", [320, 160, 40, 20], window=w) for w in (0, 1)]
+    nodes += [_node([1, 1], "push button", "Only in the second", [400, 300, 80, 30], window=1)]
+    xwins = [["0x200032", 316, 138, 648, 506], ["0x200043", 316, 138, 648, 506]]
+    frames = [{"client": [320, 160, 640, 480], "extents": [4, 4, 22, 4], "title": w["name"]} for w in wins]
+    els = elements(Capture(b"", nodes, wins, xwins, "gtk", "3.24", "", frames), (1280, 800), 1.0)
+    assert [(e["name"], e["path"][0], e["xwin"]) for e in els] == [("File", 1, 1), ("Only in the second", 1, 1)]
+    # the stacking order reversed (the first window raised): the first window's elements, none of the second's
+    raised = elements(Capture(b"", nodes, wins, xwins, "gtk", "3.24", "", frames[::-1]), (1280, 800), 1.0)
+    assert [(e["name"], e["path"][0]) for e in raised] == [("File", 0)]
