@@ -506,9 +506,10 @@ def _bins(pixels) -> list[tuple[tuple[float, float, float], float]]:
 
 
 def _in_open_menu(node: dict, roles: dict[tuple, str]) -> bool:
-    """Whether ``node`` is an item of a menu (an ancestor of role ``menu``): shown, it is in the menu's popup."""
+    """Whether ``node`` is an item of a menu (an ancestor of :data:`POPUP_ROLES`: GTK's ``menu``, Qt 5's ``popup
+    menu`` under its menu bar's item): shown, it is in the menu's popup."""
     path = node["path"]
-    return any(roles.get(tuple(path[:i])) == "menu" for i in range(1, len(path)))
+    return any(roles.get(tuple(path[:i])) in POPUP_ROLES for i in range(1, len(path)))
 
 
 def _within(inner: dict, outer: dict) -> bool:

@@ -17,7 +17,8 @@ namespace of its own (``/proc`` mounted afresh there: the app sees the session's
 ids), where a ``tmpfs`` hides ``/home`` and the app's fresh HOME folder is bound onto
 :data:`FIXED_HOME` (``/home/user``), the app's ``HOME`` and working folder (a file dialog, mousepad's "Missing
 Templates directory '<HOME>/Templates'" showed the session folder's random name, so no replay gave the same frame);
-every file and folder of the fresh HOME is dated :data:`FIXED_MTIME` (a dialog's "Modified" column). Without the
+every file and folder of the fresh HOME, its XDG folders made beforehand (:data:`HOME_DIRS`), and ``/home`` are dated
+:data:`FIXED_MTIME` (a dialog's "Modified" column). Without the
 namespaces the HOME is the session folder's (:attr:`DesktopSession.settings` ``fixed_home`` False).
 
 :meth:`DesktopSession.run_app` launches an app, waits (``start_timeout_s``) until it is on the AT-SPI bus with a
@@ -78,12 +79,16 @@ APP_ENV = {
 FIXED_HOME = "/home/user"
 #: The time (s since the epoch, 2026-01-01T00:00:00Z) every file and folder of an app's fresh HOME is dated.
 FIXED_MTIME = 1767225600
-#: Run as root in the session's new mount namespace before the user switch: ``/home`` hidden by a tmpfs, the HOME
-#: folder (``$1``) bound onto :data:`FIXED_HOME` (``$2``), then the rest of the command line.
+#: Run as root in the session's new mount namespace before the user switch: ``/home`` hidden by a tmpfs dated
+#: :data:`FIXED_MTIME` (``$3``), the HOME folder (``$1``) bound onto :data:`FIXED_HOME` (``$2``), then the rest of
+#: the command line.
 MOUNT_HOME = (
     'mount -t tmpfs -o mode=0755,size=1m screenmill-home "$(dirname "$2")" && mkdir "$2" '
-    '&& mount --bind "$1" "$2" && shift 2 && exec "$@"'
+    '&& touch -d "@$3" "$(dirname "$2")" && mount --bind "$1" "$2" && shift 3 && exec "$@"'
 )
+#: The folders of every fresh HOME (the XDG ones the apps are given): made before it is dated, so an app that fills
+#: them adds no entry to the HOME folder itself (whose date a file dialog shows in its parent, ``/home``).
+HOME_DIRS = (".config", ".cache", ".local/share", ".local/state")
 
 #: GTK settings of every app's fresh HOME (``$XDG_CONFIG_HOME/gtk-{3,4}.0/settings.ini``).
 GTK_SETTINGS = "[Settings]\ngtk-cursor-blink = false\ngtk-enable-animations = false\n"
@@ -300,7 +305,7 @@ class DesktopSession:
             else []
         )
         if ns:
-            argv += ["sh", "-c", MOUNT_HOME, "sh", self._app_home, FIXED_HOME]
+            argv += ["sh", "-c", MOUNT_HOME, "sh", self._app_home, FIXED_HOME, str(FIXED_MTIME)]
         argv += netns.unprivileged(self._uid, self._gid, read_all=False)
         argv += ["env", "-i", *(f"{k}={v}" for k, v in env.items())]
         argv += [self.config.python, "-I", AGENT, json.dumps(cfg)]
@@ -398,12 +403,11 @@ class DesktopSession:
         real = self._fresh_home()
         home = FIXED_HOME if self.settings.get("fixed_home") else real  # the app's path of it
         env = dict(APP_ENV)
-        for sub, var in (
-            (".config", "XDG_CONFIG_HOME"),
-            (".cache", "XDG_CACHE_HOME"),
-            (".local/share", "XDG_DATA_HOME"),
+        for sub, var in zip(
+            HOME_DIRS, ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"), strict=True
         ):
             env[var] = os.path.join(home, sub)
+            self._mkdir(os.path.join(real, sub))
         env["HOME"] = home
         config = os.path.join(real, ".config")
         for gtk in ("gtk-3.0", "gtk-4.0"):  # no blinking caret, no animations: a screen that settles
@@ -447,10 +451,14 @@ class DesktopSession:
                 os.unlink(path)
         return home
 
-    def _write(self, path: str, text: str) -> None:
-        for d in _parents(path, self._root):
+    def _mkdir(self, path: str) -> None:
+        """Make ``path`` and its parents below the session folder, owned by the app user."""
+        for d in [*_parents(path, self._root), path]:
             os.makedirs(d, exist_ok=True)
             os.chown(d, self._uid, self._gid)
+
+    def _write(self, path: str, text: str) -> None:
+        self._mkdir(os.path.dirname(path))
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         os.chown(path, self._uid, self._gid)
