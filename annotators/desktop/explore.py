@@ -81,7 +81,9 @@ def candidates(elements: list[dict], visited: set[tuple], windows_before: int | 
     (``windows_before``: the X windows before the action that opened it), only elements of windows above those."""
     out = []
     for el in elements:
-        if el["kind"] != "control" or denied(el, windows_before is not None) or element_key(el) in visited:
+        if el["kind"] != "control" or el.get("disabled") or denied(el, windows_before is not None):
+            continue
+        if element_key(el) in visited:
             continue
         if windows_before is not None and el["xwin"] < windows_before:
             continue
