@@ -9,8 +9,8 @@ button" the largest button when no other comes near it; "the orange button" ever
 of that hue; "the settings icon" everything named so; "in the row of" the row nodes holding the words (a table or
 tree of cells only, GTK 3's and Qt 5's views: the cells across it at its height); "in the side bar" the inside of the
 one container along a window's side; "below" the nearest field under the words; "to the left of" the nearest thing
-left of them on their line. A window under the active one (a second window opened over the first) shows nothing
-where the active one lies.
+left of them on their line. A window wholly under the active one (a second window opened over the first) shows
+nothing.
 """
 
 from __future__ import annotations
@@ -73,17 +73,23 @@ def said(s: str | None) -> str:
 
 
 def _seen(nodes):
-    """What a person sees: sized nodes inside their window (GTK 3's hidden tab pages are visible at -2^31), and not
-    under the active window (AT-SPI's ACTIVE: the one on top, a second window opened over the first)."""
+    """What a person sees: sized nodes inside their window (GTK 3's hidden tab pages are visible at -2^31), none of a
+    window wholly under the active one (AT-SPI's ACTIVE: the one on top, a second window opened over the first; a
+    window only partly under it keeps its nodes, its rows' structure with them)."""
     frames = {n["window"]: n["box"] for n in nodes if n["depth"] == 0}
     on_top = [n for n in nodes if n["depth"] == 0 and n.get("active")]
+    hidden = {
+        w
+        for w, box in frames.items()
+        if any(t["window"] != w and _inside(box[:2], t["box"]) and _inside(box[2:], t["box"]) for t in on_top)
+    }
     return [
         n
         for n in nodes
         if n["sized"]
         and n["depth"] >= 1
+        and n["window"] not in hidden
         and _inside(_centre(n), frames.get(n["window"], n["box"]))
-        and not any(t["window"] != n["window"] and _inside(_centre(n), t["box"]) for t in on_top)
     ]
 
 
