@@ -6,12 +6,15 @@ name:
 
 * a role this module maps onto the DOM labels' role vocabulary (:data:`ROLES`: ``push button`` → ``button``, ``menu``
   / ``menu item`` → ``menuitem``, editable ``text`` → ``textbox``, ``label`` → a text), or a static text;
-* showing (GTK 4 sets SHOWING on windows only: VISIBLE there, see the agent), visible, enabled (or sensitive);
+* showing (GTK 4 sets SHOWING on windows only: VISIBLE there, see the agent), visible, enabled (or sensitive); a
+  control that is not (greyed) is kept as ``disabled``: never labelled nor acted on, but seen, so an expression it
+  would share is no one's (a Qt file dialog's greyed "Open" as large as "Cancel": no "the large button");
 * a name or text left after cleaning (:func:`clean_name`: developer names such as ``GtkMenuButton`` / ``AdwGizmo``
   dropped, GTK 4's doubled ``"7 7"`` made ``"7"``; a control without a name takes the text of the label inside it);
 * a box of non-zero size whose centre lies on the screen and in its own window, and no later-mapped (higher) X window
   over that centre (a popup or another window covers it; ``showing`` does not mean unoccluded); an item of an open
-  menu (a descendant of a ``menu``) lies in the topmost X window under its centre, the menu's popup;
+  menu (a descendant of a :data:`POPUP_ROLES` node: GTK's ``menu``, Qt 5's ``popup menu``) lies in the topmost X
+  window under its centre, the menu's popup;
 * a label inside a kept control is the control's text, not an element of its own (its words would name two things).
 
 Boxes are screen pixels after the per-toolkit corrections (:func:`screen_box`): GTK 3 and Qt 5 report screen
@@ -57,11 +60,12 @@ from screenmill.schemas.records import GroundingLabel, Screenshot
 NAME = "a11y"
 VERSION = "1"
 #: Each text recipe's version (1: the first rules; 2: a text is never halved, only a name: :func:`clean_text`; the
-#: nodes of a GTK 4 popover placed in its own X window: :func:`gtk4_popovers`).
-RECIPE_VERSIONS = {r: "2" for r in A11Y_OF.values()}
+#: nodes of a GTK 4 popover placed in its own X window: :func:`gtk4_popovers`; 3: Qt 5's open menus' items, two
+#: windows at one place told apart by title: :func:`own_x_windows`; greyed controls seen, never labelled).
+RECIPE_VERSIONS = {r: "3" for r in A11Y_OF.values()}
 #: The version of this module's ``rel`` block (regions, rows, colours from pixels): part of the relation recipes'
-#: (3: the texts and popover boxes of recipe version 2).
-REL_VERSION = "3"
+#: (3: the texts and popover boxes of recipe version 2; 4: the elements of recipe version 3).
+REL_VERSION = "4"
 #: Each recipe's version, the relation recipes' too (``a11y-row``: the relations' rules and :data:`REL_VERSION`).
 ALL_RECIPE_VERSIONS = {
     **RECIPE_VERSIONS,
@@ -181,27 +185,50 @@ def _overlap(a, b) -> int:
 
 def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, float, tuple[int, int]]]:
     """Each app window's (index into ``capture.windows``) X window: ``(index into x_windows, scale k, offset)``; a
-    node's screen box is its box x ``k`` + ``offset`` (GTK 4: the X window's origin and shadow margin)."""
-    out = {}
+    node's screen box is its box x ``k`` + ``offset`` (GTK 4: the X window's origin and shadow margin).
+
+    Matched by facts, in order: the X window whose client's title (``_NET_WM_NAME``, :attr:`Capture.frames`) is the
+    window's accessible name (two windows at one place, mousepad's "New Window" over the first, tell apart so: each
+    its own X window, the one below covered); then GTK 4 by size (its boxes are window-relative), the others by the
+    most overlap and, of windows holding it whole (a dialog over its main one), the one of its size; then an X window
+    no other accessible window took (one to one); then by stacking order (as before: GTK 4 the topmost, the others the
+    lowest)."""
+    out: dict[int, tuple[int, float, tuple[int, int]]] = {}
+    titles = [(f or {}).get("title") or "" for f in capture.frames] if capture.frames else []
+    taken: set[int] = set()
     for i, win in enumerate(capture.windows):
         box = win.get("box")
         if not box or box[2] <= 0 or box[3] <= 0 or not capture.x_windows:
             continue
+        name = (win.get("name") or "").strip()
+
+        def titled(j: int, name: str = name) -> bool:
+            return bool(name) and j < len(titles) and titles[j].strip() == name
+
         if gtk4:  # window-relative: match by size (the client window is the box plus a margin all round)
             sizes = [wm.client_geometry(capture, j)[2:] for j in range(len(capture.x_windows))]
             best = min(
                 range(len(capture.x_windows)),
-                key=lambda j: (abs((sizes[j][0] - box[2]) - (sizes[j][1] - box[3])), abs(sizes[j][0] - box[2]), -j),
-            )
-        else:
-            best = max(  # the most overlap; of windows holding it whole (a dialog over its main one), the one its size
-                range(len(capture.x_windows)),
                 key=lambda j: (
-                    _overlap(capture.x_windows[j][1:], box),
-                    -abs(capture.x_windows[j][3] - box[2]) - abs(capture.x_windows[j][4] - box[3]),
+                    not titled(j),
+                    abs((sizes[j][0] - box[2]) - (sizes[j][1] - box[3])),
+                    abs(sizes[j][0] - box[2]),
+                    j in taken,
                     -j,
                 ),
             )
+        else:
+            best = max(
+                range(len(capture.x_windows)),
+                key=lambda j: (
+                    titled(j),
+                    _overlap(capture.x_windows[j][1:], box),
+                    -abs(capture.x_windows[j][3] - box[2]) - abs(capture.x_windows[j][4] - box[3]),
+                    j not in taken,
+                    -j,
+                ),
+            )
+        taken.add(best)
         xx, xy, xw, xh = wm.client_geometry(capture, best) if gtk4 else capture.x_windows[best][1:5]
         k = scale if abs(xw / box[2] - scale) < abs(xw / box[2] - 1) else 1.0  # logical px of a scaled display
         # GTK 4: the content sits in its client window (inside a window manager's frame, if any: the X server's
@@ -264,7 +291,8 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
         states = set(node.get("states") or ())
         if role not in ROLES and role not in TEXT_ROLES:
             continue
-        if "visible" not in states or not states & {"enabled", "sensitive"}:
+        disabled = not states & {"enabled", "sensitive"}
+        if "visible" not in states or (disabled and role not in ROLES):
             continue
         if node.get("window") not in wins:
             continue
@@ -307,6 +335,8 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
         el["path"] = node["path"]
         el["xwin"] = xi
         el["atspi_role"] = role
+        if disabled:
+            el["disabled"] = True  # seen, never labelled nor acted on (dom.labels.choose_instructions)
         el["rel"] = _rel(node, roles, texts, capture.windows, sides)
         if node.get("image"):  # the picture's width, logical px
             el["image_w"] = node["image"][0] * k / scale
@@ -323,7 +353,7 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
     controls = [el for _, el in kept if el["kind"] == "control"]
     for _, el in kept:
         if el["kind"] == "text":
-            owners = [c for c in controls if _within(el, c)]
+            owners = [c for c in controls if _within(el, c)]  # a greyed control's too
             if owners:  # a control's own label (the innermost control's): its text, not an element of its own
                 owner = max(owners, key=lambda c: len(c["path"]))
                 if not owner["text"] and el["text"] and owner["role"] != "textbox":
@@ -483,9 +513,10 @@ def _bins(pixels) -> list[tuple[tuple[float, float, float], float]]:
 
 
 def _in_open_menu(node: dict, roles: dict[tuple, str]) -> bool:
-    """Whether ``node`` is an item of a menu (an ancestor of role ``menu``): shown, it is in the menu's popup."""
+    """Whether ``node`` is an item of a menu (an ancestor of :data:`POPUP_ROLES`: GTK's ``menu``, Qt 5's ``popup
+    menu`` under its menu bar's item): shown, it is in the menu's popup."""
     path = node["path"]
-    return any(roles.get(tuple(path[:i])) == "menu" for i in range(1, len(path)))
+    return any(roles.get(tuple(path[:i])) in POPUP_ROLES for i in range(1, len(path)))
 
 
 def _within(inner: dict, outer: dict) -> bool:

@@ -13,7 +13,7 @@ its own), the AT-SPI bus (``at-spi-bus-launcher --launch-immediately``), then pr
 
 Commands (``{"cmd": ...}``), each answered by one JSON line (``{"error": ...}`` when it fails):
 
-* ``launch`` (``argv``, ``env``): start the app in a process group of its own; answer its pid.
+* ``launch`` (``argv``, ``env``): start the app in a process group of its own, in its ``HOME``; answer its pid.
 * ``wait_app`` (``timeout_s``): poll until the app is on the AT-SPI bus with a showing element of non-zero size (a
   first tree can be half built); answer its toolkit and version, or ``{"error": "not_on_bus"}``; ``{"exited": rc}``
   when it died.
@@ -163,7 +163,7 @@ class Agent:
         self.app = subprocess.Popen(
             argv,
             env=full,
-            cwd=self.cfg["home"],
+            cwd=env.get("HOME") or self.cfg["home"],  # the app's own HOME (a fixed path: it may be shown)
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,

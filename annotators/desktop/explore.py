@@ -10,12 +10,14 @@ pressed (``type='key'``, recorded as ``press_key`` with the key's name, instruct
 
 The policy, seeded and deterministic (``random.Random(seed)`` over candidates in reading order): the controls not yet
 acted on (by role and name), buttons / menu items / tabs / text fields first; never one that would end the app
-(:data:`DENY_NAMES`: quit, exit) nor close, minimise or maximise one of its windows (:data:`DENY_IN_WINDOW`; a
-dialog's "Close" is fine). While a menu or dialog an action opened is up (more X windows than before it), only
-its elements are candidates (a click elsewhere is eaten by the menu); when none of them is left, :data:`CLOSE_KEY`
-(Escape) is pressed to close it (a submenu closes first, its menu is then on top again), and if it is still up its
-opener is clicked again; when neither closes it the episode ends. The episode also ends when nothing is left
-(fewer than ``steps`` actions).
+(:func:`denied`: a name that starts with a word of :data:`DENY_WORDS`, quit, exit, close a window or a tab, or is
+one of :data:`DENY_IN_WINDOW`, minimise or maximise; the ban holds for every element the policy may act on, the items
+of an open menu included (mousepad's File > "Close Window" ended the app); only a dialog's own "Close" button, a
+control in a popup that is not a menu item, is fine). While a menu or dialog an action opened is up (more X windows
+than before it), only its elements are candidates (a click elsewhere is eaten by the menu); when none of them is left,
+:data:`CLOSE_KEY` (Escape) is pressed to close it (a submenu closes first, its menu is then on top again), and if it
+is still up its opener is clicked again; when neither closes it the episode ends. The episode also ends when nothing
+is left (fewer than ``steps`` actions).
 
 Outcomes: a step whose frame has the same sha256 as the previous one is a no-op (recorded, flagged). Failures are the
 session's (:class:`screenmill.annotators.desktop.session.AppError`): an app that dies or hangs mid-episode fails the
@@ -42,11 +44,18 @@ from screenmill.annotators.dom.explore import (
 
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
 #: 2: Escape closes a menu or dialog whose elements are all acted on (before its opener is clicked again).
-EXPLORE_VERSION = "2"
-#: Controls never acted on: they would end the app.
-DENY_NAMES = frozenset({"quit", "exit", "quit application"})
-#: Controls not acted on in the app's own windows (they would close, hide or resize them); a dialog's "Close" is.
-DENY_IN_WINDOW = frozenset({"close", "minimize", "minimise", "maximize", "maximise", "close window"})
+#: 3: the ban (:func:`denied`) holds for the items of an open menu too ("Close Window", "Close Tab").
+EXPLORE_VERSION = "3"
+#: A control whose name's first word is one of these is never acted on, wherever it is (a menu's item too): it would
+#: end the app ("Quit", "Exit"), or close one of its windows or its last tab and so end it ("Close Window", "Close
+#: Tab", "Close All"), except a dialog's button (:data:`DIALOG_CLOSE`).
+DENY_WORDS = frozenset({"quit", "exit", "close"})
+#: A dialog's button of a name of these words closes the dialog only: acted on (a button in a popup, not a menu item).
+DIALOG_CLOSE = frozenset({"close"})
+#: Controls of these names not acted on in any window (they would hide or resize it).
+DENY_IN_WINDOW = frozenset({"minimize", "minimise", "maximize", "maximise"})
+#: The roles of a menu's items (:data:`screenmill.annotators.desktop.a11y.ROLES`): never a dialog's button.
+MENU_ROLES = frozenset({"menuitem", "menuitemcheckbox", "menuitemradio"})
 #: The key that closes the menu or dialog on top (a menu's submenu first), pressed before its opener is clicked again.
 CLOSE_KEY = "Escape"
 
@@ -72,15 +81,27 @@ def candidates(elements: list[dict], visited: set[tuple], windows_before: int | 
     (``windows_before``: the X windows before the action that opened it), only elements of windows above those."""
     out = []
     for el in elements:
-        name = (el.get("name") or el.get("text") or "").casefold()
-        if el["kind"] != "control" or name in DENY_NAMES or element_key(el) in visited:
+        if el["kind"] != "control" or el.get("disabled") or denied(el, windows_before is not None):
             continue
-        if windows_before is None and name in DENY_IN_WINDOW:
+        if element_key(el) in visited:
             continue
         if windows_before is not None and el["xwin"] < windows_before:
             continue
         out.append((0 if el["role"] in HIGH_ROLES or el["role"] == "textbox" else 1, el))
     return out
+
+
+def denied(el: dict, in_popup: bool) -> bool:
+    """Whether the policy must never act on control ``el`` (the module docstring): its name (or text) starts with a
+    word of :data:`DENY_WORDS` (a menu's item too) unless it is a dialog's "Close" (:data:`DIALOG_CLOSE`: a button in
+    a popup, ``in_popup``, not a menu item), or it is one of :data:`DENY_IN_WINDOW`."""
+    name = " ".join((el.get("name") or el.get("text") or "").casefold().replace("_", "").split())
+    words = name.replace("&", "").split(" ")
+    if name in DENY_IN_WINDOW:
+        return True
+    if words[0] not in DENY_WORDS:
+        return False
+    return not (in_popup and name in DIALOG_CLOSE and el.get("role") not in MENU_ROLES)
 
 
 def choose(elements: list[dict], visited: set[tuple], rng: random.Random, windows_before: int | None) -> dict | None:

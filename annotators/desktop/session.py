@@ -12,6 +12,15 @@ root, no ``unshare``) the session runs without both, says so once per process an
 session still open at the process's exit is closed then, and the folder of a killed process is swept by the next
 session.
 
+What an app shows of its environment is the same in every session: in the PID namespace the session also gets a mount
+namespace of its own (``/proc`` mounted afresh there: the app sees the session's processes only, by their own
+ids), where a ``tmpfs`` hides ``/home`` and the app's fresh HOME folder is bound onto
+:data:`FIXED_HOME` (``/home/user``), the app's ``HOME`` and working folder (a file dialog, mousepad's "Missing
+Templates directory '<HOME>/Templates'" showed the session folder's random name, so no replay gave the same frame);
+every file and folder of the fresh HOME, its XDG folders made beforehand (:data:`HOME_DIRS`), and ``/home`` are dated
+:data:`FIXED_MTIME` (a dialog's "Modified" column). Without the
+namespaces the HOME is the session folder's (:attr:`DesktopSession.settings` ``fixed_home`` False).
+
 :meth:`DesktopSession.run_app` launches an app, waits (``start_timeout_s``) until it is on the AT-SPI bus with a
 control of non-zero size, then :meth:`DesktopSession.capture` waits until the frame and the tree settle and returns a
 :class:`Capture` (PNG of the screen, the accessibles, the windows). The frame is read from Xvfb's memory-mapped
@@ -64,6 +73,22 @@ APP_ENV = {
     "KDE_SESSION_VERSION": "5",
 }
 
+
+#: Where an app's fresh HOME is in every session (a mount namespace's bind, see the module docstring): its path is
+#: shown by file dialogs and messages, so it must not be the session folder's random name.
+FIXED_HOME = "/home/user"
+#: The time (s since the epoch, 2026-01-01T00:00:00Z) every file and folder of an app's fresh HOME is dated.
+FIXED_MTIME = 1767225600
+#: Run as root in the session's new mount namespace before the user switch: ``/home`` hidden by a tmpfs dated
+#: :data:`FIXED_MTIME` (``$3``), the HOME folder (``$1``) bound onto :data:`FIXED_HOME` (``$2``), then the rest of
+#: the command line.
+MOUNT_HOME = (
+    'mount -t tmpfs -o mode=0755,size=1m screenmill-home "$(dirname "$2")" && mkdir "$2" '
+    '&& touch -d "@$3" "$(dirname "$2")" && mount --bind "$1" "$2" && shift 3 && exec "$@"'
+)
+#: The folders of every fresh HOME (the XDG ones the apps are given): made before it is dated, so an app that fills
+#: them adds no entry to the HOME folder itself (whose date a file dialog shows in its parent, ``/home``).
+HOME_DIRS = (".config", ".cache", ".local/share", ".local/state")
 
 #: GTK settings of every app's fresh HOME (``$XDG_CONFIG_HOME/gtk-{3,4}.0/settings.ini``).
 GTK_SETTINGS = "[Settings]\ngtk-cursor-blink = false\ngtk-enable-animations = false\n"
@@ -263,6 +288,7 @@ class DesktopSession:
         os.chmod(self._root, 0o755)
         fb = self._own_dir("fb")
         home = self._own_dir("home")
+        self._app_home = self._own_dir("app-home", 0o700)  # bound onto FIXED_HOME in the namespace; emptied per app
         width, height = self.screen_size
         cfg = {"width": width, "height": height, "home": home, "fbdir": fb}
         cfg["wm"] = wm.command(self.config.window_manager, self._root)
@@ -273,7 +299,13 @@ class DesktopSession:
             "LANG": "C.UTF-8",
         }
         ns = self._namespace()
-        argv = [*ns.command(), "unshare", "-p", "-f", "--kill-child"] if ns else []
+        argv = (
+            [*ns.command(), "unshare", "-p", "-f", "--kill-child", "--mount-proc", "--propagation", "private"]
+            if ns
+            else []
+        )
+        if ns:
+            argv += ["sh", "-c", MOUNT_HOME, "sh", self._app_home, FIXED_HOME, str(FIXED_MTIME)]
         argv += netns.unprivileged(self._uid, self._gid, read_all=False)
         argv += ["env", "-i", *(f"{k}={v}" for k, v in env.items())]
         argv += [self.config.python, "-I", AGENT, json.dumps(cfg)]
@@ -304,7 +336,11 @@ class DesktopSession:
                 why = str(e)
         if why is not None:
             netns.say_once("desktop-netns", f"desktop fence: no network namespace ({why}): apps run with the network")
-        self.settings = {"network_namespace": ns is not None, "user": "nobody" if self._uid == NOBODY else "caller"}
+        self.settings = {
+            "network_namespace": ns is not None,
+            "fixed_home": ns is not None,
+            "user": "nobody" if self._uid == NOBODY else "caller",
+        }
         return ns
 
     def _own_dir(self, name: str, mode: int = 0o755) -> str:
@@ -364,18 +400,20 @@ class DesktopSession:
             AppError: ``app_start_failed``, ``app_timeout``, ``app_crashed``, ``app_window_storm``.
         """
         self._apps += 1
-        home = self._own_dir(f"app-{self._apps}", 0o700)
+        real = self._fresh_home()
+        home = FIXED_HOME if self.settings.get("fixed_home") else real  # the app's path of it
         env = dict(APP_ENV)
-        for sub, var in (
-            (".config", "XDG_CONFIG_HOME"),
-            (".cache", "XDG_CACHE_HOME"),
-            (".local/share", "XDG_DATA_HOME"),
+        for sub, var in zip(
+            HOME_DIRS, ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"), strict=True
         ):
             env[var] = os.path.join(home, sub)
+            self._mkdir(os.path.join(real, sub))
         env["HOME"] = home
+        config = os.path.join(real, ".config")
         for gtk in ("gtk-3.0", "gtk-4.0"):  # no blinking caret, no animations: a screen that settles
-            self._write(os.path.join(env["XDG_CONFIG_HOME"], gtk, "settings.ini"), GTK_SETTINGS)
-        self._write(os.path.join(env["XDG_CONFIG_HOME"], "kdeglobals"), QT_SETTINGS)
+            self._write(os.path.join(config, gtk, "settings.ini"), GTK_SETTINGS)
+        self._write(os.path.join(config, "kdeglobals"), QT_SETTINGS)
+        _date_tree(real, FIXED_MTIME)
         if self.display.scale != 1:
             env |= {"GDK_SCALE": f"{self.display.scale:g}", "QT_SCALE_FACTOR": f"{self.display.scale:g}"}
         env |= dict(app.env)
@@ -401,10 +439,26 @@ class DesktopSession:
         self.toolkit = (got.get("toolkit", ""), got.get("toolkit_version", ""))
         return got
 
-    def _write(self, path: str, text: str) -> None:
-        for d in _parents(path, self._root):
+    def _fresh_home(self) -> str:
+        """The app HOME folder (this side's path) emptied: its contents removed, not the folder (the namespace's
+        bind holds the folder itself)."""
+        home = self._app_home
+        for entry in os.listdir(home):
+            path = os.path.join(home, entry)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+        return home
+
+    def _mkdir(self, path: str) -> None:
+        """Make ``path`` and its parents below the session folder, owned by the app user."""
+        for d in [*_parents(path, self._root), path]:
             os.makedirs(d, exist_ok=True)
             os.chown(d, self._uid, self._gid)
+
+    def _write(self, path: str, text: str) -> None:
+        self._mkdir(os.path.dirname(path))
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         os.chown(path, self._uid, self._gid)
@@ -475,6 +529,14 @@ class DesktopSession:
 
     def xdotool(self, *args: str) -> None:
         self._ask({"cmd": "xdotool", "args": list(args)}, self.config.step_timeout_s)
+
+
+def _date_tree(root: str, when: float) -> None:
+    """Date every file and folder under ``root`` (itself included) ``when`` (access and modification times)."""
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            os.utime(os.path.join(folder, name), (when, when), follow_symlinks=False)
+    os.utime(root, (when, when))
 
 
 def session_info(session: DesktopSession) -> dict[str, Any]:

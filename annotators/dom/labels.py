@@ -142,7 +142,9 @@ def choose_instructions(elements: list[dict], recipes: frozenset[str] = frozense
     sees: when one element shows the text (``dom-text``) and the others only have it as their accessible name (a
     check box named by the label beside it), the one showing it keeps it. The positional recipe only speaks where a
     role + name or a text without a role noun repeats, and is itself dropped if it still collides (a repeat beyond
-    the tenth, or a text of the same words).
+    the tenth, or a text of the same words). An element marked ``disabled`` (shown, but nothing to act on: a
+    desktop app's greyed button) is never labelled, yet counts like any other: an instruction it would share is no
+    one's ("the large button" beside a greyed one of its size).
     """
     cands = [c for i, el in enumerate(elements) for c in _candidates(i, el)] + _positional(elements)
     if recipes - set(DOM_RECIPES):
@@ -160,7 +162,7 @@ def choose_instructions(elements: list[dict], recipes: frozenset[str] = frozense
         unique = len(owners[key]) == 1 or (c.recipe == DOM_TEXT and showing[key] == {c.element})
         if unique and key not in seen:
             seen.add(key)
-            if c.recipe in recipes:
+            if c.recipe in recipes and not elements[c.element].get("disabled"):
                 kept.append(c)
     return kept
 

@@ -266,11 +266,11 @@ RPN = (
 
 def test_explored_frames_of_the_sample_apps_pass_both_checkers(tmp_path):
     """The sample apps (samples/apps.txt: GTK 3 galculator, in RPN notation, and mousepad; GTK 4 gnome-calculator;
-    Qt 5 speedcrunch), explored 3 steps with every a11y recipe (seed 2: a galculator and a mousepad menu opened,
-    gnome-calculator's mode popover opened and an item of it chosen, speedcrunch's menus opened and closed by
-    Escape), each episode replayed in one fresh session and every frame checked by both independent checkers: per
-    toolkit precision >= 0.99, no expression ambiguous, the point checker not fooled by another label's text. No
-    frame is left out."""
+    Qt 5 speedcrunch), explored 3 steps with every a11y recipe (seed 2: a galculator menu opened, mousepad's File >
+    New Window mapped over the first, gnome-calculator's mode popover opened and an item of it chosen, speedcrunch's
+    Session menu opened, its items labelled, and Load... chosen: a file dialog in the fixed HOME), each episode
+    replayed in one fresh session and every frame checked by both independent checkers: per toolkit precision >=
+    0.99, no expression ambiguous, the point checker not fooled by another label's text. No frame is left out."""
     rpn = json.dumps({"name": "galculator", "command": ["sh", "-c", RPN]})
     apps = tmp_path / "apps.txt"
     apps.write_text("\n".join([rpn, "mousepad", "gnome-calculator", "speedcrunch"]) + "\n", encoding="utf-8")
@@ -283,6 +283,10 @@ def test_explored_frames_of_the_sample_apps_pass_both_checkers(tmp_path):
     said = {(app_of[r["screenshot_id"]], r["element_text"], r["role"]) for r in labels}
     assert ("galculator", "0 0 0 0", None) in said  # the RPN stack as painted, four lines
     assert ("gnome-calculator", "Advanced", "menuitemradio") in said  # an item of GTK 4's popover, its own surface
+    assert ("speedcrunch", "Load...", "menuitem") in said  # an item of Qt 5's open menu (its "popup menu")
+    step_of = {s["screenshot_id"]: (s["app"]["name"], s["step_index"]) for s in shots}
+    on_top = {r["element_text"] for r in labels if step_of[r["screenshot_id"]] == ("mousepad", 3)}
+    assert {"File", "Edit"} <= on_top, on_top  # mousepad's New Window over the first: its own elements labelled
     totals, wrong = _check_explored(shots, labels)
     assert not [w for w in wrong if w[2]["text"] == "0 0 0 0"], wrong  # the display's words are its text's
     for toolkit in ("GTK3", "GTK4", "Qt5"):

@@ -208,8 +208,8 @@ def deepest(frame, x, y, coord):
 
 
 def open_menu_items(frame, coord, limit=3000):
-    """The items of the menus open over ``frame`` (an item SHOWING under a ``menu``): a popup is painted above the
-    window, so at its points it is what a person sees, whatever lies under it in the tree."""
+    """The items of the menus open over ``frame`` (an item SHOWING under a ``menu`` or ``popup menu``): a popup is
+    painted above the window, so at its points it is what a person sees, whatever lies under it in the tree."""
     out, stack = [], [(frame, False)]
     while stack and limit > 0:
         node, in_menu = stack.pop()
@@ -222,7 +222,8 @@ def open_menu_items(frame, coord, limit=3000):
             continue
         if in_menu and states.contains(Atspi.StateType.SHOWING):
             out.append(node)
-        stack += [(k, role == "menu") for k in kids if k is not None and (shown(k) or role == "menu")]
+        menu = role in ("menu", "popup menu")  # GTK's menu; Qt 5's popup under its menu bar's item
+        stack += [(k, menu) for k in kids if k is not None and (shown(k) or menu)]
     return out
 
 

@@ -6,10 +6,11 @@ element, the labelled one (the label's click point in its box).
 Written apart from the labeller (:mod:`screenmill.annotators.desktop.a11y`, :mod:`screenmill.annotators.relations`),
 sharing none of its code, rules or thresholds: "in the menu bar" is the inside of the one menu bar's box; "the large
 button" the largest button when no other comes near it; "the orange button" every button a quarter of whose pixels are
-of that hue; "the settings icon" everything named so; "in the row of" the row nodes holding the words
-(a table of cells only: the cells across the table at its height); "in the side bar" the inside of the one container
-along a window's side; "below" the
-nearest field under the words; "to the left of" the nearest thing left of them on their line.
+of that hue; "the settings icon" everything named so; "in the row of" the row nodes holding the words (a table or
+tree of cells only, GTK 3's and Qt 5's views: the cells across it at its height); "in the side bar" the inside of the
+one container along a window's side; "below" the nearest field under the words; "to the left of" the nearest thing
+left of them on their line. A window wholly under the active one (a second window opened over the first) shows
+nothing.
 """
 
 from __future__ import annotations
@@ -72,10 +73,23 @@ def said(s: str | None) -> str:
 
 
 def _seen(nodes):
-    """What a person sees: sized nodes inside their window (GTK 3's hidden tab pages are visible at -2^31)."""
+    """What a person sees: sized nodes inside their window (GTK 3's hidden tab pages are visible at -2^31), none of a
+    window wholly under the active one (AT-SPI's ACTIVE: the one on top, a second window opened over the first; a
+    window only partly under it keeps its nodes, its rows' structure with them)."""
     frames = {n["window"]: n["box"] for n in nodes if n["depth"] == 0}
+    on_top = [n for n in nodes if n["depth"] == 0 and n.get("active")]
+    hidden = {
+        w
+        for w, box in frames.items()
+        if any(t["window"] != w and _inside(box[:2], t["box"]) and _inside(box[2:], t["box"]) for t in on_top)
+    }
     return [
-        n for n in nodes if n["sized"] and n["depth"] >= 1 and _inside(_centre(n), frames.get(n["window"], n["box"]))
+        n
+        for n in nodes
+        if n["sized"]
+        and n["depth"] >= 1
+        and n["window"] not in hidden
+        and _inside(_centre(n), frames.get(n["window"], n["box"]))
     ]
 
 
@@ -156,7 +170,8 @@ def _row(m, nodes, _image, _frames):
             if rows:
                 r = rows[0]
                 under = [k for k in range(len(nodes)) if r in _ancestors(nodes, k)]
-            elif ups and "table" in nodes[ups[0]]["role"]:  # a table of cells only: its line across the table
+            elif ups and nodes[ups[0]]["role"].split()[-1] in ("table", "tree"):  # cells only (Qt 5's tree view:
+                # its cells straight under a "tree"): their line across the table
                 y = _centre(n)[1]
                 under = [k for k in range(len(nodes)) if _ancestors(nodes, k)[:1] == ups[:1]
                          and nodes[k]["box"][1] <= y <= nodes[k]["box"][3]]  # fmt: skip

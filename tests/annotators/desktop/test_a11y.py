@@ -38,8 +38,29 @@ def test_filters_occlusion_and_a_controls_own_label():
     ]
     capture = Capture(b"", nodes, [frame], [["0x1", 0, 0, 400, 300], ["0x2", 0, 180, 200, 100]], "gtk", "3.24", "")
     els = elements(capture, (1280, 800), 1.0)
-    assert [(e["role"], e["name"], e["text"]) for e in els] == [("button", None, "Save")]
+    assert [(e["role"], e["name"], e["text"], e.get("disabled")) for e in els] == [
+        ("button", None, "Save", None),
+        ("button", "Off", None, True),  # greyed: seen (below), never labelled
+    ]
     assert els[0]["box"] == [10, 10, 60, 40] and els[0]["point"] == [35, 25]
+
+
+def test_a_greyed_control_is_never_labelled_but_makes_an_expression_it_shares_no_ones():
+    """A Qt file dialog: a greyed "Open" as large as "Cancel" (both twice the other buttons): no "the large button",
+    nor a label of "Open"; "Cancel" keeps its own (cost: none, a hand-made capture)."""
+    frame = {"role": "dialog", "name": "Load Session", "box": [0, 0, 400, 300]}
+    nodes = [
+        _node([0, 0], "push button", "Open", [200, 250, 80, 40], states=("visible", "showing")),
+        _node([0, 1], "push button", "Cancel", [300, 250, 80, 40]),
+        _node([0, 2], "push button", "Back", [10, 10, 20, 20]),
+    ]
+    capture = Capture(b"", nodes, [frame], [["0x1", 0, 0, 400, 300]], "Qt", "5.15.8", "")
+    got = {(text, i) for (_, i), text in _labels(capture).items()}
+    assert ("Cancel", 'click the "Cancel" button') in got and not {t for t, _ in got} & {"Open"}
+    assert not [i for _, i in got if "large" in i]
+    nodes[0]["states"].append("enabled")  # the control: enabled, "Open" is labelled, still no large button
+    got = {(text, i) for (_, i), text in _labels(capture).items()}
+    assert ("Open", 'click the "Open" button') in got and not [i for _, i in got if "large" in i]
 
 
 def test_gtk4_boxes_are_moved_by_the_window_origin_and_margin():
@@ -152,7 +173,22 @@ def test_colours_come_from_the_screenshot_pixels_and_only_a_distinctive_one_is_n
     assert [(x.recipe, x.instruction, x.element_text) for x in labels] == [
         ("a11y-colour", "click the blue button", "Send")
     ]
-    assert labels[0].recipe_version == "1+r3"
+    assert labels[0].recipe_version == "1+r4"
     els = elements(capture, (400, 300), 1.0)  # unpainted
     no_png = a11y_labels(shot, els, (400, 300), 1.0, "h", "r", frozenset(DOM_RECIPE_FAMILIES["visual"]))
     assert [x.recipe for x in no_png] == []  # no pixels, no colour; nor a large button among equals
+
+
+def test_two_windows_at_one_place_are_told_apart_by_their_titles():
+    """mousepad's "New Window" is mapped exactly over the first (JWM places both alike): each accessible window is
+    matched to the X window of its title, so the top one's elements are labelled and the one below is covered."""
+    wins = [{"role": "frame", "name": f"Untitled {i} - Mousepad", "box": [316, 138, 648, 506]} for i in (1, 2)]
+    nodes = [_node([w, 0], "menu", "File", [320, 160, 40, 20], window=w) for w in (0, 1)]
+    nodes += [_node([1, 1], "push button", "Only in the second", [400, 300, 80, 30], window=1)]
+    xwins = [["0x200032", 316, 138, 648, 506], ["0x200043", 316, 138, 648, 506]]
+    frames = [{"client": [320, 160, 640, 480], "extents": [4, 4, 22, 4], "title": w["name"]} for w in wins]
+    els = elements(Capture(b"", nodes, wins, xwins, "gtk", "3.24", "", frames), (1280, 800), 1.0)
+    assert [(e["name"], e["path"][0], e["xwin"]) for e in els] == [("File", 1, 1), ("Only in the second", 1, 1)]
+    # the stacking order reversed (the first window raised): the first window's elements, none of the second's
+    raised = elements(Capture(b"", nodes, wins, xwins, "gtk", "3.24", "", frames[::-1]), (1280, 800), 1.0)
+    assert [(e["name"], e["path"][0]) for e in raised] == [("File", 0)]

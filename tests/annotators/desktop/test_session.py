@@ -72,10 +72,32 @@ def test_a_session_leaves_no_process_and_no_folder_after_a_good_hung_or_crashing
             session.run_app(app)
             assert reason is None, app
             assert "galculator" in _in_ns(link)
+            _check_fixed_home(session, app)
         except AppError as e:  # the caller closes the session then (as RenderApps does)
             assert e.reason == reason, (app, e)
         assert _left_after(session, init, link) == ([], False, False), app
         assert not os.path.exists(root)
+
+
+#: What the app sees of its HOME: its environment's HOME, its working folder, the date of a file written there, /home.
+SEEN = (
+    'tr "\\0" "\\n" < /proc/$SCREENMILL_APP_PID/environ | grep ^HOME=; readlink /proc/$SCREENMILL_APP_PID/cwd; '
+    "date -u -r /home/user/.config/kdeglobals +%F; ls -A /home; ls -A /home/user"
+)
+
+
+def _check_fixed_home(session: DesktopSession, app: AppSpec) -> None:
+    """The app's HOME is /home/user (the session folder's random name nowhere), dated FIXED_MTIME, the only folder
+    of /home; a second app in the session gets it emptied (cost: one more galculator start, ~1.5 s)."""
+    seen = session.exec(["sh", "-c", SEEN + "; touch /home/user/left-by-the-first"])
+    assert seen["rc"] == 0, seen
+    lines = seen["stdout"].split("\n")
+    assert lines[:4] == ["HOME=/home/user", "/home/user", "2026-01-01", "user"], seen
+    assert session._root not in seen["stdout"] and not os.path.exists("/home/user")  # bound in its namespace only
+    session.stop_app()
+    session.run_app(app)
+    again = session.exec(["sh", "-c", SEEN])["stdout"].split("\n")
+    assert again[:4] == lines[:4] and "left-by-the-first" not in again[4:], again
 
 
 def test_the_app_has_no_network_but_its_own_loopback():
@@ -147,7 +169,7 @@ def test_without_a_namespace_the_session_says_so_and_still_leaves_nothing(monkey
     monkeypatch.setattr(netns, "why_no_namespace", lambda: "pretend: unshare refused")
     session = DesktopSession(Viewport(640, 480)).start()
     try:
-        assert session.settings == {"network_namespace": False, "user": "nobody"}
+        assert session.settings == {"network_namespace": False, "fixed_home": False, "user": "nobody"}
         session.run_app(AppSpec("good", ("galculator",)))
         procs = [session._proc.pid, *_descendants(session._proc.pid)]
         assert len(procs) >= 5  # the agent, Xvfb, the window manager, the buses, the app

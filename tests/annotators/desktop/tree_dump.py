@@ -4,8 +4,8 @@ referring.py), run *inside* a fresh desktop session (system Python + gi) and wri
 Its own walk: from each of the app's windows down through shown children (at most 5000 nodes), each node's role,
 name, text and box in screen pixels (the window frame transform of ``point_check.py``, the point checker's own
 coordinate handling, not the labeller's; a GTK 4 popover's subtree by the popover's own X window). stdin:
-``{"scale": ..}``; stdout: ``{"nodes": [{"role", "name", "text", "box": [x0, y0, x1, y1], "depth", "window_role"},
-...]}``, in tree order. The app's pid comes in
+``{"scale": ..}``; stdout: ``{"nodes": [{"role", "name", "text", "box": [x0, y0, x1, y1], "depth", "window_role",
+"active"}, ...]}``, in tree order (``active``: the node's window is AT-SPI's ACTIVE one). The app's pid comes in
 ``SCREENMILL_APP_PID``.
 """
 
@@ -59,6 +59,7 @@ def main():
                         "depth": depth,
                         "window": i,
                         "window_role": window_role,
+                        "active": states.contains(Atspi.StateType.ACTIVE),  # its window's: the one on top
                     }
                 )
                 children = [node.get_child_at_index(j) for j in range(min(node.get_child_count(), 500))]
