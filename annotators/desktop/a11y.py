@@ -98,6 +98,8 @@ SIDE_EDGE = 16
 SIDE_MIN_HEIGHT = 0.5
 #: ... and at most this share of its window's width wide, holding at least this many of the kept controls.
 SIDE_MAX_WIDTH, SIDE_MIN_CONTROLS = 0.3, 2
+#: The AT-SPI action of a Qt 5 menu item that opens a menu of its own (a plain item offers ``Press``).
+SUBMENU_ACTION = "ShowMenu"
 #: Roles of a table whose cells are its children with no row nodes between (GTK 3's tree views): a row is the cells
 #: of one table on one line.
 CELL_TABLE_ROLES = frozenset({"table", "tree table", "tree"})
@@ -517,6 +519,15 @@ def _in_open_menu(node: dict, roles: dict[tuple, str]) -> bool:
     menu`` under its menu bar's item): shown, it is in the menu's popup."""
     path = node["path"]
     return any(roles.get(tuple(path[:i])) in POPUP_ROLES for i in range(1, len(path)))
+
+
+def opens_submenu(node: dict, roles: dict[tuple, str]) -> bool:
+    """Whether ``node`` (an agent's tree node; ``roles``: every node's role by path) is an item of an open menu that
+    opens a menu of its own: GTK 3's submenu item is a ``menu`` itself, Qt 5's holds its ``popup menu`` (a child,
+    not read while not showing) and offers :data:`SUBMENU_ACTION`."""
+    if not _in_open_menu(node, roles):
+        return False
+    return node["role"] in POPUP_ROLES or SUBMENU_ACTION in (node.get("actions") or ())
 
 
 def _within(inner: dict, outer: dict) -> bool:

@@ -2,7 +2,8 @@
 
 :func:`explore_app` takes the app's first settled screen (frame 0), then up to ``steps`` actions: each picks one of
 the labelled elements (:func:`screenmill.annotators.desktop.a11y.elements`) with a seeded policy (:func:`choose`),
-acts on it with ``xdotool`` at its click point, waits until the screen and the tree settle
+acts on it with ``xdotool`` at its click point (:func:`act`: the pointer parked in the screen's corner after, except on
+an item that opened a submenu, :func:`stays`), waits until the screen and the tree settle
 (:meth:`screenmill.annotators.desktop.session.DesktopSession.capture`) and records what came of it. The actions are
 the page explorer's (:mod:`screenmill.annotators.dom.explore`: :class:`Action`, :class:`Step`, their recorded format
 and instruction templates): a click, or for a text field a click, select-all and plausible text typed, or a key
@@ -45,7 +46,8 @@ from screenmill.annotators.dom.explore import (
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
 #: 2: Escape closes a menu or dialog whose elements are all acted on (before its opener is clicked again).
 #: 3: the ban (:func:`denied`) holds for the items of an open menu too ("Close Window", "Close Tab").
-EXPLORE_VERSION = "3"
+#: 4: the pointer stays on an open menu's item that opens a submenu after its click (:func:`stays`), not parked.
+EXPLORE_VERSION = "4"
 #: A control whose name's first word is one of these is never acted on, wherever it is (a menu's item too): it would
 #: end the app ("Quit", "Exit"), or close one of its windows or its last tab and so end it ("Close Window", "Close
 #: Tab", "Close All"), except a dialog's button (:data:`DIALOG_CLOSE`).
@@ -121,13 +123,46 @@ def screen_point(action: Action, scale: float) -> tuple[int, int]:
     return round(action.point[0] * scale), round(action.point[1] * scale)
 
 
-def act(session: DesktopSession, action: Action, scale: float, top: str | None = None) -> None:
-    """Do ``action`` with xdotool: a key pressed (``xdotool key``: X keysym names, ``Escape``) with the input focus
-    on the topmost X window ``top`` first (no window manager gives a dialog the focus: the key would go to the
-    window below), or a click at its point (logical px x ``scale``) with the pointer parked in the corner after."""
+def stays(frame: Frame, action: Action) -> bool:
+    """Whether the pointer stays where ``action`` clicked instead of being parked: a click on an item of an open menu
+    that opens a submenu (:func:`screenmill.annotators.desktop.a11y.opens_submenu`; the topmost control of ``frame``,
+    the frame acted on, under the click's point). Qt 5 closes a submenu about 1 s after the pointer leaves its item
+    for anywhere outside it (its sloppy-submenu timeout): parked, the settled frame had the submenu or not by timing.
+
+    Args:
+        frame: the frame the action acts on (its elements and their tree nodes).
+        action: the action (a key, typing or an action without a point never stays).
+
+    Returns:
+        True to leave the pointer at the click's point.
+    """
+    if action.kind != "click" or action.point is None:
+        return False
+    x, y = action.point
+    hit = [
+        el
+        for el in frame.elements
+        if el["kind"] == "control" and el["box"][0] <= x < el["box"][2] and el["box"][1] <= y < el["box"][3]
+    ]
+    if not hit:
+        return False
+    top = max(hit, key=lambda el: (el["xwin"], len(el["path"])))
+    nodes = {tuple(n["path"]): n for n in frame.capture.nodes}
+    roles = {path: n["role"] for path, n in nodes.items()}
+    node = nodes.get(tuple(top["path"]))
+    return node is not None and a11y.opens_submenu(node, roles)
+
+
+def act(session: DesktopSession, action: Action, scale: float, frame: Frame | None = None) -> None:
+    """Do ``action`` with xdotool on ``frame`` (the frame it acts on; None: the app's first, before any capture): a
+    key pressed (``xdotool key``: X keysym names, ``Escape``) with the input focus on the frame's topmost X window
+    first (no window manager gives a dialog the focus: the key would go to the window below), or a click at its
+    point (logical px x ``scale``) with the pointer parked in the corner after, unless it opened a submenu
+    (:func:`stays`: the pointer stays on its item)."""
+    wins = frame.capture.x_windows if frame is not None else []
     if action.kind == "key":
-        if top is not None:
-            session.xdotool("windowfocus", top)
+        if wins:
+            session.xdotool("windowfocus", wins[-1][0])
         session.xdotool("key", action.text or "")
         return
     x, y = screen_point(action, scale)
@@ -135,6 +170,8 @@ def act(session: DesktopSession, action: Action, scale: float, top: str | None =
     if action.kind == "type":
         session.xdotool("key", "ctrl+a")
         session.xdotool("type", "--delay", "0", action.text or "")
+    if frame is not None and stays(frame, action):
+        return
     w, h = session.screen_size
     session.xdotool("mousemove", str(w - 1), str(h - 1))
 
@@ -180,7 +217,7 @@ def explore_app(
                 closing += 1
             else:
                 break  # nothing left, or a popup neither the key nor its opener closes
-        act(session, action, scale, frame.capture.x_windows[-1][0] if frame.capture.x_windows else None)
+        act(session, action, scale, frame)
         capture = session.capture(app)
         noop = capture.frame_sha == frame.capture.frame_sha
         if el is not None and len(capture.x_windows) > windows:

@@ -314,8 +314,9 @@ def _check_explored(shots: list[dict], labels: list[dict]) -> tuple[dict[str, Co
         ``right``; the point checker's ``decoys`` and ``fooled``, decoys confirmed), and the point checker's misses
         ``(app, step, point, found)``. Printed.
     """
+    from screenmill.annotators.desktop import a11y
     from screenmill.annotators.desktop.apps import AppSpec
-    from screenmill.annotators.desktop.explore import act
+    from screenmill.annotators.desktop.explore import Frame, act
     from screenmill.annotators.desktop.session import DesktopSession
     from screenmill.annotators.dom.explore import action_from_recorded
     from screenmill.annotators.dom.page import Viewport
@@ -335,7 +336,7 @@ def _check_explored(shots: list[dict], labels: list[dict]) -> tuple[dict[str, Co
             for shot in frames:
                 if shot["step_index"]:
                     action = action_from_recorded(json.loads(frames[shot["step_index"] - 1]["recorded_action"]), 1)
-                    act(session, action, 1, live.x_windows[-1][0] if live.x_windows else None)
+                    act(session, action, 1, Frame(live, a11y.elements(live, session.screen_size, 1)))
                 live = session.capture(app)
                 assert hashlib.sha256(live.png).hexdigest() == shot["screenshot_id"], (name, shot["step_index"])
                 kit, rows = shot["app"]["toolkit"], by_shot[shot["screenshot_id"]]
