@@ -11,14 +11,14 @@ pressed (``type='key'``, recorded as ``press_key`` with the key's name, instruct
 
 The policy, seeded and deterministic (``random.Random(seed)`` over candidates in reading order): the controls not yet
 acted on (by role and name), buttons / menu items / tabs / text fields first; never one that would end the app
-(:func:`denied`: a name that starts with a word of :data:`DENY_WORDS`, quit, exit, close a window or a tab, or is
-one of :data:`DENY_IN_WINDOW`, minimise or maximise; the ban holds for every element the policy may act on, the items
-of an open menu included (mousepad's File > "Close Window" ended the app); only a dialog's own "Close" button, a
-control in a popup that is not a menu item, is fine). While a menu or dialog an action opened is up (more X windows
-than before it), only its elements are candidates (a click elsewhere is eaten by the menu); when none of them is left,
-:data:`CLOSE_KEY` (Escape) is pressed to close it (a submenu closes first, its menu is then on top again), and if it
-is still up its opener is clicked again; when neither closes it the episode ends. The episode also ends when nothing
-is left (fewer than ``steps`` actions).
+(:func:`denied`: a name that starts with a word of :data:`DENY_WORDS`, quit, exit, close a window or a tab, or is one
+of :data:`DENY_IN_WINDOW`, minimise or maximise, or of :data:`DENY_CLOCKED`, a new folder dated by the clock; the ban
+holds for every element the policy may act on, the items of an open menu included (mousepad's File > "Close Window"
+ended the app); only a dialog's own "Close" button, a control in a popup that is not a menu item, is fine). While a
+menu or dialog an action opened is up (more X windows than before it), only its elements are candidates (a click
+elsewhere is eaten by the menu); when none of them is left, :data:`CLOSE_KEY` (Escape) is pressed to close it (a
+submenu closes first, its menu is then on top again), and if it is still up its opener is clicked again; when neither
+closes it the episode ends. The episode also ends when nothing is left (fewer than ``steps`` actions).
 
 Outcomes: a step whose frame has the same sha256 as the previous one is a no-op (recorded, flagged). Failures are the
 session's (:class:`screenmill.annotators.desktop.session.AppError`): an app that dies or hangs mid-episode fails the
@@ -56,6 +56,10 @@ DENY_WORDS = frozenset({"quit", "exit", "close"})
 DIALOG_CLOSE = frozenset({"close"})
 #: Controls of these names not acted on in any window (they would hide or resize it).
 DENY_IN_WINDOW = frozenset({"minimize", "minimise", "maximize", "maximise"})
+#: Controls of these names make a file in the app's HOME whose date is the wall clock's, which a file dialog then
+#: shows (Qt 5's "Create New Folder": speedcrunch's seed 4 never gave the same frames twice after it): not acted on,
+#: so an episode replays to the same frames.
+DENY_CLOCKED = frozenset({"create new folder", "new folder", "create folder"})
 #: The roles of a menu's items (:data:`screenmill.annotators.desktop.a11y.ROLES`): never a dialog's button.
 MENU_ROLES = frozenset({"menuitem", "menuitemcheckbox", "menuitemradio"})
 #: The key that closes the menu or dialog on top (a menu's submenu first), pressed before its opener is clicked again.
@@ -96,10 +100,10 @@ def candidates(elements: list[dict], visited: set[tuple], windows_before: int | 
 def denied(el: dict, in_popup: bool) -> bool:
     """Whether the policy must never act on control ``el`` (the module docstring): its name (or text) starts with a
     word of :data:`DENY_WORDS` (a menu's item too) unless it is a dialog's "Close" (:data:`DIALOG_CLOSE`: a button in
-    a popup, ``in_popup``, not a menu item), or it is one of :data:`DENY_IN_WINDOW`."""
+    a popup, ``in_popup``, not a menu item), or it is one of :data:`DENY_IN_WINDOW` or :data:`DENY_CLOCKED`."""
     name = " ".join((el.get("name") or el.get("text") or "").casefold().replace("_", "").split())
     words = name.replace("&", "").split(" ")
-    if name in DENY_IN_WINDOW:
+    if name in DENY_IN_WINDOW or name in DENY_CLOCKED:
         return True
     if words[0] not in DENY_WORDS:
         return False

@@ -22,6 +22,9 @@ def test_the_ban_on_ending_the_app_holds_for_the_items_of_an_open_menu_too():
     # a dialog's own "Close" button (a button in a popup, not a menu item) only closes the dialog: acted on
     dialog = [_el("Close", "button"), _el("Close", "menuitem"), _el("Close Window", "button")]
     assert [el["role"] for _, el in candidates(dialog, set(), windows_before=1)] == ["button"]
+    # a file dialog's "Create New Folder" makes a folder the clock dates (the dialog shows it): not acted on
+    files = [_el(n, "button") for n in ("Create New Folder", "New Folder", "Open", "Folders")]
+    assert {el["name"] for _, el in candidates(files, set(), windows_before=1)} == {"Open", "Folders"}
 
 
 def _node(path, role, name, actions=(), children=0):
