@@ -63,8 +63,9 @@ from screenmill.schemas.png import one_colour
 
 #: Bumped whenever the policy or the actions change what an episode holds (part of every episode's id).
 #: 3: a navigation that cannot be followed is held (the page stays), frames wait for fonts and images, crypto is
-#: seeded.
-EXPLORE_VERSION = "3"
+#: seeded. 4: the virtual clock moves once per document in a step (:func:`_settle`), not once more when a held
+#: navigation's request showed late.
+EXPLORE_VERSION = "4"
 NAME = "dom"
 KINDS = ("click", "type", "select", "scroll", "back", "key")
 #: Each kind of action in the pipeline's action space (:data:`screenmill.annotators.recipes.ACTION_TYPES`).
@@ -435,9 +436,16 @@ async def _hold_navigations(page, fence, nav: _NavWatch) -> None:
 
 async def _settle(page, nav: _NavWatch, seen: int) -> None:
     """Wait until the page settles after an action: a navigation it started commits and loads (and any that
-    follows, up to a few), then the virtual clock moves on (:func:`_tick`) and no navigation starts."""
+    follows, up to a few), then the virtual clock moves on (:func:`_tick`) and no navigation starts.
+
+    The clock moves once per document, whatever the timing: first after :data:`QUIET_S` (a click's navigation request
+    shows by then), then once more for each new document committed. A navigation held (answered 204) or a request
+    that shows late moves it no further (it did: a held link's frame showed the clock one second on when its request
+    came after the first tick, a different frame in a replay on a loaded machine)."""
     from playwright.async_api import Error as PlaywrightError
 
+    ticked: int | None = None  # the document (commit count) the clock last moved for
+    await asyncio.sleep(QUIET_S)
     for _ in range(5):
         if nav.pending:
             await nav.wait_commit(NAV_WAIT_S)
@@ -448,10 +456,12 @@ async def _settle(page, nav: _NavWatch, seen: int) -> None:
                 await page.evaluate("document.fonts.ready.then(() => true)")
             except PlaywrightError:
                 continue  # the document went away again
-        try:
-            await _tick(page)
-        except PlaywrightError:
-            continue  # the document went away under the call: a navigation
+        if ticked != seen:
+            try:
+                await _tick(page)
+            except PlaywrightError:
+                continue  # the document went away under the call: a navigation
+            ticked = seen
         await asyncio.sleep(QUIET_S)
         if not nav.pending and nav.commits == seen:
             return

@@ -31,6 +31,7 @@ imprecise labels by kind (a fragment of which role, more than a line, a misreadi
 from __future__ import annotations
 
 import argparse
+import os
 import pickle
 import random
 import sys
@@ -43,6 +44,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 SHOW_CHOICES = ("imprecise", "none", "missed")
+#: How often (screenshots) a dump saves what it has read so far.
+SAVE_EVERY = 20
 
 
 def _shots(run_output: str, manifest: str, splits: set[str]) -> tuple[list, dict[str, str]]:
@@ -71,20 +74,41 @@ def _pixels(shot):
 
 
 def dump(run_output: str, manifest: str, cache: str, splits: set[str]) -> int:
-    """Read every screenshot of ``splits`` ungrouped and pickle ``{"version", "elements": {id: [TextElement]}}``."""
+    """Read every screenshot of ``splits`` ungrouped and pickle ``{"version", "elements": {id: [TextElement]}}``.
+
+    Resumable: what an earlier dump of the same OCR version read (``cache``, or the ``cache.partial`` an interrupted
+    one left, written every :data:`SAVE_EVERY` screenshots) is kept and only the rest is read.
+    """
     from screenmill.annotators.ocr import OcrAnnotator
     from screenmill.annotators.ocr_config import OcrConfig
 
     shots, _ = _shots(run_output, manifest, splits)
-    annotator = OcrAnnotator(OcrConfig(group_lines=False))
-    elements = {}
+    elements: dict = {}
+    for old in (cache, cache + ".partial"):
+        if os.path.exists(old):
+            with open(old, "rb") as f:
+                data = pickle.load(f)
+            if data.get("version") == OcrAnnotator.VERSION:
+                elements.update(data["elements"])
+    todo = [s for s in shots if s.screenshot_id not in elements]
+    print(f"{len(shots) - len(todo)} of {len(shots)} screenshots already read", file=sys.stderr)
+    annotator = OcrAnnotator(OcrConfig(group_lines=False)) if todo else None
+
+    def save(path: str) -> None:
+        with open(path + ".tmp", "wb") as f:
+            pickle.dump({"version": OcrAnnotator.VERSION, "elements": elements}, f)
+        os.replace(path + ".tmp", path)
+
     start = time.monotonic()
-    for i, shot in enumerate(shots, 1):
+    for i, shot in enumerate(todo, 1):
         elements[shot.screenshot_id] = annotator.read(_pixels(shot)).elements
-        print(f"\r{i}/{len(shots)} screenshots read", end="", file=sys.stderr, flush=True)
-    print(f"\n{len(shots)} screenshots in {time.monotonic() - start:.0f} s", file=sys.stderr)
-    with open(cache, "wb") as f:
-        pickle.dump({"version": OcrAnnotator.VERSION, "elements": elements}, f)
+        print(f"\r{i}/{len(todo)} screenshots read", end="", file=sys.stderr, flush=True)
+        if i % SAVE_EVERY == 0:
+            save(cache + ".partial")
+    print(f"\n{len(todo)} screenshots in {time.monotonic() - start:.0f} s", file=sys.stderr)
+    save(cache)
+    if os.path.exists(cache + ".partial"):
+        os.remove(cache + ".partial")
     return 0
 
 

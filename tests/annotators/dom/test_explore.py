@@ -3,6 +3,7 @@ determinism), from files and from a local HTTP server."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import http.server
@@ -279,3 +280,37 @@ def test_a_frame_waits_for_its_fonts_and_images(shapes):
     x0, y0, x1, y1 = (round(v) for v in photo["box"])
     colours = {image.getpixel((x, y)) for x in range(x0 + 2, x1 - 2, 7) for y in range(y0 + 2, y1 - 2, 5)}
     assert len(colours) > 10  # the photo's bands are painted, not an empty box
+
+
+CLOCKED = """<!doctype html><html><body>
+<p id="now"></p>
+<button id="plain">Plain</button>
+<a href="http://blocked.invalid/direct">Away</a>
+<script>
+const show = () => { document.getElementById('now').textContent = 'T+' + (Date.now() / 1000 - 1700000000); };
+show(); setInterval(show, 250);
+</script></body></html>"""
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["on-time", "late"])
+def test_a_held_navigation_moves_the_clock_as_far_as_any_step(tmp_path, explorer, monkeypatch, late):
+    """A link the fence holds moves the virtual clock as far as a click that navigates nowhere, also when its request
+    shows after the first tick and is held later still (``late``: as on a loaded machine, where a replay of it showed
+    the clock a second on and hashed differently)."""
+    from screenmill.annotators.dom import explore as ex
+
+    if late:
+        request, hold = ex._NavWatch._request, ex._NavWatch.hold
+
+        def later(method, delay_s):
+            return lambda self, *a: asyncio.get_running_loop().call_later(delay_s, method, self, *a)
+
+        monkeypatch.setattr(ex._NavWatch, "_request", later(request, ex.QUIET_S * 0.3))
+        monkeypatch.setattr(ex._NavWatch, "hold", later(hold, ex.QUIET_S * 3))
+    (tmp_path / "index.html").write_text(CLOCKED, encoding="utf-8")
+    uri = (tmp_path / "index.html").as_uri()
+    ep = explore_page(explorer, uri, str(tmp_path), VIEW, "light", ExploreSettings(2, 0))
+    assert [s.blocked for s in sorted(ep.steps, key=lambda s: s.action.name)] == [True, False]
+    times = [float(next(e["name"] for e in f.elements if e["name"].startswith("T+"))[2:]) for f in ep.frames]
+    moved = {s.action.name: b - a for s, a, b in zip(ep.steps, times, times[1:], strict=False)}
+    assert moved["Away"] == moved["Plain"] > 0, moved
