@@ -323,7 +323,8 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
             text = clean_text(node.get("text")) or name
             el = {"kind": "text", "role": None, "text": text, "name": name}
         else:
-            el = {"kind": "control", "role": "textbox" if role == "text" else ROLES[role], "text": None, "name": name}
+            field = role in TEXT_ROLES  # editable: a field whatever its text role (a document's ``paragraph``)
+            el = {"kind": "control", "role": "textbox" if field else ROLES[role], "text": None, "name": name}
             if el["role"] == "textbox":
                 el |= {"input_type": "text", "label": name, "name": name}
         x0, y0, x1, y1 = (

@@ -192,3 +192,21 @@ def test_two_windows_at_one_place_are_told_apart_by_their_titles():
     # the stacking order reversed (the first window raised): the first window's elements, none of the second's
     raised = elements(Capture(b"", nodes, wins, xwins, "gtk", "3.24", "", frames[::-1]), (1280, 800), 1.0)
     assert [(e["name"], e["path"][0]) for e in raised] == [("File", 0)]
+
+
+def test_an_editable_node_of_any_text_role_is_a_text_field_not_a_crash():
+    """An editable ``paragraph`` (a document's text, as word processors expose it) is a field like an editable
+    ``text``: before, a text role other than ``text`` was looked up in ROLES and raised KeyError, failing the run."""
+    frame = {"role": "frame", "name": "Doc", "box": [0, 0, 400, 300]}
+    editable = ("visible", "showing", "enabled", "editable")
+    nodes = [
+        _node([0, 0], "paragraph", "Body", [10, 10, 200, 20], states=editable, text="Hello"),
+        _node([0, 1], "text", "Title", [10, 40, 200, 20], states=editable, text="Hi"),
+        _node([0, 2], "paragraph", "", [10, 70, 200, 20], text="Read only"),
+    ]
+    els = elements(Capture(b"", nodes, [frame], [["0x1", 0, 0, 400, 300]], "gtk", "3.24", ""), (1280, 800), 1.0)
+    assert [(e["kind"], e["role"], e["name"], e["text"]) for e in els] == [
+        ("control", "textbox", "Body", None),
+        ("control", "textbox", "Title", None),
+        ("text", None, None, "Read only"),
+    ]
