@@ -61,11 +61,12 @@ NAME = "a11y"
 VERSION = "1"
 #: Each text recipe's version (1: the first rules; 2: a text is never halved, only a name: :func:`clean_text`; the
 #: nodes of a GTK 4 popover placed in its own X window: :func:`gtk4_popovers`; 3: Qt 5's open menus' items, two
-#: windows at one place told apart by title: :func:`own_x_windows`; greyed controls seen, never labelled).
-RECIPE_VERSIONS = {r: "3" for r in A11Y_OF.values()}
+#: windows at one place told apart by title: :func:`own_x_windows`; greyed controls seen, never labelled; 4: windows
+#: of a scaled display matched to their X windows in screen pixels, :func:`own_x_windows`).
+RECIPE_VERSIONS = {r: "4" for r in A11Y_OF.values()}
 #: The version of this module's ``rel`` block (regions, rows, colours from pixels): part of the relation recipes'
-#: (3: the texts and popover boxes of recipe version 2; 4: the elements of recipe version 3).
-REL_VERSION = "4"
+#: (3: the texts and popover boxes of recipe version 2; 4: the elements of recipe version 3; 5: those of version 4).
+REL_VERSION = "5"
 #: Each recipe's version, the relation recipes' too (``a11y-row``: the relations' rules and :data:`REL_VERSION`).
 ALL_RECIPE_VERSIONS = {
     **RECIPE_VERSIONS,
@@ -185,6 +186,13 @@ def _overlap(a, b) -> int:
     return max(w, 0) * max(h, 0)
 
 
+def _unit(x_width: float, box_width: float, scale: float) -> float:
+    """The factor from a toolkit's box to screen pixels when its window is an X window ``x_width`` wide: ``scale``
+    when the box is that width over the scale (logical px of a scaled display), else 1."""
+    ratio = x_width / box_width
+    return scale if abs(ratio - scale) < abs(ratio - 1) else 1.0
+
+
 def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, float, tuple[int, int]]]:
     """Each app window's (index into ``capture.windows``) X window: ``(index into x_windows, scale k, offset)``; a
     node's screen box is its box x ``k`` + ``offset`` (GTK 4: the X window's origin and shadow margin).
@@ -194,27 +202,33 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
     its own X window, the one below covered); then GTK 4 by size (its boxes are window-relative), the others by the
     most overlap and, of windows holding it whole (a dialog over its main one), the one of its size; then an X window
     no other accessible window took (one to one); then by stacking order (as before: GTK 4 the topmost, the others the
-    lowest)."""
+    lowest). Sizes and overlaps are compared in screen pixels: the window's box times the ``k`` it would have in
+    that X window (:func:`_unit`; a scaled display's logical box against its X window's pixels told nothing)."""
     out: dict[int, tuple[int, float, tuple[int, int]]] = {}
     titles = [(f or {}).get("title") or "" for f in capture.frames] if capture.frames else []
     taken: set[int] = set()
+    # GTK 4: its client window (inside a window manager's frame, if any); the others: the X window itself
+    geometry = [wm.client_geometry(capture, j) if gtk4 else tuple(x[1:5]) for j, x in enumerate(capture.x_windows)]
     for i, win in enumerate(capture.windows):
         box = win.get("box")
         if not box or box[2] <= 0 or box[3] <= 0 or not capture.x_windows:
             continue
         name = (win.get("name") or "").strip()
+        units = [_unit(g[2], box[2], scale) for g in geometry]
 
         def titled(j: int, name: str = name) -> bool:
             return bool(name) and j < len(titles) and titles[j].strip() == name
 
+        def size_off(j: int, box: list = box, units: list = units) -> tuple[float, float]:
+            return geometry[j][2] - box[2] * units[j], geometry[j][3] - box[3] * units[j]
+
         if gtk4:  # window-relative: match by size (the client window is the box plus a margin all round)
-            sizes = [wm.client_geometry(capture, j)[2:] for j in range(len(capture.x_windows))]
             best = min(
                 range(len(capture.x_windows)),
                 key=lambda j: (
                     not titled(j),
-                    abs((sizes[j][0] - box[2]) - (sizes[j][1] - box[3])),
-                    abs(sizes[j][0] - box[2]),
+                    abs(size_off(j)[0] - size_off(j)[1]),
+                    abs(size_off(j)[0]),
                     j in taken,
                     -j,
                 ),
@@ -224,15 +238,15 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
                 range(len(capture.x_windows)),
                 key=lambda j: (
                     titled(j),
-                    _overlap(capture.x_windows[j][1:], box),
-                    -abs(capture.x_windows[j][3] - box[2]) - abs(capture.x_windows[j][4] - box[3]),
+                    _overlap(geometry[j], [v * units[j] for v in box]),
+                    -abs(size_off(j)[0]) - abs(size_off(j)[1]),
                     j not in taken,
                     -j,
                 ),
             )
         taken.add(best)
-        xx, xy, xw, xh = wm.client_geometry(capture, best) if gtk4 else capture.x_windows[best][1:5]
-        k = scale if abs(xw / box[2] - scale) < abs(xw / box[2] - 1) else 1.0  # logical px of a scaled display
+        xx, xy, xw, xh = geometry[best]
+        k = units[best]  # logical px of a scaled display, or screen px
         # GTK 4: the content sits in its client window (inside a window manager's frame, if any: the X server's
         # geometry of the client, not the frame's) with equal margins left, right and below (its client-side shadow,
         # none when framed); the top margin may be larger

@@ -173,7 +173,7 @@ def test_colours_come_from_the_screenshot_pixels_and_only_a_distinctive_one_is_n
     assert [(x.recipe, x.instruction, x.element_text) for x in labels] == [
         ("a11y-colour", "click the blue button", "Send")
     ]
-    assert labels[0].recipe_version == "1+r4"
+    assert labels[0].recipe_version == "1+r5"
     els = elements(capture, (400, 300), 1.0)  # unpainted
     no_png = a11y_labels(shot, els, (400, 300), 1.0, "h", "r", frozenset(DOM_RECIPE_FAMILIES["visual"]))
     assert [x.recipe for x in no_png] == []  # no pixels, no colour; nor a large button among equals
@@ -210,3 +210,27 @@ def test_an_editable_node_of_any_text_role_is_a_text_field_not_a_crash():
         ("control", "textbox", "Title", None),
         ("text", None, None, "Read only"),
     ]
+
+
+def test_windows_of_a_scaled_display_are_matched_in_screen_pixels():
+    """At scale 2 a toolkit's boxes are logical px, its X windows screen px: matched by overlap and size after the
+    box is scaled. Before, a Qt dialog's logical box overlapped the main X window more than its own, so the dialog
+    was taken for the main window and its button dropped as covered by its own X window; a GTK 4 window was matched
+    by a margin of mixed units and put its button in another X window (a popup 320x200 px)."""
+    dialog = {"role": "dialog", "name": "Ask", "box": [300, 250, 150, 100]}
+    wins = [{"role": "frame", "name": "Main", "box": [200, 150, 400, 300]}, dialog]
+    nodes = [
+        _node([0, 0], "push button", "Main", [210, 160, 40, 20]),
+        _node([1, 0], "push button", "OK", [350, 300, 40, 20], 1),
+    ]
+    xwins = [["0x1", 400, 300, 800, 600], ["0x2", 600, 500, 300, 200]]
+    els = elements(Capture(b"", nodes, wins, xwins, "Qt", "5.15.8", ""), (1600, 1200), 2.0)
+    assert [(e["name"], e["xwin"], e["box"]) for e in els] == [
+        ("Main", 0, [210, 160, 250, 180]),
+        ("OK", 1, [350, 300, 390, 320]),
+    ]
+    frame = {"role": "frame", "name": "Calculator", "box": [0, 0, 300, 200]}
+    node = _node([0, 0], "push button", "7", [10, 20, 30, 40], states=("visible", "sensitive"))
+    xwins = [["0x1", 100, 50, 600, 400], ["0x2", 800, 100, 320, 200]]
+    (el,) = elements(Capture(b"", [node], [frame], xwins, "GTK", "4.8.3", ""), (1600, 1200), 2.0)
+    assert (el["xwin"], el["box"]) == (0, [60, 45, 90, 85])
