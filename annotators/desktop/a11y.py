@@ -65,7 +65,8 @@ VERSION = "1"
 #: of a scaled display matched to their X windows in screen pixels, :func:`own_x_windows`).
 RECIPE_VERSIONS = {r: "4" for r in A11Y_OF.values()}
 #: The version of this module's ``rel`` block (regions, rows, colours from pixels): part of the relation recipes'
-#: (3: the texts and popover boxes of recipe version 2; 4: the elements of recipe version 3; 5: those of version 4).
+#: (3: the texts and popover boxes of recipe version 2; 4: the elements of recipe version 3; 5: those of version 4,
+#: and a side bar's edge in logical px whatever px the toolkit reports: :func:`_side_bars`).
 REL_VERSION = "5"
 #: Each recipe's version, the relation recipes' too (``a11y-row``: the relations' rules and :data:`REL_VERSION`).
 ALL_RECIPE_VERSIONS = {
@@ -299,7 +300,7 @@ def elements(capture, screen: tuple[int, int], scale: float) -> list[dict]:
     pops = gtk4_popovers(capture, wins) if gtk4 else {}
     roles = {tuple(n["path"]): n["role"] for n in capture.nodes}
     texts = _RowTexts(capture.nodes)
-    sides = _side_bars(capture, wins, gtk4)
+    sides = _side_bars(capture, wins, gtk4, scale)
     sw, sh = screen
     kept: list[tuple[dict, dict]] = []
     for node in capture.nodes:
@@ -415,10 +416,11 @@ def _cell_rows(nodes: list[dict], els: list[dict], roles: dict[tuple, str]) -> N
             el["rel"]["row"] = {"id": ".".join(map(str, key[0])) + f"@{key[1]}", "text": " ".join(lines[key])}
 
 
-def _side_bars(capture, wins: dict, gtk4: bool) -> frozenset[tuple]:
+def _side_bars(capture, wins: dict, gtk4: bool, scale: float) -> frozenset[tuple]:
     """The paths of the side bars of a capture: the outermost containers (nodes of no element role, with children)
-    at their window's left or right edge, :data:`SIDE_MIN_HEIGHT` of its height, at most :data:`SIDE_MAX_WIDTH` of
-    its width, holding :data:`SIDE_MIN_CONTROLS` controls (screen px, the X window's box)."""
+    within :data:`SIDE_EDGE` logical px (x ``scale`` screen px, whatever px the toolkit reports) of their window's
+    left or right edge, :data:`SIDE_MIN_HEIGHT` of its height, at most :data:`SIDE_MAX_WIDTH` of its width, holding
+    :data:`SIDE_MIN_CONTROLS` controls (screen px, the X window's box)."""
     found: list[tuple] = []
     for node in capture.nodes:
         role, path = node["role"], tuple(node["path"])
@@ -429,7 +431,7 @@ def _side_bars(capture, wins: dict, gtk4: bool) -> frozenset[tuple]:
         _, wx, wy, ww, wh = capture.x_windows[xi]
         if box is None or any(path[: len(f)] == f for f in found):
             continue
-        edge = SIDE_EDGE * k
+        edge = SIDE_EDGE * scale
         at_edge = box[0] - wx <= edge or wx + ww - box[2] <= edge
         if not at_edge or box[3] - box[1] < SIDE_MIN_HEIGHT * wh or box[2] - box[0] > SIDE_MAX_WIDTH * ww:
             continue

@@ -234,3 +234,15 @@ def test_windows_of_a_scaled_display_are_matched_in_screen_pixels():
     xwins = [["0x1", 100, 50, 600, 400], ["0x2", 800, 100, 320, 200]]
     (el,) = elements(Capture(b"", [node], [frame], xwins, "GTK", "4.8.3", ""), (1600, 1200), 2.0)
     assert (el["xwin"], el["box"]) == (0, [60, 45, 90, 85])
+
+
+def test_a_side_bars_edge_is_measured_in_logical_px_whatever_px_the_toolkit_reports():
+    """SIDE_EDGE is logical px: at scale 2 it is twice as many screen px, also when the toolkit reports screen px
+    (k 1). Before, the edge was SIDE_EDGE x k: a bar 10 logical px in from its window's edge was one for a toolkit
+    of logical px and none for one of screen px, on the same screen."""
+    frame = {"role": "frame", "name": "App", "box": [0, 0, 800, 600]}
+    nodes = [_node([0, 0], "panel", "", [20, 40, 100, 500]) | {"children": 2}]
+    nodes += [_node([0, 0, i], "push button", f"B{i}", [30, 60 + 50 * i, 80, 40]) for i in range(2)]
+    xwins = [["0x1", 0, 0, 800, 600]]
+    els = elements(Capture(b"", nodes, [frame], xwins, "gtk", "3.24", ""), (800, 600), 2.0)
+    assert [(e["name"], (e["rel"]["region"] or {}).get("kind")) for e in els] == [("B0", "side"), ("B1", "side")]
