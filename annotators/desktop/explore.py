@@ -47,7 +47,8 @@ from screenmill.annotators.dom.explore import (
 #: 2: Escape closes a menu or dialog whose elements are all acted on (before its opener is clicked again).
 #: 3: the ban (:func:`denied`) holds for the items of an open menu too ("Close Window", "Close Tab").
 #: 4: the pointer stays on an open menu's item that opens a submenu after its click (:func:`stays`), not parked.
-EXPLORE_VERSION = "4"
+#: 5: the ban reads a whole name without mnemonic marks (``&``), not its first word only (:func:`denied`).
+EXPLORE_VERSION = "5"
 #: A control whose name's first word is one of these is never acted on, wherever it is (a menu's item too): it would
 #: end the app ("Quit", "Exit"), or close one of its windows or its last tab and so end it ("Close Window", "Close
 #: Tab", "Close All"), except a dialog's button (:data:`DIALOG_CLOSE`).
@@ -100,9 +101,11 @@ def candidates(elements: list[dict], visited: set[tuple], windows_before: int | 
 def denied(el: dict, in_popup: bool) -> bool:
     """Whether the policy must never act on control ``el`` (the module docstring): its name (or text) starts with a
     word of :data:`DENY_WORDS` (a menu's item too) unless it is a dialog's "Close" (:data:`DIALOG_CLOSE`: a button in
-    a popup, ``in_popup``, not a menu item), or it is one of :data:`DENY_IN_WINDOW` or :data:`DENY_CLOCKED`."""
-    name = " ".join((el.get("name") or el.get("text") or "").casefold().replace("_", "").split())
-    words = name.replace("&", "").split(" ")
+    a popup, ``in_popup``, not a menu item), or it is one of :data:`DENY_IN_WINDOW` or :data:`DENY_CLOCKED`. The name
+    is compared without case nor mnemonic marks (GTK's ``_``, Qt's ``&``)."""
+    said = (el.get("name") or el.get("text") or "").casefold().replace("_", "").replace("&", "")
+    name = " ".join(said.split())
+    words = name.split(" ")
     if name in DENY_IN_WINDOW or name in DENY_CLOCKED:
         return True
     if words[0] not in DENY_WORDS:

@@ -60,3 +60,12 @@ def test_the_pointer_stays_on_an_open_menu_item_that_opens_a_submenu_and_nowhere
     assert {n for n in at if click(n)} == {"Export", "New From Template"}
     assert not stays(frame, Action("click", (500.0, 500.0)))  # on no element
     assert not stays(frame, Action("key", None, "Escape"))
+
+
+def test_a_mnemonic_ampersand_is_no_part_of_a_name_the_ban_compares():
+    """The ban read a name without its mnemonic marks (``&``, ``_``) for its first word only: "Create New &Folder"
+    and "Mi&nimize" were acted on, a dialog's "&Close" was not. Now the whole name is read without them."""
+    files = [_el(n, "button") for n in ("Create New &Folder", "&Close", "_Open")]
+    assert [el["name"] for _, el in candidates(files, set(), windows_before=1)] == ["&Close", "_Open"]
+    own = [_el(n, "button", 0) for n in ("Mi&nimize", "Ma_ximize", "&Quit", "&Open")]
+    assert [el["name"] for _, el in candidates(own, set(), None)] == ["&Open"]
