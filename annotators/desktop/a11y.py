@@ -62,7 +62,8 @@ VERSION = "1"
 #: Each text recipe's version (1: the first rules; 2: a text is never halved, only a name: :func:`clean_text`; the
 #: nodes of a GTK 4 popover placed in its own X window: :func:`gtk4_popovers`; 3: Qt 5's open menus' items, two
 #: windows at one place told apart by title: :func:`own_x_windows`; greyed controls seen, never labelled; 4: windows
-#: of a scaled display matched to their X windows in screen pixels, :func:`own_x_windows`).
+#: of a scaled display matched to their X windows in screen pixels, :func:`own_x_windows`; "QR", "QWERTY" kept, not
+#: taken for Qt class names, :func:`clean_text`).
 RECIPE_VERSIONS = {r: "4" for r in A11Y_OF.values()}
 #: The version of this module's ``rel`` block (regions, rows, colours from pixels): part of the relation recipes'
 #: (3: the texts and popover boxes of recipe version 2; 4: the elements of recipe version 3; 5: those of version 4,
@@ -146,7 +147,9 @@ ROLES = {
 }
 #: Roles whose node is a text (its words), not a control.
 TEXT_ROLES = frozenset({"label", "static", "caption", "text", "paragraph"})
-_DEV_NAME = re.compile(r"^(Gtk|Adw|Gdk|Gsk|Hdy|Xfce|Q)[A-Z][A-Za-z0-9]*$")
+#: A developer's class name: a toolkit's prefix and a capital (``GtkMenuButton``, ``AdwGizmo``); Qt's (``QWidget``,
+#: ``QLCDNumber``) hold a lower-case letter after the ``Q``, so "QR" or "QWERTY" are names a person reads.
+_DEV_NAME = re.compile(r"^(?:(?:Gtk|Adw|Gdk|Gsk|Hdy|Xfce)[A-Z][A-Za-z0-9]*|Q[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)$")
 
 
 def clean_text(text: str | None) -> str | None:

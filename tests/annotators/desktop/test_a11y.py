@@ -246,3 +246,10 @@ def test_a_side_bars_edge_is_measured_in_logical_px_whatever_px_the_toolkit_repo
     xwins = [["0x1", 0, 0, 800, 600]]
     els = elements(Capture(b"", nodes, [frame], xwins, "gtk", "3.24", ""), (800, 600), 2.0)
     assert [(e["name"], (e["rel"]["region"] or {}).get("kind")) for e in els] == [("B0", "side"), ("B1", "side")]
+
+
+def test_a_short_capitalised_word_after_q_is_a_name_not_a_qt_class():
+    """A Qt class name (``QWidget``, ``QLCDNumber``) has a lower-case letter after its ``Q``: "QR", "QA", "QWERTY"
+    are what a button or a label shows. Before, any ``Q`` + capital was dropped as a developer's name."""
+    assert [clean_name(n) for n in ("QR", "QA", "QWERTY")] == ["QR", "QA", "QWERTY"] and clean_text("QR") == "QR"
+    assert {clean_name(n) for n in ("QWidget", "QLCDNumber", "QMenuBar", "QLineEdit", "GtkBox", "AdwGizmo")} == {None}
