@@ -119,6 +119,11 @@ PAINT_BIN = 16
 #: The least distance (RGB, 0-255) from the box's most common colour that makes a colour its text's.
 FG_DISTANCE = 96
 
+#: A GTK 4 popover's X window is of its box's size (times k) within this many screen px (:func:`gtk4_popovers`).
+POPOVER_SLACK = 1
+#: A label lies in a control's box when it is out of it by at most this many logical px on a side (:func:`_within`).
+WITHIN_SLACK = 1
+
 #: AT-SPI role name → the DOM labels' role (ARIA) vocabulary (:data:`screenmill.annotators.wording.ROLE_NOUNS`).
 ROLES = {
     "push button": "button",
@@ -265,7 +270,7 @@ def gtk4_popovers(capture, wins: dict) -> dict[tuple, tuple[int, float, tuple[fl
     of the popover's size, mapped above its window, while GTK 4 reports the popover's box at another place relative to
     its window's content. Each popover's path → ``(index into x_windows, k, offset)`` placing the nodes under it (their
     box minus the popover's is where they lie in its X window: :func:`screen_box` with this offset), the topmost X
-    window of that size (within 1 px); None when no X window has its size (not on the screen)."""
+    window of that size (within :data:`POPOVER_SLACK`); None when no X window has its size (not on the screen)."""
     out: dict[tuple, tuple[int, float, tuple[float, float]] | None] = {}
     for node in capture.nodes:
         box = node.get("win")
@@ -277,7 +282,7 @@ def gtk4_popovers(capture, wins: dict) -> dict[tuple, tuple[int, float, tuple[fl
                 (j, k, (xx - box[0] * k, xy - box[1] * k))
                 for j in range(len(capture.x_windows) - 1, own, -1)
                 for _, xx, xy, xw, xh in [capture.x_windows[j]]
-                if abs(xw - box[2] * k) <= 1 and abs(xh - box[3] * k) <= 1
+                if abs(xw - box[2] * k) <= POPOVER_SLACK and abs(xh - box[3] * k) <= POPOVER_SLACK
             ),
             None,
         )
@@ -551,12 +556,14 @@ def opens_submenu(node: dict, roles: dict[tuple, str]) -> bool:
 
 
 def _within(inner: dict, outer: dict) -> bool:
-    """Whether ``inner`` is a descendant of ``outer`` in the tree and its box lies in ``outer``'s."""
+    """Whether ``inner`` is a descendant of ``outer`` in the tree and its box lies in ``outer``'s (within
+    :data:`WITHIN_SLACK`)."""
     p, q = inner["path"], outer["path"]
     if len(p) <= len(q) or p[: len(q)] != q:
         return False
     a, b = inner["box"], outer["box"]
-    return a[0] >= b[0] - 1 and a[1] >= b[1] - 1 and a[2] <= b[2] + 1 and a[3] <= b[3] + 1
+    d = WITHIN_SLACK
+    return a[0] >= b[0] - d and a[1] >= b[1] - d and a[2] <= b[2] + d and a[3] <= b[3] + d
 
 
 def a11y_labels(
