@@ -63,7 +63,7 @@ VERSION = "1"
 #: nodes of a GTK 4 popover placed in its own X window: :func:`gtk4_popovers`; 3: Qt 5's open menus' items, two
 #: windows at one place told apart by title: :func:`own_x_windows`; greyed controls seen, never labelled; 4: windows
 #: of a scaled display matched to their X windows in screen pixels, :func:`own_x_windows`; "QR", "QWERTY" kept, not
-#: taken for Qt class names, :func:`clean_text`).
+#: taken for Qt class names, :func:`clean_text`; a hidden window takes no X window).
 RECIPE_VERSIONS = {r: "4" for r in A11Y_OF.values()}
 #: The version of this module's ``rel`` block (regions, rows, colours from pixels): part of the relation recipes'
 #: (3: the texts and popover boxes of recipe version 2; 4: the elements of recipe version 3; 5: those of version 4,
@@ -212,7 +212,8 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
     most overlap and, of windows holding it whole (a dialog over its main one), the one of its size; then an X window
     no other accessible window took (one to one); then by stacking order (as before: GTK 4 the topmost, the others the
     lowest). Sizes and overlaps are compared in screen pixels: the window's box times the ``k`` it would have in
-    that X window (:func:`_unit`; a scaled display's logical box against its X window's pixels told nothing)."""
+    that X window (:func:`_unit`; a scaled display's logical box against its X window's pixels told nothing). A
+    window that is not showing is matched to none (it would take an X window from a shown one)."""
     out: dict[int, tuple[int, float, tuple[int, int]]] = {}
     titles = [(f or {}).get("title") or "" for f in capture.frames] if capture.frames else []
     taken: set[int] = set()
@@ -220,8 +221,8 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
     geometry = [wm.client_geometry(capture, j) if gtk4 else tuple(x[1:5]) for j, x in enumerate(capture.x_windows)]
     for i, win in enumerate(capture.windows):
         box = win.get("box")
-        if not box or box[2] <= 0 or box[3] <= 0 or not capture.x_windows:
-            continue
+        if not box or box[2] <= 0 or box[3] <= 0 or not capture.x_windows or not win.get("showing", True):
+            continue  # a hidden window (listed, no nodes under it) takes no X window
         name = (win.get("name") or "").strip()
         units = [_unit(g[2], box[2], scale) for g in geometry]
 

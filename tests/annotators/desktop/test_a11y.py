@@ -253,3 +253,16 @@ def test_a_short_capitalised_word_after_q_is_a_name_not_a_qt_class():
     are what a button or a label shows. Before, any ``Q`` + capital was dropped as a developer's name."""
     assert [clean_name(n) for n in ("QR", "QA", "QWERTY")] == ["QR", "QA", "QWERTY"] and clean_text("QR") == "QR"
     assert {clean_name(n) for n in ("QWidget", "QLCDNumber", "QMenuBar", "QLineEdit", "GtkBox", "AdwGizmo")} == {None}
+
+
+def test_a_window_that_is_not_showing_takes_no_x_window():
+    """The agent lists every top-level accessible, a hidden one too (no nodes under it). Before, a hidden window
+    was matched first and took an X window, so with two windows at one place and no titles read the top one was
+    matched to the X window below and its elements lost, the lower one's labelled instead."""
+    hidden = {"role": "dialog", "name": "Preferences", "box": [400, 250, 300, 200], "showing": False}
+    wins = [{"role": "frame", "name": f"Untitled {i}", "box": [316, 138, 648, 506], "showing": True} for i in (1, 2)]
+    nodes = [_node([w, 0], "menu", "File", [320, 160, 40, 20], window=w) for w in (1, 2)]
+    nodes += [_node([2, 1], "push button", "Only in the second", [400, 300, 80, 30], window=2)]
+    xwins = [["0x200032", 316, 138, 648, 506], ["0x200043", 316, 138, 648, 506]]
+    els = elements(Capture(b"", nodes, [hidden, *wins], xwins, "gtk", "3.24", ""), (1280, 800), 1.0)
+    assert [(e["name"], e["path"][0], e["xwin"]) for e in els] == [("File", 2, 1), ("Only in the second", 2, 1)]
