@@ -212,7 +212,8 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
     most overlap and, of windows holding it whole (a dialog over its main one), the one of its size; then an X window
     no other accessible window took (one to one); then by stacking order (as before: GTK 4 the topmost, the others the
     lowest). Sizes and overlaps are compared in screen pixels: the window's box times the ``k`` it would have in
-    that X window (:func:`_unit`; a scaled display's logical box against its X window's pixels told nothing). A
+    that X window (:func:`_unit`; a scaled display's logical box against its X window's pixels told nothing), an
+    overlap as the share of that box covered (a box doubled for a large X window is not more overlapped). A
     window that is not showing is matched to none (it would take an X window from a shown one)."""
     out: dict[int, tuple[int, float, tuple[int, int]]] = {}
     titles = [(f or {}).get("title") or "" for f in capture.frames] if capture.frames else []
@@ -248,7 +249,7 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
                 range(len(capture.x_windows)),
                 key=lambda j: (
                     titled(j),
-                    _overlap(geometry[j], [v * units[j] for v in box]),
+                    _overlap(geometry[j], [v * units[j] for v in box]) / (box[2] * box[3] * units[j] ** 2),
                     -abs(size_off(j)[0]) - abs(size_off(j)[1]),
                     j not in taken,
                     -j,

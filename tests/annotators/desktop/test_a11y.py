@@ -234,6 +234,19 @@ def test_windows_of_a_scaled_display_are_matched_in_screen_pixels():
     xwins = [["0x1", 100, 50, 600, 400], ["0x2", 800, 100, 320, 200]]
     (el,) = elements(Capture(b"", [node], [frame], xwins, "GTK", "4.8.3", ""), (1600, 1200), 2.0)
     assert (el["xwin"], el["box"]) == (0, [60, 45, 90, 85])
+    # a toolkit of screen px (k 1) at scale 2: its dialog's box doubled would lie inside the main X window, more
+    # pixels than its own X window's; the share of the box covered tells (both whole: then by size, its own)
+    wins = [{"role": "frame", "name": "Main", "box": [0, 0, 1600, 1200]}, dialog | {"box": [100, 100, 300, 200]}]
+    nodes = [
+        _node([0, 0], "push button", "Main", [1000, 1000, 40, 20]),
+        _node([1, 0], "push button", "OK", [150, 150, 40, 20], 1),
+    ]
+    xwins = [["0x1", 0, 0, 1600, 1200], ["0x2", 100, 100, 300, 200]]
+    els = elements(Capture(b"", nodes, wins, xwins, "Qt", "5.15.8", ""), (1600, 1200), 2.0)
+    assert [(e["name"], e["xwin"], e["box"]) for e in els] == [
+        ("Main", 0, [500, 500, 520, 510]),
+        ("OK", 1, [75, 75, 95, 85]),
+    ]
 
 
 def test_a_side_bars_edge_is_measured_in_logical_px_whatever_px_the_toolkit_reports():
