@@ -230,16 +230,16 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
         def titled(j: int, name: str = name) -> bool:
             return bool(name) and j < len(titles) and titles[j].strip() == name
 
-        def size_off(j: int, box: list = box, units: list = units) -> tuple[float, float]:
-            return geometry[j][2] - box[2] * units[j], geometry[j][3] - box[3] * units[j]
+        # how much wider and taller each X window is than the window's box in its units
+        off = [(g[2] - box[2] * u, g[3] - box[3] * u) for g, u in zip(geometry, units, strict=True)]
 
         if gtk4:  # window-relative: match by size (the client window is the box plus a margin all round)
             best = min(
                 range(len(capture.x_windows)),
                 key=lambda j: (
                     not titled(j),
-                    abs(size_off(j)[0] - size_off(j)[1]),
-                    abs(size_off(j)[0]),
+                    abs(off[j][0] - off[j][1]),
+                    abs(off[j][0]),
                     j in taken,
                     -j,
                 ),
@@ -250,7 +250,7 @@ def own_x_windows(capture, gtk4: bool, scale: float) -> dict[int, tuple[int, flo
                 key=lambda j: (
                     titled(j),
                     _overlap(geometry[j], [v * units[j] for v in box]) / (box[2] * box[3] * units[j] ** 2),
-                    -abs(size_off(j)[0]) - abs(size_off(j)[1]),
+                    -abs(off[j][0]) - abs(off[j][1]),
                     j not in taken,
                     -j,
                 ),
