@@ -54,9 +54,10 @@ class OcrConfig:
         det_faint_window: ... measured over this many pixels square (odd).
         intra_op_threads: onnxruntime intra-op threads per session; 0 means ``min(4, os.cpu_count())``.
         inter_op_threads: onnxruntime inter-op threads per session.
-        grouping: who decides whether two neighbouring pieces join: ``"rules"`` (:mod:`screenmill.annotators.
-            ocr_group`, the default) or ``"model"`` (the classifier packaged with :mod:`screenmill.annotators.
-            ocr_model`, trained on pairs labelled by DOM truth; the rules' decision is one of its features).
+        grouping: who decides whether two neighbouring pieces join: ``"model"`` (the default: the classifier
+            packaged with :mod:`screenmill.annotators.ocr_model`, trained on pairs labelled by DOM truth; the rules'
+            decision is one of its features, overruled where the model is sure) or ``"rules"``
+            (:mod:`screenmill.annotators.ocr_group` alone).
         grouping_model: with ``grouping="model"``, the packaged model's version (its data's and weights' hash), so
             that it is part of the run's config hash; must match the packaged model (``screenmill run`` fills it).
         thresholds: every numeric threshold of the reading and the grouping
@@ -84,7 +85,7 @@ class OcrConfig:
     det_faint_window: int = 15
     intra_op_threads: int = 2
     inter_op_threads: int = 1
-    grouping: str = "rules"
+    grouping: str = "model"
     grouping_model: str = ""
     thresholds: OcrThresholds = OcrThresholds()
 

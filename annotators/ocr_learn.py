@@ -382,11 +382,12 @@ def score_render(
             fresh split spans a Debian render and a generated one). splits: only these splits (default: all).
     """
     from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_labels
+    from screenmill.annotators.ocr_config import OcrConfig
     from screenmill.annotators.ocr_snapshot import labels_of, read_rendered, score_labels
     from screenmill.schemas.records import Screenshot
     from screenmill.schemas.tables import read_shards
 
-    decide = packaged_decide(model)
+    decide, rules = packaged_decide(model), OcrConfig(grouping="rules")
     parts: dict[str, dict] = {}
     for run, pages, pickled in ((run_output, manifest, cache), *more):
         with open(pickled, "rb") as f:
@@ -401,7 +402,7 @@ def score_render(
             part = parts.setdefault(meta["split"], {"n": 0, "truth": [], "rules": [], "model": []})
             part["n"] += 1
             part["truth"] += truth_from_labels(r for r in grounding if r["screenshot_id"] == sid)
-            part["rules"] += labels_of(by_id[sid], pixels, cached[sid])
+            part["rules"] += labels_of(by_id[sid], pixels, cached[sid], rules)
             part["model"] += labels_of(by_id[sid], pixels, cached[sid], decide=decide)
     return {
         (split, who): score_labels(split, p["n"], p["truth"], p[who])

@@ -249,9 +249,9 @@ def add_ocr_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ocr-join",
         choices=("rules", "model"),
-        default="rules",
-        help="OCR: who decides whether neighbouring pieces and lines join: the grouping rules (default) or the "
-        "packaged classifier (screenmill.annotators.ocr_model; its version joins the config hash)",
+        default="model",
+        help="OCR: who decides whether neighbouring pieces and lines join: the packaged classifier (default; "
+        "screenmill.annotators.ocr_model, its version is in the config hash) or the grouping rules alone",
     )
     parser.add_argument(
         "--ocr-min-label-confidence",
@@ -275,10 +275,12 @@ def ocr_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> An
         options += (("group_lines", False),)
     if args.ocr_min_label_confidence is not None:
         options += (("label_min_confidence", args.ocr_min_label_confidence),)
-    if args.ocr_join == "model":
+    if args.ocr_join == "model":  # the default: the packaged model's version is part of the config hash
         from screenmill.annotators.ocr_model import packaged_version
 
         options += (("grouping", "model"), ("grouping_model", packaged_version()))
+    else:
+        options += (("grouping", "rules"),)
     return AnnotateConfig(
         run_id=run_id,
         config_hash="pending",

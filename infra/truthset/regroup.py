@@ -112,11 +112,14 @@ def dump(run_output: str, manifest: str, cache: str, splits: set[str]) -> int:
     return 0
 
 
-def labels_of(shots, cached: dict) -> list[dict]:
-    """The grounding rows ``screenmill run`` would write for ``shots`` from their cached ungrouped elements."""
+def labels_of(shots, cached: dict, grouping: str = "model") -> list[dict]:
+    """The grounding rows ``screenmill run --ocr-join GROUPING`` would write for ``shots`` from their cached ungrouped
+    elements (``grouping``: ``model``, the default, or ``rules``)."""
+    from screenmill.annotators.ocr_config import OcrConfig
     from screenmill.annotators.ocr_snapshot import labels_of as shot_labels
 
-    return [row for shot in shots for row in shot_labels(shot, _pixels(shot), cached[shot.screenshot_id])]
+    config = OcrConfig(grouping=grouping)
+    return [row for shot in shots for row in shot_labels(shot, _pixels(shot), cached[shot.screenshot_id], config)]
 
 
 def _containing(truth) -> Callable:
@@ -226,6 +229,7 @@ def score(
     n: int,
     any_version: bool,
     kinds: bool = False,
+    grouping: str = "model",
 ) -> int:
     """Group, label and score one split from the cache; print the summary, the table by role and ``show``."""
     from screenmill.annotators.evaluate.matching import names_element
@@ -246,7 +250,7 @@ def score(
         raise SystemExit(f"no screenshot of split {split!r} is in {cache}")
     ids = {s.screenshot_id for s in shots}
     truth = truth_from_labels(r for r in read_shards(run_output, "grounding").to_pylist() if r["screenshot_id"] in ids)
-    labels = labels_of(shots, data["elements"])
+    labels = labels_of(shots, data["elements"], grouping)
     report, predictions = _report(split, len(shots), truth, labels, kinds)
     if show:
         picked = []
@@ -330,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("-n", type=int, default=40, help="how many to list (default 40)")
     s.add_argument("--any-version", action="store_true", help="score a cache of another OCR version")
     s.add_argument("--kinds", action="store_true", help="count the imprecise labels by kind (counts only: any split)")
+    s.add_argument(
+        "--ocr-join", choices=("model", "rules"), default="model", help="as screenmill run's (default: model)"
+    )
     w = sub.add_parser("written", help="score the OCR labels another run wrote for one split's screenshots")
     w.add_argument("run_output", help="the truth set's run output root (screenshots table, DOM labels)")
     w.add_argument("manifest", help="the pages.jsonl of infra/truthset/collect.py")
@@ -344,7 +351,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.show and args.split != "dev":
         p.error("--show is for the dev split only: the test split is scored, never read label by label")
     return score(
-        args.run_output, args.manifest, args.cache, args.split, args.show, args.n, args.any_version, args.kinds
+        args.run_output,
+        args.manifest,
+        args.cache,
+        args.split,
+        args.show,
+        args.n,
+        args.any_version,
+        args.kinds,
+        args.ocr_join,
     )
 
 

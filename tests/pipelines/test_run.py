@@ -232,7 +232,7 @@ def test_no_ocr_grouping_reaches_the_annotator_and_the_config_hash():
 
 def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_config_hash():
     """``--ocr-min-label-confidence`` overrides the OCR revision's floor (and so changes the hash); without it the
-    options stay empty and the default run's hash is the revision's."""
+    options hold no floor and the default run's floor is the revision's."""
     from screenmill.annotators.ocr_config import OcrConfig
     from screenmill.pipelines.options import ocr_config
     from screenmill.pipelines.run import build_parser
@@ -243,14 +243,15 @@ def test_the_ocr_label_confidence_floor_reaches_the_annotator_options_and_the_co
     for argv in ([], ["--ocr-min-label-confidence", "0.5"]):
         args, _ = build_parser().parse_known_args(["--input", ".", "--output", "out", *argv])  # an input that exists
         configs.append(ocr_config(args, "r", ImageLimits()))
-    assert configs[0].annotator_options == ()
+    assert "label_min_confidence" not in dict(configs[0].annotator_options)
+    assert OcrConfig(**dict(configs[0].annotator_options)).label_min_confidence == OcrConfig().label_min_confidence
     assert OcrConfig(**dict(configs[1].annotator_options)).label_min_confidence == 0.5
     assert config_hash(configs[0]) != config_hash(configs[1])
 
 
 def test_the_ocr_join_model_puts_the_packaged_models_version_in_the_options_and_the_config_hash():
-    """``--ocr-join model`` hands the grouping's decisions to the packaged classifier: its version is an annotator
-    option (so part of the config hash); ``--ocr-join rules`` (the default) leaves the options empty."""
+    """``--ocr-join model`` (the default) hands the grouping's decisions to the packaged classifier: its version is
+    an annotator option (so part of the config hash); ``--ocr-join rules`` names the rules alone (another hash)."""
     from screenmill.annotators.ocr_config import OcrConfig
     from screenmill.annotators.ocr_model import packaged_version
     from screenmill.pipelines.options import ocr_config
@@ -264,10 +265,11 @@ def test_the_ocr_join_model_puts_the_packaged_models_version_in_the_options_and_
             ["--input", str(Path(__file__).resolve().parents[2] / "samples" / "screens"), "--output", "out", *argv]
         )
         configs.append(ocr_config(args, "r", ImageLimits()))
-    assert configs[0].annotator_options == configs[1].annotator_options == ()
+    assert configs[0].annotator_options == configs[2].annotator_options
     model = OcrConfig(**dict(configs[2].annotator_options))
     assert (model.grouping, model.grouping_model) == ("model", packaged_version())
-    assert config_hash(configs[0]) == config_hash(configs[1]) != config_hash(configs[2])
+    assert OcrConfig(**dict(configs[1].annotator_options)).grouping == "rules"
+    assert config_hash(configs[0]) == config_hash(configs[2]) != config_hash(configs[1])
 
 
 @pytest.mark.parametrize(
