@@ -149,7 +149,8 @@ class OcrAnnotator:
                 use_cls=False,  # UI text is upright; the angle classifier only costs time
                 intra_op_num_threads=intra,
                 inter_op_num_threads=cfg.inter_op_threads or 1,
-                max_side_len=max(cfg.max_side, 64) + 1,  # we scale ourselves; keep RapidOCR from doing it again
+                # we scale ourselves (and the detector's input by det_scale); keep RapidOCR from doing it again
+                max_side_len=round(max(cfg.max_side, 64) * max(1.0, cfg.det_scale)) + 1,
                 print_verbose=False,
             )
             # The detector normalises the image with float64 mean and std (then casts it to float32): in float32 it

@@ -55,15 +55,22 @@ def detector_input(bgr: np.ndarray, target: float, max_gain: float, window: int)
 
 
 def detect(engine, bgr: np.ndarray, cfg) -> list:
-    """The text lines RapidOCR's detector finds in one strip, reading :func:`detector_input`.
+    """The text lines RapidOCR's detector finds in one strip, reading :func:`detector_input` scaled by
+    ``cfg.det_scale``.
 
     Args:
         engine: the loaded ``RapidOCR`` engine. bgr: the strip, BGR ``uint8``.
         cfg: the :class:`screenmill.annotators.ocr_config.OcrConfig` (its ``det_*`` settings).
 
     Returns:
-        The detected quads (each (4, 2) corners in the strip's pixels); empty when none is found.
+        The detected quads (each (4, 2) corners in the strip's pixels, whatever the scale); empty when none is found.
     """
+    h, w = bgr.shape[:2]
+    size = (max(1, round(w * cfg.det_scale)), max(1, round(h * cfg.det_scale)))
+    if size != (w, h):
+        import cv2
+
+        bgr = cv2.resize(bgr, size, interpolation=cv2.INTER_CUBIC if cfg.det_scale > 1 else cv2.INTER_AREA)
     quads, _ = engine(
         detector_input(bgr, cfg.det_faint_target, cfg.det_faint_gain, cfg.det_faint_window),
         use_det=True,
@@ -72,7 +79,10 @@ def detect(engine, bgr: np.ndarray, cfg) -> list:
         box_thresh=cfg.det_box_thresh,
         unclip_ratio=cfg.det_unclip_ratio,
     )
-    return quads or []
+    if size == (w, h) or not quads:
+        return quads or []
+    back = np.float32([w / size[0], h / size[1]])
+    return [np.asarray(q, dtype=np.float32) * back for q in quads]
 
 
 def _drop_contained(elements: list) -> list:

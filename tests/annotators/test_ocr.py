@@ -124,6 +124,8 @@ def _find(elements: list[TextElement], text: str) -> TextElement:
         {"det_faint_gain": 0.5},
         {"det_faint_target": 0},
         {"det_faint_window": 16},
+        {"det_scale": 0.1},
+        {"det_scale": 5},
     ],
 )
 def test_config_rejects_bad_values(kwargs):
@@ -641,6 +643,24 @@ def test_pale_small_text_on_a_band_is_found_by_the_detector_only_with_its_contra
     plain = np.full((40, 40, 3), 255, np.uint8)
     plain[10:30, 10:30] = 0
     assert np.array_equal(detector_input(plain, 40.0, 4.0, 15), plain)
+
+
+def test_the_detector_reading_the_strip_scaled_up_finds_small_pale_text_in_the_strips_pixels(annotator):
+    """``det_scale`` 1.5 (the option): the detector reads the strip half as large again and finds the pale 9 px words
+    it finds none of at its own scale; its boxes come back in the strip's pixels (each centre inside its word)."""
+    from screenmill.annotators.ocr_detect import detect
+
+    pixels, words = _pale_band()
+    bgr = np.ascontiguousarray(pixels[:, :, ::-1])
+
+    def found(scale: float) -> int:
+        cfg = dataclasses.replace(annotator.config, det_scale=scale)
+        boxes = [_pixel_box(np.asarray(q), 760, 760) for q in detect(annotator._engine, bgr, cfg)]
+        assert all(b[2] <= 760 and b[3] <= 64 for b in boxes), boxes  # in the band, in the strip's pixels
+        return sum(any(_inside(((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), q) for q in boxes) for _, b in words)
+
+    assert annotator.config.det_scale == 1.0 and found(1.0) <= 1
+    assert found(1.5) >= len(words) - 1
 
 
 @pytest.mark.slow  # real OCR of the ten truth pages (the gate of the annotator itself; test_evaluate scores the run's)
