@@ -76,6 +76,8 @@ class OcrLabelSettings:
     Attributes:
         run_id / config_hash: stamped on every label.
         annotator_options: keyword arguments of :class:`screenmill.annotators.ocr.OcrConfig` (its thresholds aside).
+            With the join model's grouping (the default) the packaged model's version is added as
+            ``grouping_model`` where it is not given, so the config hash sees the model the labels came from.
         thresholds: the OCR's numeric thresholds (:class:`screenmill.annotators.ocr_thresholds.OcrThresholds`),
             the annotator's ``OcrConfig.thresholds``; part of the config hash with every value.
         instruction_template: how an element's text becomes the instruction (contains ``{text}``); a repeated
@@ -119,9 +121,14 @@ class OcrLabelSettings:
         from screenmill.annotators.ocr_config import OcrConfig
 
         try:  # the OCR's own options (ValueError for a value out of range, TypeError for an unknown option)
-            OcrConfig(**dict(self.annotator_options))
+            ocr = OcrConfig(**dict(self.annotator_options))
         except TypeError as e:
             raise ValueError(f"{name}.annotator_options: {e}") from e
+        if ocr.grouping == "model" and not ocr.grouping_model:
+            from screenmill.annotators.ocr_model import packaged_version
+
+            options = (*self.annotator_options, ("grouping_model", packaged_version()))
+            object.__setattr__(self, "annotator_options", options)
 
     def label_settings(self) -> dict[str, Any]:
         """These settings' values by name (the fields of :class:`OcrLabelSettings`, not a subclass's own)."""

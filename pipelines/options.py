@@ -275,11 +275,7 @@ def ocr_config(args: argparse.Namespace, run_id: str, limits: ImageLimits) -> An
         options += (("group_lines", False),)
     if args.ocr_min_label_confidence is not None:
         options += (("label_min_confidence", args.ocr_min_label_confidence),)
-    if args.ocr_join == "model":  # the default: the packaged model's version is part of the config hash
-        from screenmill.annotators.ocr_model import packaged_version
-
-        options += (("grouping", "model"), ("grouping_model", packaged_version()))
-    else:
+    if args.ocr_join == "rules":  # the default, the join model, adds its version itself (OcrLabelSettings)
         options += (("grouping", "rules"),)
     return AnnotateConfig(
         run_id=run_id,

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from screenmill.pipelines.options import run_configs
 from screenmill.pipelines.run import build_parser
 from screenmill.schemas.keys import EXECUTION_ONLY, config_dict, config_hash
 from screenmill.stages.label.ocr import AnnotateConfig
 from screenmill.stages.tile import TileConfig
 
-# The config hash of `screenmill run --input in --output out` (OCR annotator, recipe 85, default tiling). A change
+# The config hash of `screenmill run --input in --output out` (OCR annotator, recipe 86, default tiling). A change
 # here re-labels every output: change it only with a change meant to change the default run's labels (a new OCR
 # recipe version, a new default), and say so in the commit. Older recipe versions are no longer pinned one by one:
-# test_every_recipe_version_has_a_hash_of_its_own shows that each still gets a hash of its own. Last change: the OCR's
-# numeric thresholds joined the hash (OcrLabelSettings.thresholds, issue 50); the labels stayed the same.
-DEFAULT_RUN_HASH = "dd7fdda0fd3f9d275740084a2021c227"
+# test_every_recipe_version_has_a_hash_of_its_own shows that each still gets a hash of its own. Last change: OCR
+# revision 86, the packaged join model (its version, gb1-224fee5c959b, an annotator option) groups by default.
+DEFAULT_RUN_HASH = "d3148c3a99b71ed6755b1ba1736594ed"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,3 +107,21 @@ def test_every_recipe_version_has_a_hash_of_its_own():
     hashes = {config_hash(dataclasses.replace(ocr, recipe_version=v), tile) for v in versions}
     assert len(hashes) == len(versions)
     assert config_hash(dataclasses.replace(ocr, recipe_version=ocr.recipe_version), tile) == DEFAULT_RUN_HASH
+
+
+def test_the_join_models_version_is_in_the_default_hash():
+    """The default grouping is the packaged join model: its version is an annotator option however the config is
+    built (a version that is not the packaged model's is refused); the rules alone (``--ocr-join rules``) have a hash
+    of their own."""
+    from screenmill.annotators.ocr_model import packaged_version
+
+    ocr, tile = AnnotateConfig(run_id="r", config_hash="pending"), TileConfig(run_id="r")
+    assert dict(ocr.annotator_options)["grouping_model"] == packaged_version()
+    run = run_configs(_default_args(), "r", False)
+    assert dict(run.label.annotator_options)["grouping_model"] == packaged_version()
+    with pytest.raises(ValueError, match="is not the packaged model"):  # a label set names the model it came from
+        dataclasses.replace(ocr, annotator_options=(("grouping_model", "gb1-000000000000"),))
+    assert config_hash(ocr, tile) == DEFAULT_RUN_HASH
+    rules = run_configs(_default_args("--ocr-join", "rules"), "r", False)
+    assert "grouping_model" not in dict(rules.label.annotator_options)
+    assert rules.config_hash != DEFAULT_RUN_HASH
