@@ -54,8 +54,8 @@ class OcrConfig:
         det_faint_window: ... measured over this many pixels square (odd).
         det_scale: the detector reads the strip scaled by this factor (its boxes are scaled back; the lines are read
             from the screenshot's own pixels). 1 (the default) reads it as it is; 1.5 on desktop screenshots finds
-            small text and splits touching elements the plain detector reads as one line, at about +50 % detection
-            CPU (docs/ocr.md, "The detector's scale"): an option.
+            small text and splits touching elements the plain detector reads as one line, for about 18 % more CPU
+            a screenshot (generated dev pages at 1280x800; docs/ocr.md, "The detector's scale"): an option.
         intra_op_threads: onnxruntime intra-op threads per session; 0 means ``min(4, os.cpu_count())``.
         inter_op_threads: onnxruntime inter-op threads per session.
         grouping: who decides whether two neighbouring pieces join: ``"model"`` (the default: the classifier
@@ -63,7 +63,8 @@ class OcrConfig:
             decision is one of its features, overruled where the model is sure) or ``"rules"``
             (:mod:`screenmill.annotators.ocr_group` alone).
         grouping_model: with ``grouping="model"``, the packaged model's version (its data's and weights' hash), so
-            that it is part of the run's config hash; must match the packaged model (``screenmill run`` fills it).
+            that it is part of the run's config hash; must match the packaged model (the label settings fill it in,
+            :class:`screenmill.annotators.ocr_producer.OcrLabelSettings`).
         thresholds: every numeric threshold of the reading and the grouping
             (:class:`screenmill.annotators.ocr_thresholds.OcrThresholds`).
     """
