@@ -14,6 +14,10 @@ _INSTALL_HINT = (
 )
 
 
+#: Who may decide the grouping's joins (``OcrConfig.grouping``, ``--ocr-join``); the first is the default.
+GROUPINGS = ("model", "rules")
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class OcrConfig:
     """Settings of :class:`OcrAnnotator`; frozen and validated on construction.
@@ -91,7 +95,7 @@ class OcrConfig:
     det_scale: float = 1.0
     intra_op_threads: int = 2
     inter_op_threads: int = 1
-    grouping: str = "model"
+    grouping: str = GROUPINGS[0]
     grouping_model: str = ""
     thresholds: OcrThresholds = OcrThresholds()
 
@@ -150,7 +154,7 @@ class OcrConfig:
             isinstance(self.thresholds, OcrThresholds),
             f"thresholds must be an OcrThresholds, got {type(self.thresholds).__name__}",
         )
-        check(self.grouping in ("rules", "model"), f"grouping must be 'rules' or 'model', got {self.grouping!r}")
+        check(self.grouping in GROUPINGS, f"grouping must be one of {', '.join(GROUPINGS)}, got {self.grouping!r}")
         if self.grouping == "model" and self.grouping_model:
             from screenmill.annotators.ocr_model import packaged_version
 

@@ -30,6 +30,7 @@ from screenmill.annotators.desktop.wm import DEFAULT as WM_DEFAULT
 from screenmill.annotators.desktop.wm import WINDOW_MANAGERS
 from screenmill.annotators.dom.browser import BrowserConfig
 from screenmill.annotators.dom.page import Viewport
+from screenmill.annotators.ocr_config import GROUPINGS
 from screenmill.annotators.recipes import MAX_PACK
 from screenmill.annotators.vllm.config import EngineConfig
 from screenmill.annotators.vllm.feeding import DECODE_THREADS, RENDER_THREADS
@@ -248,8 +249,8 @@ def add_ocr_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--ocr-join",
-        choices=("rules", "model"),
-        default="model",
+        choices=GROUPINGS,
+        default=GROUPINGS[0],
         help="OCR: who decides whether neighbouring pieces and lines join: the packaged classifier (default; "
         "screenmill.annotators.ocr_model, its version is in the config hash) or the grouping rules alone",
     )

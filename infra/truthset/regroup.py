@@ -320,6 +320,8 @@ def score_written(run_output: str, manifest: str, labels_run: str, split: str, k
 
 
 def main(argv: list[str] | None = None) -> int:
+    from screenmill.annotators.ocr_config import GROUPINGS
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("dump", help="read the screenshots ungrouped and cache the elements")
@@ -334,9 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("-n", type=int, default=40, help="how many to list (default 40)")
     s.add_argument("--any-version", action="store_true", help="score a cache of another OCR version")
     s.add_argument("--kinds", action="store_true", help="count the imprecise labels by kind (counts only: any split)")
-    s.add_argument(
-        "--ocr-join", choices=("model", "rules"), default="model", help="as screenmill run's (default: model)"
-    )
+    s.add_argument("--ocr-join", choices=GROUPINGS, default=GROUPINGS[0], help="as screenmill run's")
     w = sub.add_parser("written", help="score the OCR labels another run wrote for one split's screenshots")
     w.add_argument("run_output", help="the truth set's run output root (screenshots table, DOM labels)")
     w.add_argument("manifest", help="the pages.jsonl of infra/truthset/collect.py")
