@@ -28,6 +28,7 @@ from screenmill.annotators.ocr_colour import (
     text_colours,
 )
 from screenmill.annotators.ocr_config import _INSTALL_HINT, OcrConfig
+from screenmill.annotators.ocr_cut import Cut, cut_line
 from screenmill.annotators.ocr_detect import (
     _bridge_missed_ink,
     _drop_contained,
@@ -112,15 +113,18 @@ class OcrAnnotator:
 
     Args:
         config: the settings; see :class:`OcrConfig`.
+        cut: who decides where a detected line is cut into pieces (:mod:`screenmill.annotators.ocr_cut`); None: the
+            rules as they are. A training tool passes a recorder.
     """
 
     NAME = "ocr-rapidocr"
     VERSION = "2025.1-bars3"
 
-    def __init__(self, config: OcrConfig = OcrConfig()) -> None:  # noqa: B008 - frozen, so a shared default is safe
+    def __init__(self, config: OcrConfig = OcrConfig(), cut: Cut | None = None) -> None:  # noqa: B008 - frozen
         if not isinstance(config, OcrConfig):
             raise TypeError(f"config must be an OcrConfig, got {type(config).__name__}")
-        self.config = config
+        self.config, self.cut = config, cut
+        self._at: tuple[float, float, float, float] = (0.0, 1.0, 0.0, 0.0)  # strip top, scale, the line's x0, y0
         self._engine: Any = None
         self._cv2: Any = None
         self._lock = threading.Lock()
@@ -207,6 +211,7 @@ class OcrAnnotator:
         unread: list[tuple[float, float, float, float]] = []
         for top, core0, core1 in _strips(rgb.shape[0], cfg.max_side, cfg.strip_overlap):
             strip = rgb[top : top + cfg.max_side]
+            self._at = (top, scale, 0.0, 0.0)
             with using(cfg.thresholds):
                 found, not_read = self._annotate_strip(strip)
             for x0, y0, x1, y1, text, conf in [*found, *((*b, "", 0.0) for b in not_read)]:
@@ -270,6 +275,7 @@ class OcrAnnotator:
             pieces = None
             if cfg.split_elements and _is_axis_aligned(q):
                 below = rgb[y1 : min(floors[k], y1 + int(round(_t().underscore_depth * (y1 - y0)))), x0:x1]
+                self._at = (*self._at[:2], x0, y0)
                 pieces = self._split_line(rgb[y0:y1, x0:x1], line_text, below, dotted[k])
             if pieces is None:  # not analysable (rotated, no ink found): keep the line as detected
                 if _keep(line_text, float(conf), cfg.min_confidence):
@@ -374,7 +380,7 @@ class OcrAnnotator:
                 if others and g >= cfg.relative_gap * float(np.median(others)):
                     splits.add(i)
         pieces: list[_Piece] = []
-        start = runs[0][0]
+        start, bounds = runs[0][0], set(splits)  # bounds: the line's word boundaries (after run i)
         words: list[tuple[int, int]] = []  # words of the current piece
         wstart = runs[0][0]
         rule = _underline_rule(crop, under_rows, under_cols, cfg.ink_contrast, bg)  # the underline itself
@@ -388,6 +394,7 @@ class OcrAnnotator:
             ):  # a word space, or an underline's end between two letters (not a full stop or quote after a link)
                 words.append((wstart, end))
                 wstart = runs[i + 1][0]
+                bounds.add(i)
             if i in splits:
                 pieces.extend(self._color_split(crop, words, start, end, runs, under_cols, rule))
                 start = runs[i + 1][0]
@@ -396,6 +403,11 @@ class OcrAnnotator:
         pieces.extend(self._color_split(crop, words, start, runs[-1][1], runs, under_cols, rule))
         for p in pieces:
             p.mono = pitch is not None
+        if self.cut is not None and pieces:
+            top, scale, x0, y0 = self._at
+            box = (x0 / scale, (y0 + top) / scale, (x0 + crop.shape[1]) / scale, (y0 + top + h) / scale)
+            view = (crop, text, runs, bounds, pieces, h, advance, pitch, under_rows, under_cols, rule, box)
+            pieces = cut_line(self.cut, *view)
         if pieces and pitch is None and text.endswith("."):  # a dot close to a letter ("y.") joins its run: low, short
             end = pieces[-1].x1
             edge = (end - max(1, round(_t().stop_edge * h)), end)
@@ -419,26 +431,11 @@ class OcrAnnotator:
         under_cols: np.ndarray,
         rule: np.ndarray,
     ) -> list[_Piece]:
-        """Split a piece between adjacent words whose glyph colours differ by more than ``color_split`` (RGB) or
-        their hues by more than ``chroma_split``, both as the usual glyph colour and as the colour of their cores
-        (``core_share``: a thin word's paler edges are no other colour); beside a lone glyph narrower than
-        ``punctuation_width`` line heights ("|", "*") only hues count.
-
-        A word's colour is that of its ink without the narrow runs at its ends (``runs``: the line's [start, end)
-        ink runs; ``punctuation_width``): a glyph colour is that of the most contrasting pixels, which would
-        otherwise be punctuation of another colour stuck to the word (the black full stop after a red link, the
-        brackets around a blue e-mail address). Where that punctuation after a word is of another colour than the
-        word, the word ends its piece: the plain comma between two links of one colour ("Tutorial, Tutorial2"). Where
-        the last mark alone is darker than the word and of another hue (:func:`_darker_other_hue`), it ends the piece
-        too: a comma is a sliver of a long word of narrow monospace glyphs, whose colour over its ends stays the
-        link's ("maps:next/1, maps:filter/2" on grey chips; :func:`mark_after` keeps the two apart when grouped). Where
-        the punctuation before a word is darker than the word and of another hue, the word starts a piece: the black
-        bracket between two links of one colour ("org (archives)"); a thin bracket of the word's own colour reads
-        paler, not darker, so "(in bytes)" stays whole.
-        ``under_cols``: per column of the crop, whether an underline (:func:`_underline`) lies under it; ``rule``:
-        whether the underline's own long run does (:func:`_long_runs`: not a descender touching its rows). Where an
-        underline starts or ends between two words, one underlined and the other bare (:func:`_underline_edge`), they
-        are a link and its prose and split, whatever their colours."""
+        """Split a piece (``start``..``end``, crop columns) between adjacent ``words`` whose glyph colours or hues
+        differ (``color_split``, ``chroma_split``), where punctuation of another colour ends or starts a word, or where
+        an underline starts or ends between two words (``runs``: the line's ink runs; ``under_cols`` / ``rule``: the
+        columns under an underline and under its own long run). Every cue, and why: docs/ocr-grouping.md, "Colour
+        split"."""
         cfg = self.config
         if (cfg.color_split <= 0 and cfg.chroma_split <= 0) or len(words) < 2:
             return [_Piece(start, end)]
