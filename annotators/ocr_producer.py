@@ -52,10 +52,11 @@ from screenmill.schemas.labels import LabelBuilder, LabelProvenance
 from screenmill.schemas.records import GroundingLabel, Screenshot
 
 #: The OCR revision, written to the ``recipe_version`` column of every OCR label (its changes: docs/ocr-revisions.md).
-OCR_REVISION = "86"
-#: Text whose box comes this close (px) to the screenshot's left or right edge is cut by it (a page wider than the
-#: viewport: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text
-#: cut by the top or bottom edge out of recall the same way).
+OCR_REVISION = "87"
+#: Text whose box comes this close (px) to the screenshot's right edge is cut by it (a page wider than the viewport:
+#: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text cut by
+#: the top or bottom edge out of recall the same way). The left edge cuts nothing: a page is shown from its left
+#: end, and text there is set flush with it (OCR revision 87; a blog's list of posts with no margin).
 EDGE_CUT = 2.0
 #: A lone glyph's box is square (an icon's cell) when its width / height lies in this range.
 GLYPH_SQUARE_ASPECT = (0.8, 1.25)
@@ -338,7 +339,7 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
         or more than :data:`screenmill.annotators.wording.MAX_INSTRUCTION_NAME` characters (a paragraph: no one
         quotes it whole in an instruction, and the DOM labels draw the same line), glyph icons (:func:`is_glyph_noise`,
         unless ``config.drop_glyphs`` is off), wrong-script readings (unless ``config.drop_wrong_script`` is off), no
-        area inside the image, text cut by its left or right edge (:data:`EDGE_CUT`), a text repeated more than ten
+        area inside the image, text cut by its right edge (:data:`EDGE_CUT`), a text repeated more than ten
         times, or one read with less confidence than the annotator's ``label_min_confidence``
         (:class:`screenmill.annotators.ocr. OcrConfig`, from ``config.annotator_options``; after the repeats are
         counted: its text is on the screenshot all the same) give none.
@@ -359,7 +360,7 @@ def elements_to_labels(shot: Screenshot, elements, annotator, config: OcrProduce
         if not config.min_element_chars <= len(text) <= MAX_INSTRUCTION_NAME:
             continue
         x0, y0, x1, y1 = (min(max(v, 0.0), lim) for v, lim in zip(el.box, (w, h, w, h), strict=True))
-        if x1 <= x0 or y1 <= y0 or x0 <= EDGE_CUT or x1 >= w - EDGE_CUT:  # no area, or cut by the left or right edge
+        if x1 <= x0 or y1 <= y0 or x1 >= w - EDGE_CUT:  # no area, or cut by the right edge
             continue
         kept.append((el, text, (x0, y0, x1, y1)))
     if config.drop_wrong_script:

@@ -125,11 +125,12 @@ def test_a_text_longer_than_an_instruction_name_gets_no_label():
     assert [lb.element_text for lb in labels] == [longest, "Save"]
 
 
-def test_text_cut_by_the_left_or_right_edge_gets_no_label():
-    """A page wider than its viewport: "Joe Wres" touches the screenshot's right edge and "nstall" its left; their
-    labels would name cut words. Text two pixels clear of an edge keeps its label."""
-    labels = _labels([_el("Joe Wres", 740, 10), _el("nstall", 0, 40), _el("Save", 10, 90), _el("Edit", 737, 120)])
-    assert [lb.element_text for lb in labels] == ["Save", "Edit"]
+def test_text_cut_by_the_right_edge_gets_no_label_and_text_flush_with_the_left_edge_keeps_it():
+    """A page wider than its viewport: "Joe Wres" touches the screenshot's right edge; its label would name a cut
+    word. A page is shown from its left end, so "News" set flush with the left edge is whole and keeps its label, as
+    does text two pixels clear of the right edge."""
+    labels = _labels([_el("Joe Wres", 740, 10), _el("News", 0, 40), _el("Save", 10, 90), _el("Edit", 737, 120)])
+    assert [lb.element_text for lb in labels] == ["News", "Save", "Edit"]
 
 
 def test_a_text_read_unsure_gets_no_label_but_still_counts_as_a_repeat():
@@ -178,7 +179,7 @@ def test_a_producer_built_directly_checks_its_settings_like_the_run_config(setti
 
 
 def test_the_ocr_revision_is_the_recipe_version_and_in_the_config_hash():
-    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == OCR_REVISION == "86"
+    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == OCR_REVISION == "87"
     cfg = AnnotateConfig(run_id="r", config_hash="h")
     assert cfg.producer().recipe_version == OCR_REVISION
     assert config_hash(cfg) != config_hash(dataclasses.replace(cfg, recipe_version="1"))
