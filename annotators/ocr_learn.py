@@ -21,6 +21,7 @@ packaged model as a ``decide`` callback):
 Commands::
 
     python -m screenmill.annotators.ocr_learn pairs /work/truth /work/ts/pages.jsonl /work/cache.pkl pairs.parquet
+    python -m screenmill.annotators.ocr_learn cuts /work/truth /work/ts/pages.jsonl cuts.parquet  # a line's cuts
     python -m screenmill.annotators.ocr_learn crossval pairs.parquet gen.parquet  # leave one dev site out
     python -m screenmill.annotators.ocr_learn train pairs.parquet gen.parquet     # writes the packaged model
     python -m screenmill.annotators.ocr_learn evaluate pairs.parquet       # pair accuracy, rules vs model, per split
@@ -184,6 +185,77 @@ def read_pairs(pairs: str | Sequence[str]):
         tables.append(table)
     digest = digests[0] if len(digests) == 1 else hashlib.sha256(" ".join(digests).encode()).hexdigest()
     return pa.concat_tables(tables), digest
+
+
+class CutRecorder:
+    """A ``cut`` callback (:mod:`screenmill.annotators.ocr_cut`) that keeps every candidate cut of the lines it sees
+    with its features and DOM label (against ``truth``, set per screenshot) and returns the rules' decisions."""
+
+    def __init__(self, config=None) -> None:
+        from screenmill.annotators.ocr_config import OcrConfig
+
+        self.config, self.truth, self.rows = config or OcrConfig(group_lines=False), [], []
+
+    def __call__(self, view) -> list[bool]:
+        from screenmill.annotators.ocr_cut import CUT_FEATURES, cut_features, cut_label, word_boxes
+
+        features, boxes = cut_features(view, self.config), word_boxes(view)
+        for k in range(len(view.rule)):
+            label, told = cut_label(boxes[k], boxes[k + 1], self.truth)
+            row = {"text": view.text, "k": k, "label": label, "told": told}
+            self.rows.append(row | {f"f_{n}": float(v) for n, v in zip(CUT_FEATURES, features[k], strict=True)})
+        return list(view.rule)
+
+
+def _cut_schema():
+    import pyarrow as pa
+    from screenmill.annotators.ocr_cut import CUT_FEATURES
+
+    meta = ("site", "page", "screenshot_id", "split", "text")
+    return pa.schema(
+        [
+            *(pa.field(n, pa.string(), False) for n in meta),
+            pa.field("k", pa.int32(), False),
+            pa.field("label", pa.bool_(), False),
+            pa.field("told", pa.bool_(), False),
+            *(pa.field(f"f_{n}", pa.float64(), False) for n in CUT_FEATURES),
+        ]
+    )
+
+
+def build_cuts(run_output: str, manifest: str, out: str, splits: Sequence[str] = ("dev",), limit: int = 0) -> int:
+    """Read every screenshot of ``splits`` of a truth-set render with the rules' cuts and write the table of its
+    candidate cuts (``cuts``: features, DOM labels; minutes, the OCR reads each screenshot; ``limit``: the first N).
+
+    Raises:
+        SystemExit: no screenshot of those splits is in the render.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from screenmill.annotators.evaluate.truth import splits_from_manifest, truth_from_labels
+    from screenmill.annotators.ocr import OcrAnnotator
+    from screenmill.annotators.ocr_snapshot import read_rendered
+    from screenmill.schemas.tables import read_shards
+
+    rows = read_shards(run_output, "screenshots").to_pylist()
+    split_of = splits_from_manifest(manifest, rows)
+    ids = {r["screenshot_id"] for r in rows if split_of.get(r["screenshot_id"]) in set(splits)}
+    grounding = read_shards(run_output, "grounding").to_pylist()
+    recorder = CutRecorder()
+    annotator, table, n = OcrAnnotator(recorder.config, cut=recorder), [], 0
+    for sid, meta, pixels in read_rendered(rows, manifest, ids, split_of):
+        if limit and n >= limit:
+            break
+        recorder.truth, recorder.rows = truth_from_labels(r for r in grounding if r["screenshot_id"] == sid), []
+        annotator.read(pixels)
+        table += [{"site": meta["site"], "page": meta["page"], "screenshot_id": sid, "split": meta["split"]} | r
+                  for r in recorder.rows]  # fmt: skip
+        n += 1
+    if not n:
+        raise SystemExit(f"no screenshot of split(s) {', '.join(splits)} in {run_output}")
+    pq.write_table(pa.Table.from_pylist(table, schema=_cut_schema()), out)
+    print(f"cuts: {len(table)} candidate cuts of {n} screenshots -> {out}")
+    return 0
 
 
 def _classifier(seed: int = 0, trees: int = 120):
@@ -436,7 +508,15 @@ def main(argv: list[str] | None = None) -> int:
         help="another render whose splits join the figures (repeatable)",
     )
     r.add_argument("--splits", help="comma-separated splits to score (default: all)")
+    k = sub.add_parser("cuts", help="read a render's screenshots and write the table of their lines' candidate cuts")
+    k.add_argument("run_output", help="the truth set's run output root (screenshots table, DOM labels)")
+    k.add_argument("manifest", help="the pages.jsonl of infra/truthset/collect.py")
+    k.add_argument("out", help="the Parquet file to write")
+    k.add_argument("--splits", default="dev", help="comma-separated splits to read (default: dev)")
+    k.add_argument("--limit", type=int, default=0, help="read only the first N screenshots")
     args = p.parse_args(argv)
+    if args.command == "cuts":
+        return build_cuts(args.run_output, args.manifest, args.out, args.splits.split(","), args.limit)
     if args.command == "score":
         splits = args.splits.split(",") if args.splits else None
         scores = score_render(args.run_output, args.manifest, args.cache, args.out, args.also, splits)
@@ -467,4 +547,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except OSError as e:  # a missing render, manifest, cache or table: one line, no traceback
+        sys.exit(f"ocr_learn: {e}")

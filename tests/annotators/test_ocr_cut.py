@@ -95,3 +95,33 @@ def test_the_rules_cut_changes_nothing_and_a_callback_decides_every_boundary(ann
 
     with pytest.raises(ValueError, match="decisions for 3 boundaries"):
         annotator_cls(config, cut=lambda v: [True]).read(image)
+
+
+def test_the_cut_recorder_labels_every_boundary_from_the_dom_and_keeps_the_rules(annotator_cls):
+    """``ocr_learn cuts``' recorder: the link's two boundaries with the prose cut by the DOM, the prose's own word
+    space and the link's do not; what the reader returns is the rules' split."""
+    from screenmill.annotators.ocr_learn import CutRecorder, _cut_schema
+
+    image = _row_image()
+    recorder = CutRecorder()
+    plain = [e.text for e in annotator_cls(recorder.config).read(image).elements]
+    words = next(v for v in _views(annotator_cls, image) if len(v.words) == 4)
+    boxes = ocr_cut.word_boxes(words)
+    line = _truth((0, boxes[0][1] - 2, 600, boxes[0][3] + 2), LINE)
+    link = _truth((boxes[2][0] - 1, boxes[2][1] - 1, boxes[3][2] + 1, boxes[3][3] + 1))
+    recorder.truth = [line, link]
+    assert [e.text for e in annotator_cls(recorder.config, cut=recorder).read(image).elements] == plain
+    rows = [r for r in recorder.rows if r["text"] == words.text]
+    assert [(r["k"], r["label"], r["told"]) for r in rows] == [(0, False, True), (1, True, True), (2, False, True)]
+    assert {f"f_{n}" for n in ocr_cut.CUT_FEATURES} <= set(rows[0]) and set(rows[0]) < set(_cut_schema().names)
+
+
+def _views(annotator_cls, image) -> list[ocr_cut.CutView]:
+    views: list[ocr_cut.CutView] = []
+
+    def record(view):
+        views.append(view)
+        return view.rule
+
+    annotator_cls(OcrConfig(group_lines=False), cut=record).read(image)
+    return views
