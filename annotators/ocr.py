@@ -16,9 +16,6 @@ from typing import Any
 import numpy as np
 from screenmill.annotators.ocr_colour import (
     _colours_differ,
-    _darker_other_hue,
-    _glyph_color,
-    _glyph_colors,
     _hues_differ,
     backdrop,
     glyph_between,
@@ -26,6 +23,7 @@ from screenmill.annotators.ocr_colour import (
     mark_after,
     other_ink_between,
     text_colours,
+    word_colours,
 )
 from screenmill.annotators.ocr_config import _INSTALL_HINT, OcrConfig
 from screenmill.annotators.ocr_cut import Cut, cut_line
@@ -50,7 +48,6 @@ from screenmill.annotators.ocr_ink import (
     _underline_edge,
     _underline_rule,
     _underscores,
-    _without_punctuation,
     rule_between,
     underline_ends_between,
     underlined,
@@ -124,7 +121,6 @@ class OcrAnnotator:
         if not isinstance(config, OcrConfig):
             raise TypeError(f"config must be an OcrConfig, got {type(config).__name__}")
         self.config, self.cut = config, cut
-        self._at: tuple[float, float, float, float] = (0.0, 1.0, 0.0, 0.0)  # strip top, scale, the line's x0, y0
         self._engine: Any = None
         self._cv2: Any = None
         self._lock = threading.Lock()
@@ -211,9 +207,8 @@ class OcrAnnotator:
         unread: list[tuple[float, float, float, float]] = []
         for top, core0, core1 in _strips(rgb.shape[0], cfg.max_side, cfg.strip_overlap):
             strip = rgb[top : top + cfg.max_side]
-            self._at = (top, scale, 0.0, 0.0)
             with using(cfg.thresholds):
-                found, not_read = self._annotate_strip(strip)
+                found, not_read = self._annotate_strip(strip, (top, scale))
             for x0, y0, x1, y1, text, conf in [*found, *((*b, "", 0.0) for b in not_read)]:
                 cy = (y0 + y1) / 2 + top
                 if not core0 <= cy < core1:
@@ -238,10 +233,11 @@ class OcrAnnotator:
         return OcrResult(elements, sorted(unread, key=lambda b: (b[1], b[0])))
 
     def _annotate_strip(
-        self, rgb: np.ndarray
+        self, rgb: np.ndarray, origin: tuple[int, float] = (0, 1.0)
     ) -> tuple[list[tuple[int, int, int, int, str, float]], list[tuple[int, int, int, int]]]:
         """Detect, recognise and split the lines of one strip; returns the pieces (x0, y0, x1, y1, text, conf) and
-        the boxes of the detected lines read as nothing, in strip px."""
+        the boxes of the detected lines read as nothing, in strip px. ``origin``: the strip's top and the image's
+        scale, which place a line in the screenshot for a ``cut`` callback."""
         cfg = self.config
         bgr = np.ascontiguousarray(rgb[:, :, ::-1])
         quads = detect(self._engine, bgr, cfg)
@@ -275,8 +271,9 @@ class OcrAnnotator:
             pieces = None
             if cfg.split_elements and _is_axis_aligned(q):
                 below = rgb[y1 : min(floors[k], y1 + int(round(_t().underscore_depth * (y1 - y0)))), x0:x1]
-                self._at = (*self._at[:2], x0, y0)
-                pieces = self._split_line(rgb[y0:y1, x0:x1], line_text, below, dotted[k])
+                top, scale = origin
+                box = (x0 / scale, (y0 + top) / scale, x1 / scale, (y1 + top) / scale)  # in the screenshot's pixels
+                pieces = self._split_line(rgb[y0:y1, x0:x1], line_text, below, dotted[k], box)
             if pieces is None:  # not analysable (rotated, no ink found): keep the line as detected
                 if _keep(line_text, float(conf), cfg.min_confidence):
                     out.append((x0, y0, x1, y1, line_text, float(conf)))
@@ -330,13 +327,18 @@ class OcrAnnotator:
         return out
 
     def _split_line(
-        self, crop: np.ndarray, text: str, below: np.ndarray | None = None, dotted: np.ndarray | None = None
+        self,
+        crop: np.ndarray,
+        text: str,
+        below: np.ndarray | None = None,
+        dotted: np.ndarray | None = None,
+        box: tuple[float, float, float, float] | None = None,
     ) -> list[_Piece] | None:
         """Split one line crop into element pieces (crop-relative columns); None when it cannot be analysed.
         ``below``: rows of the image under the crop that no other line covers (an underscore may lie there,
         :func:`_underscores`). ``dotted``: per column, whether a dotted underline lay under it before it was painted
         over (:func:`_erase_dotted_rules`): an underline like a solid one, so "Previous:" | "Welcome to Click" split
-        where it starts."""
+        where it starts. ``box``: the line in the screenshot's pixels, for a ``cut`` callback."""
         cfg = self.config
         bg = np.median(crop.reshape(-1, 3), axis=0)  # the line's background, for the helpers below
         under_rows, under_cols = _underline(crop, cfg.ink_contrast, bg)
@@ -404,10 +406,8 @@ class OcrAnnotator:
         for p in pieces:
             p.mono = pitch is not None
         if self.cut is not None and pieces:
-            top, scale, x0, y0 = self._at
-            box = (x0 / scale, (y0 + top) / scale, (x0 + crop.shape[1]) / scale, (y0 + top + h) / scale)
-            view = (crop, text, runs, bounds, pieces, h, advance, pitch, under_rows, under_cols, rule, box)
-            pieces = cut_line(self.cut, *view)
+            under = (under_rows, under_cols, rule)
+            pieces = cut_line(self.cut, crop, text, runs, bounds, pieces, h, advance, pitch, *under, box)
         if pieces and pitch is None and text.endswith("."):  # a dot close to a letter ("y.") joins its run: low, short
             end = pieces[-1].x1
             edge = (end - max(1, round(_t().stop_edge * h)), end)
@@ -454,28 +454,7 @@ class OcrAnnotator:
             return _underline_edge(rule, words[i], words[i + 1])
 
         bg = np.median(crop[:, start:end].reshape(-1, 3), axis=0)
-        colors, cores, ends, starts = [], [], [], []
-        for s, e in words:
-            whole = [(r0, r1) for r0, r1 in runs if s <= r0 and r1 <= e]
-            inside = _without_punctuation(whole, h)
-            core = crop[:, inside[0][0] : inside[-1][1]] if inside else crop[:, s:e]
-            usual, cores_colour = _glyph_colors(core, bg, (None, _t().core_share))
-            colors.append(usual)
-            cores.append(cores_colour)
-            # punctuation of another colour after the word: the plain comma between two links ("Tutorial, Tutorial2")
-            trailing = len(inside) < len(whole) and inside[-1][1] < e
-            ends.append(
-                trailing
-                and (
-                    _colours_differ(_glyph_color(crop[:, s:e], bg), colors[-1], cfg)
-                    or _darker_other_hue(_glyph_color(crop[:, whole[-1][0] : e], bg), colors[-1], bg, cfg)
-                )
-            )
-            # punctuation before the word, of another colour and more ink than it: the black bracket opening a link
-            # ("org (archives)"; a thin bracket of the word's own colour reads paler, never darker)
-            opened = len(inside) < len(whole) and inside[0][0] > s
-            lead = _glyph_color(crop[:, s : inside[0][0]], bg) if opened else None
-            starts.append(_darker_other_hue(lead, colors[-1], bg, cfg))
+        colors, cores, ends, starts = word_colours(crop, words, runs, bg, cfg)
         pieces: list[_Piece] = []
         s0 = start
         for i in range(len(words) - 1):

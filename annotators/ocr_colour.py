@@ -282,3 +282,34 @@ def mark_after(image: np.ndarray, box: tuple[float, float, float, float], config
     bg = _background(image, box, crop, config.ink_contrast)
     words = _glyph_color(crop[:, inside[0][0] : inside[-1][1]], bg)
     return _darker_other_hue(_glyph_color(crop[:, runs[-1][0] : runs[-1][1]], bg), words, bg, config)
+
+
+def word_colours(
+    crop: np.ndarray, words: list[tuple[int, int]], runs: list[tuple[int, int]], bg: np.ndarray, config: OcrConfig
+) -> tuple[list, list, list[bool], list[bool]]:
+    """Per word (``[s, e)`` columns of a line ``crop`` whose ink runs are ``runs``, against the backdrop ``bg``):
+    its usual glyph colour and its cores' colour, both without the narrow runs at its ends
+    (:func:`_without_punctuation`); whether punctuation of another colour ends it (that colour differs from the
+    word's, or the last mark alone is darker and of another hue: :func:`_darker_other_hue`); whether punctuation
+    darker and of another hue starts it. The cues of the colour split (docs/ocr-grouping.md, "Colour split")."""
+    h = crop.shape[0]
+    colours, cores, ends, starts = [], [], [], []
+    for s, e in words:
+        whole = [(r0, r1) for r0, r1 in runs if s <= r0 and r1 <= e]
+        inside = _without_punctuation(whole, h)
+        core = crop[:, inside[0][0] : inside[-1][1]] if inside else crop[:, s:e]
+        usual, core_colour = _glyph_colors(core, bg, (None, _t().core_share))
+        colours.append(usual)
+        cores.append(core_colour)
+        trailing = len(inside) < len(whole) and inside[-1][1] < e
+        ends.append(
+            trailing
+            and (
+                _colours_differ(_glyph_color(crop[:, s:e], bg), usual, config)
+                or _darker_other_hue(_glyph_color(crop[:, whole[-1][0] : e], bg), usual, bg, config)
+            )
+        )
+        opened = len(inside) < len(whole) and inside[0][0] > s
+        lead = _glyph_color(crop[:, s : inside[0][0]], bg) if opened else None
+        starts.append(_darker_other_hue(lead, usual, bg, config))
+    return colours, cores, ends, starts

@@ -17,11 +17,10 @@ import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from screenmill.annotators.ocr_colour import _chroma, _darker_other_hue, _glyph_color, _glyph_colors
+from screenmill.annotators.ocr_colour import _chroma, word_colours
 from screenmill.annotators.ocr_config import OcrConfig
-from screenmill.annotators.ocr_ink import _ink_height, _share, _underline_edge, _without_punctuation
+from screenmill.annotators.ocr_ink import _ink_height, _share, _underline_edge
 from screenmill.annotators.ocr_text import _Piece
-from screenmill.annotators.ocr_thresholds import active as _t
 
 #: A feature a cue cannot tell (a colour not read, no other word space): the trees split it off from every value.
 UNKNOWN = -1.0
@@ -43,8 +42,9 @@ class CutView:
     """One detected line as its cut decision sees it (columns relative to ``crop``).
 
     Attributes:
-        crop: the line's RGB pixels. text: the line as recognised. words: its words' ink spans ``[s, e)``, left to
-            right. rule: per boundary (between ``words[k]`` and ``words[k + 1]``), whether the rules cut there.
+        crop: the line's RGB pixels. text: the line as recognised. runs: its ink runs ``[s, e)``. words: its words'
+            ink spans, left to right. rule: per boundary (between ``words[k]`` and ``words[k + 1]``), whether the
+            rules cut there.
         h: the crop's height. advance: the line's mean glyph advance. pitch: its monospace cell, or None.
         under_rows / under_cols / underline: the line's underline rows, the columns an underline lies under, the
             columns under an underline's own long run (:mod:`screenmill.annotators.ocr_ink`).
@@ -53,6 +53,7 @@ class CutView:
 
     crop: np.ndarray
     text: str
+    runs: list[tuple[int, int]]
     words: list[tuple[int, int]]
     rule: list[bool]
     h: int
@@ -121,7 +122,7 @@ def cut_line(
     if len(words) < 2:
         return pieces
     rule = rule_cuts(words, pieces)
-    view = CutView(crop, text, words, rule, h, advance, pitch, under_rows, under_cols, underline, box)
+    view = CutView(crop, text, list(runs), words, rule, h, advance, pitch, under_rows, under_cols, underline, box)
     cuts = [bool(c) for c in cut(view)]
     if len(cuts) != len(rule):
         raise ValueError(f"a cut callback gave {len(cuts)} decisions for {len(rule)} boundaries")
@@ -148,25 +149,10 @@ def cut_features(view: CutView, config: OcrConfig) -> np.ndarray:
     n = len(words)
     bg = np.median(crop.reshape(-1, 3), axis=0)
     gaps = [words[k + 1][0] - words[k][1] for k in range(n - 1)]
-    colours, cores, ends, starts, backs, inks, unders = [], [], [], [], [], [], []
-    from screenmill.annotators.ocr_ink import _ink_columns, _runs
-
-    ink = _ink_columns(crop, config.ink_contrast, view.under_rows, bg=bg)
-    for s, e in words:
-        cols = np.flatnonzero(ink[s:e])
-        whole = _runs(ink[s:e][cols[0] : cols[-1] + 1], s + int(cols[0])) if cols.size else [(s, e)]
-        inside = _without_punctuation(whole, h)
-        core = crop[:, inside[0][0] : inside[-1][1]] if inside else crop[:, s:e]
-        usual, core_colour = _glyph_colors(core, bg, (None, _t().core_share))
-        colours.append(usual)
-        cores.append(core_colour)
-        trailing = len(inside) < len(whole) and inside[-1][1] < e
-        ends.append(trailing and _darker_other_hue(_glyph_color(crop[:, whole[-1][0] : e], bg), usual, bg, config))
-        opened = len(inside) < len(whole) and inside[0][0] > s
-        starts.append(opened and _darker_other_hue(_glyph_color(crop[:, s : inside[0][0]], bg), usual, bg, config))
-        backs.append(np.median(crop[:, s:e].reshape(-1, 3), axis=0).astype(np.float64))
-        inks.append(_ink_height(crop, (s, e), view.under_rows, config.ink_contrast, bg) / h)
-        unders.append(_share(view.under_cols, s, e))
+    colours, cores, ends, starts = word_colours(crop, words, view.runs, bg, config)
+    backs = [np.median(crop[:, s:e].reshape(-1, 3), axis=0).astype(np.float64) for s, e in words]
+    inks = [_ink_height(crop, w, view.under_rows, config.ink_contrast, bg) / h for w in words]
+    unders = [_share(view.under_cols, s, e) for s, e in words]
     tokens = _tokens(view.text, n)
 
     def dist(a, b) -> float:

@@ -516,6 +516,8 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--limit", type=int, default=0, help="read only the first N screenshots")
     args = p.parse_args(argv)
     if args.command == "cuts":
+        if args.limit < 0:
+            p.error(f"--limit must be >= 0, got {args.limit}")
         return build_cuts(args.run_output, args.manifest, args.out, args.splits.split(","), args.limit)
     if args.command == "score":
         splits = args.splits.split(",") if args.splits else None

@@ -125,3 +125,12 @@ def _views(annotator_cls, image) -> list[ocr_cut.CutView]:
 
     annotator_cls(OcrConfig(group_lines=False), cut=record).read(image)
     return views
+
+
+def test_ocr_learn_cuts_refuses_a_negative_limit_writing_nothing(tmp_path, capsys):
+    from screenmill.annotators.ocr_learn import main
+
+    out = tmp_path / "cuts.parquet"
+    with pytest.raises(SystemExit) as e:
+        main(["cuts", str(tmp_path), str(tmp_path / "pages.jsonl"), str(out), "--limit", "-1"])
+    assert e.value.code == 2 and "--limit must be >= 0" in capsys.readouterr().err and not out.exists()
