@@ -115,7 +115,7 @@ class OcrAnnotator:
     """
 
     NAME = "ocr-rapidocr"
-    VERSION = "2025.1-bars3"
+    VERSION = "2025.2-textscale"
 
     def __init__(self, config: OcrConfig = OcrConfig(), cut: Cut | None = None) -> None:  # noqa: B008 - frozen
         if not isinstance(config, OcrConfig):
@@ -150,7 +150,7 @@ class OcrAnnotator:
                 intra_op_num_threads=intra,
                 inter_op_num_threads=cfg.inter_op_threads or 1,
                 # we scale ourselves (and the detector's input by det_scale); keep RapidOCR from doing it again
-                max_side_len=round(max(cfg.max_side, 64) * max(1.0, cfg.det_scale)) + 1,
+                max_side_len=round(max(cfg.max_side, 64) * max(1.0, cfg.det_scale, *cfg.det_scale_range)) + 1,
                 print_verbose=False,
             )
             # The detector normalises the image with float64 mean and std (then casts it to float32): in float32 it

@@ -56,10 +56,18 @@ class OcrConfig:
             it is. 4 finds 9-10 px pale text on coloured bands the plain detector misses, but on dev it lost more
             short texts than it found (docs/ocr.md, "Faint text"), so it is an option ...
         det_faint_window: ... measured over this many pixels square (odd).
-        det_scale: the detector reads the strip scaled by this factor (its boxes are scaled back; the lines are read
-            from the screenshot's own pixels). 1 (the default) reads it as it is; 1.5 on desktop screenshots finds
-            small text and splits touching elements the plain detector reads as one line, for about 18 % more CPU
-            a screenshot (generated dev pages at 1280x800; docs/ocr.md, "The detector's scale"): an option.
+        det_scale: with ``det_text_height`` 0, the detector reads every strip scaled by this factor (its boxes are
+            scaled back; the lines are read from the screenshot's own pixels); also the scale of a strip in which no
+            glyph is found.
+        det_text_height: above 0 (15, the default since OCR revision 88), the detector's scale follows the text: each
+            strip is read at the scale that brings its glyphs' height
+            (:func:`screenmill.annotators.ocr_detect.glyph_height`, an upper quartile: letters with ascenders) to
+            this many pixels (:func:`screenmill.annotators.ocr_detect.detector_scale`): 1.5 for the 9-11 px glyphs
+            of a desktop page at 1x, which finds small text and splits touching elements the detector reads as one
+            line at its own scale, 0.75 for a phone's at 3x, which costs less for about the same reading ...
+        det_scale_range: ... within these bounds (low, high) ...
+        det_max_pixels: ... and reading at most this many pixels of a strip (0: no cap), which bounds the detector's
+            CPU for a large screenshot (docs/ocr.md, "The detector's scale").
         intra_op_threads: onnxruntime intra-op threads per session; 0 means ``min(4, os.cpu_count())``.
         inter_op_threads: onnxruntime inter-op threads per session.
         grouping: who decides whether two neighbouring pieces join: ``"model"`` (the default: the classifier
@@ -93,6 +101,9 @@ class OcrConfig:
     det_faint_gain: float = 1.0
     det_faint_window: int = 15
     det_scale: float = 1.0
+    det_text_height: float = 15.0
+    det_scale_range: tuple[float, float] = (0.75, 1.5)
+    det_max_pixels: int = 2_400_000
     intra_op_threads: int = 2
     inter_op_threads: int = 1
     grouping: str = GROUPINGS[0]
@@ -142,6 +153,22 @@ class OcrConfig:
         check(
             isinstance(self.det_scale, int | float) and 0.25 <= self.det_scale <= 4.0,
             f"det_scale must be in [0.25, 4], got {self.det_scale!r}",
+        )
+        check(
+            isinstance(self.det_text_height, int | float) and 0 <= self.det_text_height <= 200,
+            f"det_text_height must be in [0, 200] (0: off), got {self.det_text_height!r}",
+        )
+        lo_hi = self.det_scale_range
+        check(
+            isinstance(lo_hi, tuple)
+            and len(lo_hi) == 2
+            and all(isinstance(v, int | float) for v in lo_hi)
+            and 0.25 <= lo_hi[0] <= lo_hi[1] <= 4.0,
+            f"det_scale_range must be a tuple (low, high) with 0.25 <= low <= high <= 4, got {lo_hi!r}",
+        )
+        check(
+            isinstance(self.det_max_pixels, int) and (self.det_max_pixels == 0 or self.det_max_pixels >= 64 * 64),
+            f"det_max_pixels must be 0 (no cap) or an int >= 4096, got {self.det_max_pixels!r}",
         )
         check(
             isinstance(self.ink_contrast, int) and 1 <= self.ink_contrast <= 255,

@@ -52,7 +52,7 @@ from screenmill.schemas.labels import LabelBuilder, LabelProvenance
 from screenmill.schemas.records import GroundingLabel, Screenshot
 
 #: The OCR revision, written to the ``recipe_version`` column of every OCR label (its changes: docs/ocr-revisions.md).
-OCR_REVISION = "87"
+OCR_REVISION = "88"
 #: Text whose box comes this close (px) to the screenshot's right edge is cut by it (a page wider than the viewport:
 #: "Joe Wres" of "Joe Wreschnig"); a label would name a cut word, so it gives none (the DOM truth leaves text cut by
 #: the top or bottom edge out of recall the same way). The left edge cuts nothing: a page is shown from its left

@@ -68,6 +68,11 @@ class OcrThresholds:
     word_gap: float = 0.18  #: two ink runs this far apart are two words
     snap_chars: float = 3.0  #: a part placed by characters snaps to a word's edge within this many advances
     part_width_factor: float = 2.0  #: a part fits its ink within this factor of its characters' share
+    glyph_blob_contrast: int = 12  #: the glyphs' height (the detector's scale): ink this far off its neighbourhood ...
+    glyph_blob_window: int = 25  #: ... the mean of this many px square (odd) ...
+    glyph_blob_min: int = 4  #: ... in blobs at least this many px high ...
+    glyph_blob_max: int = 120  #: ... and at most this many ...
+    glyph_blob_quantile: float = 0.75  #: ... the glyphs' height is this quantile of the blobs' heights
     # --- grouping: lines below lines (ocr_group, ocr_wraps)
     max_line_gap: float = 0.5  #: largest gap from A's bottom to B's top
     loose_line_gap: float = 0.7  #: ... or this, at the screenshot's own line pitch (loose prose)
@@ -125,6 +130,8 @@ class OcrThresholds:
                 raise ValueError(f"OcrThresholds.{f.name} must be in (0, 1], got {v!r}")
             if f.name not in _NON_POSITIVE and not v > 0:
                 raise ValueError(f"OcrThresholds.{f.name} must be > 0, got {v!r}")
+        if self.glyph_blob_window % 2 == 0 or self.glyph_blob_min > self.glyph_blob_max:
+            raise ValueError("OcrThresholds: glyph_blob_window must be odd and glyph_blob_min <= glyph_blob_max")
 
 
 #: Overlaps: the thresholds that are <= 0.
@@ -148,12 +155,14 @@ _SHARES = frozenset(
         "mono_residual",
         "mono_snap",
         "mono_search",
+        "glyph_blob_quantile",
     }
 )
 #: Counts: ints >= 1.
 _COUNTS = frozenset(
     {"dot_pitch_slack", "dot_count", "mono_runs", "pitch_pairs", "pitch_lines", "prose_words", "faint_word"}
     | {"code_token_words", "code_colours", "glyph_width_default"}
+    | {"glyph_blob_contrast", "glyph_blob_window", "glyph_blob_min", "glyph_blob_max"}
 )
 
 #: The defaults.

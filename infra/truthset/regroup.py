@@ -31,6 +31,7 @@ imprecise labels by kind (a fragment of which role, more than a line, a misreadi
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import pickle
 import random
@@ -73,11 +74,12 @@ def _pixels(shot):
     return np.asarray(read_screenshot(shot, ImageLimits()))
 
 
-def dump(run_output: str, manifest: str, cache: str, splits: set[str]) -> int:
-    """Read every screenshot of ``splits`` ungrouped and pickle ``{"version", "elements": {id: [TextElement]}}``.
+def dump(run_output: str, manifest: str, cache: str, splits: set[str], options: dict | None = None) -> int:
+    """Read every screenshot of ``splits`` ungrouped and pickle ``{"version", "options", "elements": {id:
+    [TextElement]}}``; ``options`` are reading options of ``OcrConfig`` (``{"det_text_height": 12}``) to measure.
 
-    Resumable: what an earlier dump of the same OCR version read (``cache``, or the ``cache.partial`` an interrupted
-    one left, written every :data:`SAVE_EVERY` screenshots) is kept and only the rest is read.
+    Resumable: what an earlier dump of the same OCR version and options read (``cache``, or the ``cache.partial`` an
+    interrupted one left, written every :data:`SAVE_EVERY` screenshots) is kept and only the rest is read.
     """
     from screenmill.annotators.ocr import OcrAnnotator
     from screenmill.annotators.ocr_config import OcrConfig
@@ -88,15 +90,16 @@ def dump(run_output: str, manifest: str, cache: str, splits: set[str]) -> int:
         if os.path.exists(old):
             with open(old, "rb") as f:
                 data = pickle.load(f)
-            if data.get("version") == OcrAnnotator.VERSION:
+            if data.get("version") == OcrAnnotator.VERSION and data.get("options", {}) == options:
                 elements.update(data["elements"])
     todo = [s for s in shots if s.screenshot_id not in elements]
     print(f"{len(shots) - len(todo)} of {len(shots)} screenshots already read", file=sys.stderr)
-    annotator = OcrAnnotator(OcrConfig(group_lines=False)) if todo else None
+    options = dict(options or {})
+    annotator = OcrAnnotator(OcrConfig(**options, group_lines=False)) if todo else None
 
     def save(path: str) -> None:
         with open(path + ".tmp", "wb") as f:
-            pickle.dump({"version": OcrAnnotator.VERSION, "elements": elements}, f)
+            pickle.dump({"version": OcrAnnotator.VERSION, "options": options, "elements": elements}, f)
         os.replace(path + ".tmp", path)
 
     start = time.monotonic()
@@ -320,7 +323,7 @@ def score_written(run_output: str, manifest: str, labels_run: str, split: str, k
 
 
 def main(argv: list[str] | None = None) -> int:
-    from screenmill.annotators.ocr_config import GROUPINGS
+    from screenmill.annotators.ocr_config import GROUPINGS, OcrConfig
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -331,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
         q.add_argument("manifest", help="the pages.jsonl of infra/truthset/collect.py")
         q.add_argument("cache", help="the pickle file")
     d.add_argument("--splits", default="dev,test", help="comma-separated splits to read (default dev,test)")
+    d.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help="an OcrConfig reading option to measure"
+    )
     s.add_argument("--split", default="dev", help="the split to score (default dev)")
     s.add_argument("--show", choices=SHOW_CHOICES, help="list labels or misses of the dev split")
     s.add_argument("-n", type=int, default=40, help="how many to list (default 40)")
@@ -345,7 +351,20 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--kinds", action="store_true", help="count the imprecise labels by kind")
     args = p.parse_args(argv)
     if args.command == "dump":
-        return dump(args.run_output, args.manifest, args.cache, set(args.splits.split(",")))
+        options = {}
+        for item in args.option:
+            name, sep, value = item.partition("=")
+            if not sep:
+                p.error(f"--option {item!r}: not NAME=VALUE")
+            try:
+                options[name] = ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                p.error(f"--option {item!r}: the value is no Python literal")
+        try:
+            OcrConfig(**options)
+        except (TypeError, ValueError) as e:
+            p.error(f"--option: {e}")
+        return dump(args.run_output, args.manifest, args.cache, set(args.splits.split(",")), options)
     if args.command == "written":
         return score_written(args.run_output, args.manifest, args.labels_run, args.split, args.kinds)
     if args.show and args.split != "dev":

@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw, ImageFont
 from screenmill.annotators.ocr import OcrAnnotator, TextElement
 from screenmill.annotators.ocr_colour import glyph_between, mark_after, other_ink_between, text_colours
 from screenmill.annotators.ocr_config import OcrConfig
-from screenmill.annotators.ocr_detect import _bridge_missed_ink, _pixel_box
+from screenmill.annotators.ocr_detect import _bridge_missed_ink
 from screenmill.annotators.ocr_ink import (
     _free_rows_below,
     _ink_columns,
@@ -188,12 +188,6 @@ def test_a_texts_colours_are_its_words_and_none_where_no_glyph_can_be_told():
 
 
 # ---------------------------------------------------------------------- with the engine
-@pytest.fixture(scope="module")
-def annotator() -> OcrAnnotator:
-    pytest.importorskip("rapidocr_onnxruntime")
-    ann = OcrAnnotator()
-    ann.load()
-    return ann
 
 
 def test_splits_a_drawn_ui_into_elements(annotator):
@@ -362,13 +356,17 @@ def test_a_grey_underlined_link_splits_from_black_prose_where_its_underline_ends
     assert any(t.startswith("youcanreport") or t.startswith(".youcanreport") for t in github), github
     assert any(t.startswith("jquery") and "tux" not in t for t in jquery), jquery
     # two pixels between the link and the word after it, too narrow a space to split at: the underline's end splits,
-    # and the link's crop, padded no further than a pixel short of the next word, holds none of its first letter
+    # and the link's crop, padded no further than a pixel short of the next word, holds none of its first letter.
+    # Read at the detector's own scale: at the one these glyphs ask for (1.36, OCR revision 88) its box of the line
+    # ends on the underline's row, which the split looks for inside the box only, so "Gitter channel." stays one
+    # piece (docs/ocr.md, "The detector's scale"; the underline searched a free row below is the next step)
+    own_scale = OcrAnnotator(dataclasses.replace(annotator.config, det_text_height=0.0))
     for after in ("channel.", "lines", "faster"):
         im = Image.new("RGB", (700, 60), (255, 255, 255))
         d = ImageDraw.Draw(im)
         x = _draw_advancing(d, (20.0, 20.0), [("or chat in the ", black, False), ("Gitter", grey, True)], font)
         _draw_advancing(d, (x + 2, 20.0), [(after, black, False)], font)
-        gitter = [e.text.casefold().replace(" ", "") for e in annotator.annotate(np.asarray(im))]
+        gitter = [e.text.casefold().replace(" ", "") for e in own_scale.annotate(np.asarray(im))]
         assert "gitter" in gitter, gitter
 
 
@@ -573,8 +571,11 @@ def test_a_token_the_detector_missed_is_read_with_its_row(annotator, monkeypatch
                 kept.append(q)
             return kept, rest
 
-    monkeypatch.setattr(annotator, "_engine", MissesTheDay(engine))
-    texts = [e.text for e in annotator.annotate(np.asarray(im))]
+    # the stand-in boxes are in the screenshot's pixels: the detector reads it at its own scale (det_text_height 0)
+    own_scale = OcrAnnotator(dataclasses.replace(annotator.config, det_text_height=0.0))
+    own_scale.load()
+    monkeypatch.setattr(own_scale, "_engine", MissesTheDay(engine))
+    texts = [e.text for e in own_scale.annotate(np.asarray(im))]
     assert [t.replace(" ", "") for t in texts] == ["Mar01,2025"], texts
 
 
@@ -604,63 +605,6 @@ def test_tall_image_strips_and_wide_image_scaling_map_back(annotator):
     e = _find(scaled, "Forgot password?")
     x0, y0, x1, y1 = (2 * v for v in boxes["Forgot password?"])
     assert _inside(e.point, (x0, y0, x1, y1), slack=4)
-
-
-def _pale_band() -> tuple[np.ndarray, list[tuple[str, tuple]]]:
-    """Small grey text at 72 % opacity on a dark teal band, as a generated page's footer draws it (9 px; the
-    detection misses of issue 50), on a canvas the detector reads at its own scale (it scales up an image whose shorter
-    side is under 736 px)."""
-    bg, ink = (0, 43, 54), (88, 110, 117)
-    im = Image.new("RGB", (760, 760), (255, 255, 255))
-    d = ImageDraw.Draw(im)
-    d.rectangle((0, 0, 760, 64), fill=bg)
-    font, x, words = _font(9), 24, []
-    for word in ("Privacy", "Terms", "Status", "Docs", "Help", "Changelog"):
-        d.text((x, 24), word, font=font, fill=tuple(round(0.72 * a + 0.28 * b) for a, b in zip(ink, bg, strict=True)))
-        words.append((word, d.textbbox((x, 24), word, font=font)))
-        x = words[-1][1][2] + 36
-    return np.asarray(im), words
-
-
-def test_pale_small_text_on_a_band_is_found_by_the_detector_only_with_its_contrast_raised(annotator):
-    """The detector finds no box for text this faint in the screenshot as it is (the default, ``det_faint_gain`` 1); in
-    :func:`detector_input` (the option, ``det_faint_gain`` 4) it finds each word, which is then read from the
-    screenshot's own pixels. Text that already stands out (black on white) is left as it is."""
-    from screenmill.annotators.ocr_detect import detect, detector_input
-
-    pixels, words = _pale_band()
-    bgr = np.ascontiguousarray(pixels[:, :, ::-1])
-
-    def covered(cfg: OcrConfig) -> int:
-        boxes = [_pixel_box(np.asarray(q), 760, 760) for q in detect(annotator._engine, bgr, cfg)]
-        return sum(any(_inside(((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), q) for q in boxes) for _, b in words)
-
-    faint = dataclasses.replace(annotator.config, det_faint_gain=4.0)
-    assert annotator.config.det_faint_gain == 1.0 and covered(annotator.config) <= 1
-    assert covered(faint) == len(words)
-    read = {e.text.casefold() for e in OcrAnnotator(faint).annotate(pixels)}
-    assert sum(w.casefold() in read for w, _ in words) >= len(words) - 1, read
-    plain = np.full((40, 40, 3), 255, np.uint8)
-    plain[10:30, 10:30] = 0
-    assert np.array_equal(detector_input(plain, 40.0, 4.0, 15), plain)
-
-
-def test_the_detector_reading_the_strip_scaled_up_finds_small_pale_text_in_the_strips_pixels(annotator):
-    """``det_scale`` 1.5 (the option): the detector reads the strip half as large again and finds the pale 9 px words
-    it finds none of at its own scale; its boxes come back in the strip's pixels (each centre inside its word)."""
-    from screenmill.annotators.ocr_detect import detect
-
-    pixels, words = _pale_band()
-    bgr = np.ascontiguousarray(pixels[:, :, ::-1])
-
-    def found(scale: float) -> int:
-        cfg = dataclasses.replace(annotator.config, det_scale=scale)
-        boxes = [_pixel_box(np.asarray(q), 760, 760) for q in detect(annotator._engine, bgr, cfg)]
-        assert all(b[2] <= 760 and b[3] <= 64 for b in boxes), boxes  # in the band, in the strip's pixels
-        return sum(any(_inside(((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), q) for q in boxes) for _, b in words)
-
-    assert annotator.config.det_scale == 1.0 and found(1.0) <= 1
-    assert found(1.5) >= len(words) - 1
 
 
 @pytest.mark.slow  # real OCR of the ten truth pages (the gate of the annotator itself; test_evaluate scores the run's)

@@ -553,14 +553,6 @@ def test_continues(first, second, expected):
     assert continues(first, second) is expected
 
 
-@pytest.fixture(scope="module")
-def annotator() -> OcrAnnotator:
-    pytest.importorskip("rapidocr_onnxruntime")  # installed by infra/setup.sh; a load() that fails is a failure
-    ann = OcrAnnotator()
-    ann.load()
-    return ann
-
-
 def test_drawn_wrapped_link_and_list_end_to_end(annotator):
     """Real OCR on drawn text: the wrapped link is one element, the list items stay one each."""
     font = _font(18)

@@ -179,7 +179,7 @@ def test_a_producer_built_directly_checks_its_settings_like_the_run_config(setti
 
 
 def test_the_ocr_revision_is_the_recipe_version_and_in_the_config_hash():
-    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == OCR_REVISION == "87"
+    assert AnnotateConfig.recipe_version == OcrProducer.recipe_version == OCR_REVISION == "88"
     cfg = AnnotateConfig(run_id="r", config_hash="h")
     assert cfg.producer().recipe_version == OCR_REVISION
     assert config_hash(cfg) != config_hash(dataclasses.replace(cfg, recipe_version="1"))

@@ -12,12 +12,12 @@ from screenmill.schemas.keys import EXECUTION_ONLY, config_dict, config_hash
 from screenmill.stages.label.ocr import AnnotateConfig
 from screenmill.stages.tile import TileConfig
 
-# The config hash of `screenmill run --input in --output out` (OCR annotator, recipe 87, default tiling). A change
+# The config hash of `screenmill run --input in --output out` (OCR annotator, recipe 88, default tiling). A change
 # here re-labels every output: change it only with a change meant to change the default run's labels (a new OCR
 # recipe version, a new default), and say so in the commit. Older recipe versions are no longer pinned one by one:
 # test_every_recipe_version_has_a_hash_of_its_own shows that each still gets a hash of its own. Last change: OCR
-# revision 87, text flush with the screenshot's left edge keeps its label (the join model gb1-224fee5c959b as in 86).
-DEFAULT_RUN_HASH = "5fbf1cbce4126f750447b4210ad3621b"
+# revision 88, the detector's scale from the glyphs' height (five glyph_blob_* thresholds; join model as in 86).
+DEFAULT_RUN_HASH = "8db4acef8edf7ac44b9ce644372d1bbd"
 
 
 @dataclasses.dataclass(frozen=True)
