@@ -141,6 +141,16 @@ def pair_rows(screenshot_id: str, pixels, pieces: Sequence, truth: Sequence, met
     return rows
 
 
+def _grounding_by_shot(run_output: str) -> dict[str, list[dict]]:
+    """A render's grounding rows (its DOM labels) by screenshot id, read in one pass over the table."""
+    from screenmill.schemas.tables import read_shards
+
+    by_shot: dict[str, list[dict]] = {}
+    for row in read_shards(run_output, "grounding").to_pylist():
+        by_shot.setdefault(row["screenshot_id"], []).append(row)
+    return by_shot
+
+
 def build_pairs(run_output: str, manifest: str, cache: str, out: str) -> int:
     """Write the pair table of every cached screenshot of a truth-set render (``pairs``)."""
     import pyarrow as pa
@@ -153,10 +163,10 @@ def build_pairs(run_output: str, manifest: str, cache: str, out: str) -> int:
         cached = pickle.load(f)["elements"]
     rows = read_shards(run_output, "screenshots").to_pylist()
     splits = splits_from_manifest(manifest, rows)
-    grounding = read_shards(run_output, "grounding").to_pylist()
+    grounding = _grounding_by_shot(run_output)
     table = []
     for sid, meta, pixels in read_rendered(rows, manifest, set(cached), splits):
-        truth = truth_from_labels(r for r in grounding if r["screenshot_id"] == sid)
+        truth = truth_from_labels(grounding.get(sid, ()))
         table += pair_rows(sid, pixels, cached[sid], truth, meta)
     schema = _schema()
     full = [{name: r.get(name) for name in schema.names} for r in table]
@@ -240,13 +250,13 @@ def build_cuts(run_output: str, manifest: str, out: str, splits: Sequence[str] =
     rows = read_shards(run_output, "screenshots").to_pylist()
     split_of = splits_from_manifest(manifest, rows)
     ids = {r["screenshot_id"] for r in rows if split_of.get(r["screenshot_id"]) in set(splits)}
-    grounding = read_shards(run_output, "grounding").to_pylist()
+    grounding = _grounding_by_shot(run_output)
     recorder = CutRecorder()
     annotator, table, n = OcrAnnotator(recorder.config, cut=recorder), [], 0
     for sid, meta, pixels in read_rendered(rows, manifest, ids, split_of):
         if limit and n >= limit:
             break
-        recorder.truth, recorder.rows = truth_from_labels(r for r in grounding if r["screenshot_id"] == sid), []
+        recorder.truth, recorder.rows = truth_from_labels(grounding.get(sid, ())), []
         annotator.read(pixels)
         table += [{"site": meta["site"], "page": meta["page"], "screenshot_id": sid, "split": meta["split"]} | r
                   for r in recorder.rows]  # fmt: skip
@@ -467,13 +477,13 @@ def score_render(
         rows = read_shards(run, "screenshots").to_pylist()
         by_id = {r["screenshot_id"]: Screenshot.from_row(r) for r in rows}
         split_of = splits_from_manifest(pages, rows)
-        grounding = read_shards(run, "grounding").to_pylist()
+        grounding = _grounding_by_shot(run)
         for sid, meta, pixels in read_rendered(rows, pages, set(cached), split_of):
             if splits is not None and meta["split"] not in splits:
                 continue
             part = parts.setdefault(meta["split"], {"n": 0, "truth": [], "rules": [], "model": []})
             part["n"] += 1
-            part["truth"] += truth_from_labels(r for r in grounding if r["screenshot_id"] == sid)
+            part["truth"] += truth_from_labels(grounding.get(sid, ()))
             part["rules"] += labels_of(by_id[sid], pixels, cached[sid], rules)
             part["model"] += labels_of(by_id[sid], pixels, cached[sid], decide=decide)
     return {
