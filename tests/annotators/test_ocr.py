@@ -358,8 +358,8 @@ def test_a_grey_underlined_link_splits_from_black_prose_where_its_underline_ends
     # two pixels between the link and the word after it, too narrow a space to split at: the underline's end splits,
     # and the link's crop, padded no further than a pixel short of the next word, holds none of its first letter.
     # Read at the detector's own scale: at the one these glyphs ask for (1.36, OCR revision 88) its box of the line
-    # ends on the underline's row, which the split looks for inside the box only, so "Gitter channel." stays one
-    # piece (docs/ocr.md, "The detector's scale"; the underline searched a free row below is the next step)
+    # lies a row lower (22-37, not 21-36) and the split no longer finds the underline's end, so "Gitter channel."
+    # stays one piece (docs/ocr.md, "The detector's scale": a known loss of revision 88)
     own_scale = OcrAnnotator(dataclasses.replace(annotator.config, det_text_height=0.0))
     for after in ("channel.", "lines", "faster"):
         im = Image.new("RGB", (700, 60), (255, 255, 255))
