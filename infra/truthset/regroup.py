@@ -84,6 +84,7 @@ def dump(run_output: str, manifest: str, cache: str, splits: set[str], options: 
     from screenmill.annotators.ocr import OcrAnnotator
     from screenmill.annotators.ocr_config import OcrConfig
 
+    options = dict(options or {})
     shots, _ = _shots(run_output, manifest, splits)
     elements: dict = {}
     for old in (cache, cache + ".partial"):
@@ -94,7 +95,6 @@ def dump(run_output: str, manifest: str, cache: str, splits: set[str], options: 
                 elements.update(data["elements"])
     todo = [s for s in shots if s.screenshot_id not in elements]
     print(f"{len(shots) - len(todo)} of {len(shots)} screenshots already read", file=sys.stderr)
-    options = dict(options or {})
     annotator = OcrAnnotator(OcrConfig(**options, group_lines=False)) if todo else None
 
     def save(path: str) -> None:
@@ -356,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
             name, sep, value = item.partition("=")
             if not sep:
                 p.error(f"--option {item!r}: not NAME=VALUE")
+            if name == "group_lines":
+                p.error("--option group_lines: a dump reads ungrouped (the grouping is what score measures)")
             try:
                 options[name] = ast.literal_eval(value)
             except (ValueError, SyntaxError):

@@ -158,6 +158,15 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
     release("browser", BrowserHost.close)  # the run's browser is this process's: leave none to later tests
     cache = tmp_path / "cache.pkl"
     assert regroup.main(["dump", str(out), str(manifest), str(cache)]) == 0
+    capsys.readouterr()
+    assert regroup.dump(str(out), str(manifest), str(cache), {"dev"}) == 0  # options None: the same as none given
+    assert "1 of 1 screenshots already read" in capsys.readouterr().err
+    scaled = tmp_path / "scaled.pkl"
+    shutil.copy(cache, scaled)  # read with another option, the cache's elements are not taken for it
+    assert regroup.main(["dump", str(out), str(manifest), str(scaled), "--option", "det_text_height=0.0"]) == 0
+    assert "0 of 1 screenshots already read" in capsys.readouterr().err
+    with open(scaled, "rb") as f:
+        assert pickle.load(f)["options"] == {"det_text_height": 0.0}
 
     shots = [Screenshot.from_row(r) for r in read_shards(str(out), "screenshots").to_pylist()]
     written = [r for r in read_shards(str(out), "grounding").to_pylist() if r["annotator"].startswith("ocr")]
@@ -200,6 +209,27 @@ def test_regroup_scores_from_its_cache_the_labels_a_run_writes(tmp_path, capsys)
     assert set(one) == {("dev", "rules"), ("dev", "model")} and one["dev", "rules"].screenshots == 1
     assert two["dev", "rules"].screenshots == 2 and two["dev", "rules"].recall == one["dev", "rules"].recall
     assert ocr_learn.score_render(str(out), str(manifest), str(cache), splits=["fresh"]) == {}
+
+
+@pytest.mark.parametrize(
+    ("option", "says"),
+    [
+        ("det_scale", "not NAME=VALUE"),
+        ("det_scale=big", "no Python literal"),
+        ("det_scale=9.0", "det_scale must be in"),
+        ("no_such_option=1", "no_such_option"),
+        ("group_lines=True", "reads ungrouped"),
+    ],
+)
+def test_regroup_dump_refuses_a_bad_option_in_one_line_and_writes_nothing(tmp_path, capsys, option, says):
+    regroup = _load("regroup")
+    cache = tmp_path / "cache.pkl"
+    with pytest.raises(SystemExit) as exit_:
+        regroup.main(["dump", str(tmp_path / "run"), str(tmp_path / "pages.jsonl"), str(cache), "--option", option])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert says in err[-1] and "Traceback" not in "\n".join(err)
+    assert not list(tmp_path.iterdir())
 
 
 def test_imprecise_labels_are_counted_by_kind():
