@@ -123,7 +123,8 @@ def glyph_height(bgr: np.ndarray) -> float:
     which anti-aliased small text merges into taller blobs), ink at least
     :attr:`OcrThresholds.glyph_blob_contrast` darker or lighter than the mean of its ``glyph_blob_window`` px
     neighbourhood, in connected blobs whose size and shape a glyph has (``glyph_blob_min`` to ``glyph_blob_max`` px
-    high, 0.15-1.5 times as wide as high, filling 15 % of their box). About 20 ms for a 1280x800 screenshot; on the
+    high, ``glyph_blob_narrow`` to ``glyph_blob_wide`` times as wide as high, filling ``glyph_blob_fill`` of their
+    box). About 20 ms for a 1280x800 screenshot; on the
     screenshots of ``samples/screens`` the detector's median box is 1.3-2.0 times as high."""
     import cv2
 
@@ -138,9 +139,9 @@ def glyph_height(bgr: np.ndarray) -> float:
             h[
                 (h >= t.glyph_blob_min)
                 & (h <= t.glyph_blob_max)
-                & (w <= 1.5 * h)
-                & (w >= 0.15 * h)
-                & (area >= 0.15 * w * h)
+                & (w <= t.glyph_blob_wide * h)
+                & (w >= t.glyph_blob_narrow * h)
+                & (area >= t.glyph_blob_fill * w * h)
             ]
         )
     found = np.concatenate(heights)

@@ -72,6 +72,9 @@ class OcrThresholds:
     glyph_blob_window: int = 25  #: ... the mean of this many px square (odd) ...
     glyph_blob_min: int = 4  #: ... in blobs at least this many px high ...
     glyph_blob_max: int = 120  #: ... and at most this many ...
+    glyph_blob_narrow: float = 0.15  #: ... at least this many times as wide as high ...
+    glyph_blob_wide: float = 1.5  #: ... at most this many ...
+    glyph_blob_fill: float = 0.15  #: ... filling at least this share of their box ...
     glyph_blob_quantile: float = 0.75  #: ... the glyphs' height is this quantile of the blobs' heights
     # --- grouping: lines below lines (ocr_group, ocr_wraps)
     max_line_gap: float = 0.5  #: largest gap from A's bottom to B's top
@@ -132,6 +135,8 @@ class OcrThresholds:
                 raise ValueError(f"OcrThresholds.{f.name} must be > 0, got {v!r}")
         if self.glyph_blob_window % 2 == 0 or self.glyph_blob_min > self.glyph_blob_max:
             raise ValueError("OcrThresholds: glyph_blob_window must be odd and glyph_blob_min <= glyph_blob_max")
+        if self.glyph_blob_narrow > self.glyph_blob_wide:
+            raise ValueError("OcrThresholds: glyph_blob_narrow must be <= glyph_blob_wide")
 
 
 #: Overlaps: the thresholds that are <= 0.
@@ -156,6 +161,7 @@ _SHARES = frozenset(
         "mono_snap",
         "mono_search",
         "glyph_blob_quantile",
+        "glyph_blob_fill",
     }
 )
 #: Counts: ints >= 1.

@@ -11,7 +11,7 @@ from PIL import Image
 from screenmill.annotators.ocr import group_elements
 from screenmill.annotators.ocr_config import OcrConfig
 from screenmill.annotators.ocr_snapshot import DEFAULT_SNAPSHOT, read_snapshot
-from screenmill.annotators.ocr_thresholds import OcrThresholds, active, using
+from screenmill.annotators.ocr_thresholds import _SHARES, OcrThresholds, active, using
 from screenmill.schemas.keys import config_hash
 from screenmill.stages.label.ocr import AnnotateConfig
 
@@ -34,7 +34,9 @@ def test_a_threshold_out_of_its_range_is_refused_by_name(field, value):
 def test_every_threshold_is_part_of_the_config_hash_and_not_an_annotator_option():
     base = AnnotateConfig(run_id="r", config_hash="pending")
     for f in dataclasses.fields(OcrThresholds)[::7]:
-        changed = dataclasses.replace(OcrThresholds(), **{f.name: getattr(OcrThresholds(), f.name) * 2})
+        v = getattr(OcrThresholds(), f.name)
+        other = v + 2 if isinstance(v, int) else v / 2 if f.name in _SHARES else v * 2  # still in its range
+        changed = dataclasses.replace(OcrThresholds(), **{f.name: other})
         assert config_hash(dataclasses.replace(base, thresholds=changed)) != config_hash(base), f.name
     assert base.producer().ocr_config.thresholds == OcrThresholds()
     with pytest.raises(ValueError, match="thresholds"):

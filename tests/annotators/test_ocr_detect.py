@@ -133,6 +133,8 @@ def test_bad_glyph_blob_thresholds_are_refused():
         OcrThresholds(glyph_blob_window=24)
     with pytest.raises(ValueError, match="glyph_blob_min"):
         OcrThresholds(glyph_blob_min=50, glyph_blob_max=40)
+    with pytest.raises(ValueError, match="glyph_blob_narrow"):
+        OcrThresholds(glyph_blob_narrow=2.0, glyph_blob_wide=1.5)
 
 
 def test_the_detector_finds_small_pale_text_at_the_scale_its_glyphs_ask_for(annotator):
