@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import apache_beam as beam
 import pyarrow.parquet as pq
 from apache_beam.io import fileio
-from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystem import CompressionTypes, FileMetadata
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from screenmill.annotators.outputs import FAILURES
@@ -58,7 +58,7 @@ def shot_key(shot: Screenshot) -> str:
     return item_key(shot.screenshot_id, shot.episode_id, shot.step_index)
 
 
-def _read_index(meta: fileio.FileMetadata) -> Iterator[tuple[str, str]]:
+def _read_index(meta: FileMetadata) -> Iterator[tuple[str, str]]:
     if not is_part(meta.path):
         return
     with FileSystems.open(meta.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:

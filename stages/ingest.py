@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 
 import apache_beam as beam
 from apache_beam.io import fileio
-from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystem import CompressionTypes, FileMetadata
 from apache_beam.io.filesystems import FileSystems
 from screenmill.schemas.images import ImageLimits, ImageRejected, inspect_image
 from screenmill.schemas.keys import item_key
@@ -157,10 +157,10 @@ class _IngestFile(StageDoFn):
             cached = self._dirs_cache = (episode_dirs, set(episode_dirs))
         return cached[1]
 
-    def process(self, meta: fileio.FileMetadata, episode_dirs: Iterable[str], done: dict[str, bool]) -> Iterator:
+    def process(self, meta: FileMetadata, episode_dirs: Iterable[str], done: dict[str, bool]) -> Iterator:
         yield from self.emit(meta, episode_dirs, done)
 
-    def handle(self, meta: fileio.FileMetadata, episode_dirs: Iterable[str], done: dict[str, bool]) -> Iterator:
+    def handle(self, meta: FileMetadata, episode_dirs: Iterable[str], done: dict[str, bool]) -> Iterator:
         self._done = done
         path = meta.path
         name = _basename(path)

@@ -1,13 +1,14 @@
 """``DaskRunner``: Beam's DaskRunner with its translation fixed, so a job gives on a Dask cluster what it gives on the
 default runner.
 
-Beam 2.77's ``apache_beam.runners.dask.dask_runner.DaskRunner`` translates a pipeline into Dask bags, but (each shown
-by ``tests/stages/runners/test_dask.py``):
+Beam 2.77's and 2.78's ``apache_beam.runners.dask.dask_runner.DaskRunner`` translates a pipeline into Dask bags, but
+(each shown by ``tests/stages/runners/test_dask.py``):
 
 1. every output of a multi-output ParDo receives *all* its outputs: ``TaggedOutput`` records land in the main output
    (and main records in every tagged one), so ``.with_outputs(DEAD_LETTER, main="good")`` mixes dead letters
    into the good records;
-2. what ``finish_bundle`` emits is dropped (``BatchElements``' last batch, ``RunVlm``'s drained completions);
+2. what ``finish_bundle`` emits is dropped (``BatchElements``' last batch, ``RunVlm``'s drained completions; kept
+   since Beam 2.78, mixed with the tagged outputs as in 1.);
 3. only the last transform's branch is computed: every other sink (here: all tables but one) never runs;
 4. a side input is recomputed inside every task that reads it, its whole upstream again, side effects included;
 5. ``Reshuffle`` is a no-op and ``Create``'s single partition is never split: no fan-out, one worker does everything;

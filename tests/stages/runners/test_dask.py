@@ -19,6 +19,8 @@ from screenmill.stages.runners import RUNNER, STOCK_RUNNER, resolve_runner
 
 from tests.dask_cluster import dask_args, local_cluster
 
+BEAM_VERSION = tuple(int(part) for part in beam.__version__.split(".")[:2])
+
 pytest.importorskip("distributed")
 
 
@@ -155,7 +157,11 @@ def test_stock_dask_runner_gets_tagged_outputs_finish_bundle_and_sinks_wrong(clu
         nums | "Second" >> _sink(out, "second")
 
     assert case("tagged", tagged) == {"odd": [0, 0, 1, 2, 3, 4, 5, 5]}, "tagged outputs no longer mixed"
-    assert case("finish", finish) == {"finish": []}, "finish_bundle outputs no longer dropped"
+    # Beam 2.78 keeps finish_bundle's outputs on the stock runner (2.77 dropped them); the other two still hold
+    # (mixed with the tagged ones, as case 1 shows)
+    kept = [-2, -1, 10, 20] if BEAM_VERSION >= (2, 78) else []
+    finished = case("finish", finish)
+    assert sorted(finished.get("finish", [])) == kept, f"finish_bundle outputs on Beam {beam.__version__}: {finished}"
     assert case("sinks", two_sinks) == {"second": [1, 2]}, "every sink runs now"
 
 
