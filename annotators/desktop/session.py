@@ -122,7 +122,9 @@ class SessionConfig:
 
     Attributes:
         user: the unprivileged user (name or uid) apps run as.
-        start_timeout_s: the time limit of a session's start and of an app's start (on the bus with a sized control).
+        start_timeout_s: the time limit of an app's start (on the bus with a sized control).
+        session_start_timeout_s: the time limit of the session's own start (display, buses, agent), apart from the
+            app's: a short app limit must not turn a slow start of the display (a loaded machine) into a failed app.
         step_timeout_s: the time limit of one step (a tree read, an input event, a settle).
         settle_s: how long frame and tree must stay the same to count as settled (the settle's poll interval).
         max_windows: more mapped top-level windows than this is a window storm.
@@ -134,6 +136,7 @@ class SessionConfig:
 
     user: str = "nobody"
     start_timeout_s: float = 20.0
+    session_start_timeout_s: float = 60.0
     step_timeout_s: float = 10.0
     settle_s: float = 0.3
     max_windows: int = 20
@@ -143,7 +146,7 @@ class SessionConfig:
 
     def __post_init__(self):
         wm.check(self.window_manager)
-        if min(self.start_timeout_s, self.step_timeout_s, self.settle_s) <= 0:
+        if min(self.start_timeout_s, self.session_start_timeout_s, self.step_timeout_s, self.settle_s) <= 0:
             raise ValueError("desktop time limits must be > 0 s")
         if self.max_windows < 1 or self.max_nodes < 1:
             raise ValueError("max_windows and max_nodes must be >= 1")
@@ -313,7 +316,7 @@ class DesktopSession:
             self._proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
             )
-            ready = self._ask(None, self.config.start_timeout_s, on_timeout="app_start_failed")
+            ready = self._ask(None, self.config.session_start_timeout_s, on_timeout="app_start_failed")
         finally:
             if ns is not None:
                 ns.close()  # the session's processes keep the namespace; nothing else need hold it

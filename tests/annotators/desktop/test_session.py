@@ -57,6 +57,15 @@ def _left_after(session: DesktopSession, init: int, link: str) -> tuple[list, bo
     return _in_ns(link), os.path.exists(f"/proc/{init}"), os.path.exists(root)
 
 
+def test_the_session_start_has_its_own_time_limit():
+    """An app's start limit (2 s below, to keep the hang short) does not bound the display's own start: on a loaded
+    machine that took over 2 s and the crashing app was filed as app_start_failed."""
+    assert SessionConfig(start_timeout_s=2).session_start_timeout_s == 60
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match="time limits"):
+            SessionConfig(session_start_timeout_s=bad)
+
+
 def test_a_session_leaves_no_process_and_no_folder_after_a_good_hung_or_crashing_app():
     for app, reason, start_s in (
         (AppSpec("good", ("galculator",)), None, 20),
