@@ -9,7 +9,7 @@
 # to --sdk_container_image, so a job names exactly the code it runs. Settings (environment variables):
 #   IMAGE            image name without tag (default screenmill-worker)
 #   PYTHON_VERSION   3.12 (default; Ubuntu 24.04's) — must equal the launcher's Python minor version
-#   BEAM_VERSION     default: the apache-beam of .venv if there is one, else 2.77.0 — must equal the launcher's
+#   BEAM_VERSION     default: the apache-beam of .venv if there is one, else 2.78.0 — must equal the launcher's
 #   CUDA_VERSION     12.9.1 (vLLM's PyPI wheels are CUDA 12.9 builds)
 #   VLLM_VERSION     0.32.0 (the `gpu` extra's pin in pyproject.toml; move them together)
 #   TORCH_CUDA_ARCH_LIST  "9.0" (H100/H200); "8.0;9.0" adds A100
@@ -40,9 +40,9 @@ sha="$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo nogit)"
 if [ "$sha" != nogit ] && [ -n "$(git -C "$root" status --porcelain -- pyproject.toml README.md pipelines stages schemas annotators 2>/dev/null)" ]; then
   sha="$sha-dirty"
 fi
-default_beam=2.77.0
+default_beam=2.78.0
 if [ -x "$root/.venv/bin/python" ]; then
-  default_beam="$("$root/.venv/bin/python" -c 'import apache_beam; print(apache_beam.__version__)' 2>/dev/null || echo 2.77.0)"
+  default_beam="$("$root/.venv/bin/python" -c 'import apache_beam; print(apache_beam.__version__)' 2>/dev/null || echo 2.78.0)"
 fi
 
 image="${IMAGE:-screenmill-worker}"

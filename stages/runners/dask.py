@@ -1,7 +1,7 @@
 """``DaskRunner``: Beam's DaskRunner with its translation fixed, so a job gives on a Dask cluster what it gives on the
 default runner.
 
-Beam 2.77's and 2.78's ``apache_beam.runners.dask.dask_runner.DaskRunner`` translates a pipeline into Dask bags, but
+Beam 2.78's ``apache_beam.runners.dask.dask_runner.DaskRunner`` translates a pipeline into Dask bags, but
 (each shown by ``tests/stages/runners/test_dask.py``):
 
 1. every output of a multi-output ParDo receives *all* its outputs: ``TaggedOutput`` records land in the main output

@@ -1,6 +1,7 @@
-"""The Dask runner on a real cluster (scheduler + 2 worker processes on 127.0.0.1): Beam 2.77's stock DaskRunner
-gets multi-output ParDos, finish_bundle and multi-sink pipelines wrong; ``screenmill.stages.runners.dask.DaskRunner``
-gives what the default runner gives, runs side inputs once, fans out and returns counters."""
+"""The Dask runner on a real cluster (scheduler + 2 worker processes on 127.0.0.1): Beam 2.78's stock DaskRunner
+gets multi-output ParDos and multi-sink pipelines wrong (and 2.77's finish_bundle too);
+``screenmill.stages.runners.dask.DaskRunner`` gives what the default runner gives, runs side inputs once, fans out and
+returns counters."""
 
 from __future__ import annotations
 
@@ -18,8 +19,6 @@ from apache_beam.utils.windowed_value import WindowedValue
 from screenmill.stages.runners import RUNNER, STOCK_RUNNER, resolve_runner
 
 from tests.dask_cluster import dask_args, local_cluster
-
-BEAM_VERSION = tuple(int(part) for part in beam.__version__.split(".")[:2])
 
 pytest.importorskip("distributed")
 
@@ -157,11 +156,9 @@ def test_stock_dask_runner_gets_tagged_outputs_finish_bundle_and_sinks_wrong(clu
         nums | "Second" >> _sink(out, "second")
 
     assert case("tagged", tagged) == {"odd": [0, 0, 1, 2, 3, 4, 5, 5]}, "tagged outputs no longer mixed"
-    # Beam 2.78 keeps finish_bundle's outputs on the stock runner (2.77 dropped them); the other two still hold
-    # (mixed with the tagged ones, as case 1 shows)
-    kept = [-2, -1, 10, 20] if BEAM_VERSION >= (2, 78) else []
+    # Beam 2.78 keeps finish_bundle's outputs on the stock runner (2.77 dropped them), mixed with the tagged ones
     finished = case("finish", finish)
-    assert sorted(finished.get("finish", [])) == kept, f"finish_bundle outputs on Beam {beam.__version__}: {finished}"
+    assert sorted(finished.get("finish", [])) == [-2, -1, 10, 20], f"finish_bundle's outputs now: {finished}"
     assert case("sinks", two_sinks) == {"second": [1, 2]}, "every sink runs now"
 
 
