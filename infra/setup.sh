@@ -7,13 +7,18 @@
 #   SCREENMILL_NO_DESKTOP=1 bash infra/setup.sh   # skip Xvfb, AT-SPI and the test apps (`--apps`; ~10 s of apt)
 #
 # Idempotent: a second call only re-checks what is installed (a stamp file short-cuts it). The stamp is keyed on
-# the content of this script and of pyproject.toml without its [tool.ruff*] / [tool.pytest*] sections (lint and test
-# settings install nothing), not on the checkout's path.
+# the content of this script, of infra/constraints.txt and of pyproject.toml without its [tool.ruff*] / [tool.pytest*]
+# sections (lint and test settings install nothing), not on the checkout's path.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${VENV:-$here/.venv}"
 py="${PYTHON:-python3}"
-installs() { awk '/^\[/ { skip = ($0 ~ /^\[tool\.(ruff|pytest)/) } !skip' "$here/pyproject.toml"; cat "$here/infra/setup.sh"; }
+installs() {
+  awk '/^\[/ { skip = ($0 ~ /^\[tool\.(ruff|pytest)/) } !skip' "$here/pyproject.toml"
+  cat "$here/infra/setup.sh" "$here/infra/constraints.txt"
+}
+# Every pip call below (and infra/train/install.sh's) installs the versions the suite passed with: infra/constraints.txt.
+export PIP_CONSTRAINT="$here/infra/constraints.txt"
 stamp="$venv/.screenmill-setup-$(installs | sha256sum | cut -c1-16)"
 
 browser() {  # Debian's chromium for rendering pages (idempotent; says why and goes on when it cannot)
