@@ -7,8 +7,8 @@ Beam 2.78's ``apache_beam.runners.dask.dask_runner.DaskRunner`` translates a pip
 1. every output of a multi-output ParDo receives *all* its outputs: ``TaggedOutput`` records land in the main output
    (and main records in every tagged one), so ``.with_outputs(DEAD_LETTER, main="good")`` mixes dead letters
    into the good records;
-2. what ``finish_bundle`` emits is dropped (``BatchElements``' last batch, ``RunVlm``'s drained completions; kept
-   since Beam 2.78, mixed with the tagged outputs as in 1.);
+2. what ``finish_bundle`` emits (``BatchElements``' last batch, ``RunVlm``'s drained completions) is mixed into
+   every output as in 1. (Beam 2.77 dropped it);
 3. only the last transform's branch is computed: every other sink (here: all tables but one) never runs;
 4. a side input is recomputed inside every task that reads it, its whole upstream again, side effects included;
 5. ``Reshuffle`` is a no-op and ``Create``'s single partition is never split: no fan-out, one worker does everything;
